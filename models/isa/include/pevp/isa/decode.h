@@ -1,0 +1,77 @@
+// Decoding 64-byte instructions: total over every possible input (any 64 bytes
+// decode to something printable, never a crash), with the validity rules of
+// validate.cpp attached as violations.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pevp/isa/fields.h"
+#include "pevp/isa/generation.h"
+#include "pevp/isa/layout.h"
+#include "pevp/isa/opcode.h"
+
+namespace pevp::isa {
+
+using RawInstruction = std::array<std::uint8_t, kInstructionBytes>;
+
+// One broken rule: which field, which value, which named rule, and why.
+struct Violation {
+  std::string field;    // leaf path ("in_dtype", "dst_mem_pattern.num_elem[2]")
+  std::int64_t value = 0;
+  std::string rule;     // stable rule id ("mm.in_dtype"); docs/isa.md lists them
+  std::string message;  // what the rule requires
+  std::string describe() const;  // "in_dtype = 12: <message> [mm.in_dtype]"
+};
+
+struct DecodedField {
+  Leaf leaf;
+  std::int64_t value = 0;  // sign-extended for signed leaves
+};
+
+struct Decoded {
+  Generation gen = Generation::CAYMAN;
+  RawInstruction raw{};
+  std::uint8_t opcode_byte = 0;
+  std::optional<Opcode> opcode;         // empty: not an opcode of `gen`
+  const StructLayout* layout = nullptr;  // null when the opcode is unknown
+  std::vector<DecodedField> fields;
+  std::vector<Violation> violations;
+
+  bool valid() const { return violations.empty(); }
+  const DecodedField* field(std::string_view path) const;
+  bool has(std::string_view path) const { return field(path) != nullptr; }
+  // The value of a leaf; throws std::out_of_range naming the path if absent.
+  std::int64_t get(std::string_view path) const;
+  // get() or `fallback` when the struct has no such field.
+  std::int64_t get_or(std::string_view path, std::int64_t fallback) const;
+};
+
+// Decodes and validates one instruction of generation `g`.
+Decoded decode(Generation g, const RawInstruction& bytes);
+Decoded decode(Generation g, const std::uint8_t* bytes64);
+
+// The checks of a single instruction (decode() already runs them).
+std::vector<Violation> validate(const Decoded& d);
+
+// Rules that span instructions: a Matmul must agree with the Ldweights that
+// loaded its tile (the fp32/tf32 no-mix rule, spec 8). Feed instructions in
+// program order.
+class StreamChecker {
+ public:
+  std::vector<Violation> check(const Decoded& d);
+
+ private:
+  struct Stationary {
+    std::int64_t in_dtype;
+    std::int64_t fp32_mode;
+  };
+  // Keyed by the tile rectangle the Ldweights loaded.
+  std::vector<std::pair<std::array<unsigned, 4>, Stationary>> loaded_;
+};
+
+}  // namespace pevp::isa

@@ -1,0 +1,49 @@
+// Encoding instructions. The Encoder sets leaves by the same paths the decoder
+// prints, so anything decoded can be re-encoded (the round trip is tested for
+// every struct of every generation); builders.h has typed helpers on top.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "pevp/isa/decode.h"
+
+namespace pevp::isa {
+
+// A field that cannot be set: unknown path, value out of range, bad name.
+class EncodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Encoder {
+ public:
+  // Starts from all-zero bytes with header.opcode and header.inst_word_len set.
+  // Throws EncodeError when `op` is not an instruction of `g`.
+  Encoder(Generation g, Opcode op);
+
+  // Sets a leaf by path. For a MEM_PATTERN3D union set start_addr (with its
+  // marker bits) first: it selects the member whose other leaves are then
+  // settable. Throws EncodeError naming the path on an unknown path or a value
+  // that does not fit.
+  Encoder& set(std::string_view path, std::int64_t value);
+  // Sets a leaf from a JSON value: a number, or an enum name as to_json prints it.
+  Encoder& set(std::string_view path, const nlohmann::json& value);
+
+  const RawInstruction& bytes() const { return bytes_; }
+  Decoded decoded() const { return decode(gen_, bytes_); }
+
+ private:
+  Generation gen_;
+  const StructLayout* layout_;
+  RawInstruction bytes_{};
+};
+
+// Encodes a to_json()-shaped object (keys "generation" is optional, "opcode"
+// required; "valid", "violations", "struct", "index" ignored). Start addresses
+// are applied first so union members resolve.
+RawInstruction encode_json(Generation g, const nlohmann::json& object);
+
+}  // namespace pevp::isa

@@ -1,0 +1,52 @@
+#include "pevp/isa/decode.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace pevp::isa {
+
+std::string Violation::describe() const {
+  std::string s;
+  if (!field.empty()) s = field + " = " + std::to_string(value) + ": ";
+  return s + message + " [" + rule + "]";
+}
+
+const DecodedField* Decoded::field(std::string_view path) const {
+  for (const auto& f : fields)
+    if (f.leaf.path == path) return &f;
+  return nullptr;
+}
+
+std::int64_t Decoded::get(std::string_view path) const {
+  const DecodedField* f = field(path);
+  if (!f) throw std::out_of_range("instruction has no field '" + std::string(path) + "'");
+  return f->value;
+}
+
+std::int64_t Decoded::get_or(std::string_view path, std::int64_t fallback) const {
+  const DecodedField* f = field(path);
+  return f ? f->value : fallback;
+}
+
+Decoded decode(Generation g, const std::uint8_t* bytes64) {
+  Decoded d;
+  d.gen = g;
+  std::memcpy(d.raw.data(), bytes64, kInstructionBytes);
+  d.opcode_byte = d.raw[0];
+  d.opcode = opcode_from_byte(d.opcode_byte, g);
+  if (d.opcode) {
+    d.layout = &layout_of(g, struct_of(*d.opcode));
+    for (Leaf& leaf : leaves_of(*d.layout, d.raw.data())) {
+      const std::int64_t v = read_leaf_signed(d.raw.data(), leaf);
+      d.fields.push_back({std::move(leaf), v});
+    }
+  } else {
+    d.fields.push_back({Leaf{"header.opcode", 0, 1, 0, 0, ValueKind::Opcode, false, "header"}, d.opcode_byte});
+  }
+  d.violations = validate(d);
+  return d;
+}
+
+Decoded decode(Generation g, const RawInstruction& bytes) { return decode(g, bytes.data()); }
+
+}  // namespace pevp::isa

@@ -1,0 +1,94 @@
+#include "pevp/isa/encode.h"
+
+#include <cctype>
+
+#include "pevp/isa/format.h"
+
+namespace pevp::isa {
+
+namespace {
+// The value an enum name stands for, by asking value_text for every candidate.
+std::optional<std::int64_t> value_from_name(const Leaf& leaf, const std::string& text) {
+  for (std::int64_t v = 0; v < 256; ++v)
+    if (value_text(leaf, v) == text) return v;
+  return std::nullopt;
+}
+
+std::vector<std::uint8_t> bytes_from_hex(std::string_view path, const std::string& text, std::size_t size) {
+  if (text.size() != 2 * size) throw EncodeError(std::string(path) + ": expected " + std::to_string(2 * size) + " hex digits");
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < size; ++i) {
+    const std::string byte = text.substr(2 * i, 2);
+    if (!std::isxdigit(static_cast<unsigned char>(byte[0])) || !std::isxdigit(static_cast<unsigned char>(byte[1])))
+      throw EncodeError(std::string(path) + ": '" + text + "' is not hex");
+    out.push_back(static_cast<std::uint8_t>(std::stoul(byte, nullptr, 16)));
+  }
+  return out;
+}
+}  // namespace
+
+Encoder::Encoder(Generation g, Opcode op) : gen_(g) {
+  if (!exists_in(op, g))
+    throw EncodeError(std::string(name(op)) + " is not an instruction of " + std::string(name(g)));
+  layout_ = &layout_of(g, struct_of(op));
+  bytes_[0] = static_cast<std::uint8_t>(op);
+  bytes_[1] = kInstructionBytes / 4;  // header.inst_word_len
+}
+
+Encoder& Encoder::set(std::string_view path, std::int64_t value) {
+  for (const Leaf& leaf : leaves_of(*layout_, bytes_.data())) {
+    if (leaf.path != path) continue;
+    if (leaf.path == "header.opcode") throw EncodeError("header.opcode is fixed by the Encoder's opcode");
+    if (!write_leaf(bytes_.data(), leaf, value))
+      throw EncodeError(std::string(path) + " = " + std::to_string(value) + " does not fit its " +
+                        std::to_string(leaf.bit_width ? leaf.bit_width : 8 * leaf.size) + "-bit field" +
+                        (leaf.kind == ValueKind::Reserved ? " (reserved: must be 0)" : ""));
+    return *this;
+  }
+  throw EncodeError(layout_->c_name + " has no field '" + std::string(path) + "'");
+}
+
+Encoder& Encoder::set(std::string_view path, const nlohmann::json& value) {
+  if (value.is_number_integer()) return set(path, value.get<std::int64_t>());
+  if (!value.is_string()) throw EncodeError(std::string(path) + ": expected a number or a name, got " + value.dump());
+  const std::string text = value.get<std::string>();
+  for (const Leaf& leaf : leaves_of(*layout_, bytes_.data())) {
+    if (leaf.path != path) continue;
+    if (leaf.kind == ValueKind::Reserved) {
+      const auto raw = bytes_from_hex(path, text, leaf.size);
+      std::copy(raw.begin(), raw.end(), bytes_.begin() + leaf.offset);
+      return *this;
+    }
+    if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) {
+      try {
+        return set(path, static_cast<std::int64_t>(std::stoull(text, nullptr, 16)));
+      } catch (const std::logic_error&) {
+        throw EncodeError(std::string(path) + ": '" + text + "' is not a hex number");
+      }
+    }
+    if (auto v = value_from_name(leaf, text)) return set(path, *v);
+    throw EncodeError(std::string(path) + ": '" + text + "' names no value of this field");
+  }
+  throw EncodeError(layout_->c_name + " has no field '" + std::string(path) + "'");
+}
+
+RawInstruction encode_json(Generation g, const nlohmann::json& object) {
+  if (!object.is_object()) throw EncodeError("an instruction must be a JSON object");
+  if (!object.contains("opcode") || !object["opcode"].is_string())
+    throw EncodeError("an instruction needs an \"opcode\" name");
+  const auto op = parse_opcode(object["opcode"].get<std::string>());
+  if (!op) throw EncodeError("unknown opcode '" + object["opcode"].get<std::string>() + "'");
+  Encoder enc(g, *op);
+  auto ignored = [](const std::string& key) {
+    return key == "opcode" || key == "generation" || key == "struct" || key == "valid" || key == "violations" ||
+           key == "index" || (key.size() > 7 && key.compare(key.size() - 7, 7, ".member") == 0);
+  };
+  // Start addresses first: their marker bits pick the union members.
+  for (const auto& [key, value] : object.items())
+    if (!ignored(key) && key.size() > 11 && key.compare(key.size() - 11, 11, ".start_addr") == 0) enc.set(key, value);
+  for (const auto& [key, value] : object.items())
+    if (!ignored(key)) enc.set(key, value);
+  return enc.bytes();
+}
+
+}  // namespace pevp::isa

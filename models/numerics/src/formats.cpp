@@ -1,0 +1,1 @@
+#include "pevp/numerics/formats.h"

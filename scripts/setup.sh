@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Idempotent: installs every build and test dependency of pe-vp on Debian 12.
+# Safe to run again; it only asks apt for what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (pkg-config: systemc)
+  libgtest-dev libgmock-dev # GoogleTest
+  libbenchmark-dev          # Google Benchmark
+  nlohmann-json3-dev        # JSON (decoder output, configuration)
+  libboost-dev
+  verilator                 # lint of the generated register-file RTL
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
