@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev # GoogleTest
   libbenchmark-dev          # Google Benchmark
   nlohmann-json3-dev        # JSON (decoder output, configuration)
+  libcli11-dev              # command-line parsing of pe-vp
   libboost-dev
   verilator                 # lint of the generated register-file RTL
   python3

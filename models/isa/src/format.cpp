@@ -98,27 +98,45 @@ std::string to_text(const Decoded& d) {
     return o.str();
   }
   o << name(*d.opcode);
-  std::string_view open_top;  // the composite currently printed as {...}
+  // Leaves of one composite print inside "top={...}"; the elements of an array
+  // ("num_elem[0]", "num_elem[1]", ...) print as "num_elem=[a,b]".
+  std::string_view open_top;
+  std::string open_array;
+  auto close_array = [&] {
+    if (!open_array.empty()) o << ']';
+    open_array.clear();
+  };
   for (const auto& f : d.fields) {
     if (skip_in_text(f)) continue;
+    const std::string text =
+        f.leaf.kind == ValueKind::Reserved ? reserved_hex(d, f.leaf) : value_text(f.leaf, f.value);
     const bool composite = f.leaf.path != f.leaf.top;
-    if (open_top != f.leaf.top && !open_top.empty()) {
+    std::string key = composite ? f.leaf.path.substr(f.leaf.top.size() + 1) : f.leaf.path;
+    const auto bracket = key.find('[');
+    const std::string array = bracket == std::string::npos ? "" : key.substr(0, bracket);
+    if (!open_array.empty() && (array != open_array || open_top != f.leaf.top)) close_array();
+    if (!open_top.empty() && open_top != f.leaf.top) {
       o << '}';
       open_top = {};
     }
-    if (composite) {
-      if (open_top.empty()) {
-        o << ' ' << f.leaf.top << "={";
-        open_top = f.leaf.top;
-      } else {
-        o << ' ';
-      }
-      o << f.leaf.path.substr(f.leaf.top.size() + 1) << '=';
-    } else {
-      o << ' ' << f.leaf.path << '=';
+    if (!array.empty() && array == open_array) {
+      o << ',' << text;
+      continue;
     }
-    o << (f.leaf.kind == ValueKind::Reserved ? reserved_hex(d, f.leaf) : value_text(f.leaf, f.value));
+    if (composite && open_top.empty()) {
+      o << ' ' << f.leaf.top << "={";
+      open_top = f.leaf.top;
+    } else {
+      o << ' ';
+    }
+    if (array.empty()) {
+      o << key << '=' << text;
+    } else {
+      o << array << "=[" << text;
+      open_array = array;
+    }
   }
+  close_array();
   if (!open_top.empty()) o << '}';
   return o.str();
 }

@@ -1,0 +1,42 @@
+#include "pevp/platform/disasm.h"
+
+#include <iomanip>
+#include <ostream>
+
+#include "pevp/isa/decode.h"
+#include "pevp/isa/format.h"
+
+namespace pevp::platform {
+
+DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOptions& options, std::ostream& out) {
+  using namespace pevp::isa;
+  const std::size_t records = bytes.size() / kInstructionBytes;
+  const std::size_t trailing = bytes.size() % kInstructionBytes;
+  bool all_valid = trailing == 0;
+  StreamChecker stream;
+  for (std::size_t i = 0; i < records; ++i) {
+    Decoded d = decode(options.gen, bytes.data() + i * kInstructionBytes);
+    for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
+    all_valid = all_valid && d.valid();
+    if (options.json) {
+      nlohmann::json j = to_json(d);
+      j["index"] = i;
+      out << j.dump() << '\n';
+      continue;
+    }
+    out << '[' << std::setw(4) << std::setfill('0') << i << std::setfill(' ') << "] " << to_text(d) << '\n';
+    for (const Violation& v : d.violations) out << "       ! instruction " << i << ": " << v.describe() << '\n';
+  }
+  if (trailing != 0) {
+    const std::string message = std::to_string(trailing) + " trailing byte(s) at offset " +
+                                std::to_string(records * kInstructionBytes) +
+                                " do not make a whole 64-byte instruction";
+    if (options.json)
+      out << nlohmann::json{{"index", records}, {"valid", false}, {"error", message}}.dump() << '\n';
+    else
+      out << "[" << records << "] ! " << message << '\n';
+  }
+  return all_valid ? DisasmStatus::Ok : DisasmStatus::InvalidRecords;
+}
+
+}  // namespace pevp::platform

@@ -1,0 +1,87 @@
+// pe-vp: the command line of the PE matrix-engine virtual platform.
+//   pe-vp demo [--out-dir DIR]          the README's main job (for now: decode a
+//                                       sample stream for every generation)
+//   pe-vp disasm --gen G FILE [--json]  decode a binary stream of 64-byte records
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "pevp/isa/format.h"
+#include "pevp/platform/disasm.h"
+#include "pevp/platform/samples.h"
+
+namespace {
+
+using namespace pevp;
+
+isa::Generation generation_or_exit(const std::string& text) {
+  if (auto g = isa::parse_generation(text)) return *g;
+  std::cerr << "pe-vp: unknown generation '" << text << "' (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)\n";
+  std::exit(2);
+}
+
+int run_disasm(const std::string& gen, const std::string& path, bool json) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "pe-vp disasm: cannot open '" << path << "'\n";
+    return 2;
+  }
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  platform::DisasmOptions options{generation_or_exit(gen), json};
+  const auto status = platform::disassemble(bytes, options, std::cout);
+  if (status != platform::DisasmStatus::Ok)
+    std::cerr << "pe-vp disasm: " << path << ": invalid instruction record(s), see the '!' lines\n";
+  return static_cast<int>(status);
+}
+
+int run_demo(const std::string& out_dir) {
+  int failures = 0;
+  for (isa::Generation g : isa::kAllGenerations) {
+    const auto stream = platform::sample_stream(g);
+    std::cout << "== " << isa::name(g) << " (NeuronCore-v" << isa::core_version(g) << "): " << stream.size()
+              << " instructions ==\n";
+    std::vector<std::uint8_t> bytes;
+    isa::StreamChecker checker;
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+      isa::Decoded d = isa::decode(g, stream[i].bytes);
+      for (auto& v : checker.check(d)) d.violations.push_back(std::move(v));
+      std::cout << "  # " << stream[i].comment << '\n';
+      std::cout << "  [" << i << "] " << isa::to_text(d) << '\n';
+      for (const auto& v : d.violations) std::cout << "      ! " << v.describe() << '\n', ++failures;
+      bytes.insert(bytes.end(), stream[i].bytes.begin(), stream[i].bytes.end());
+    }
+    if (!out_dir.empty()) {
+      const std::string path = out_dir + "/sample_" + std::string(isa::name(g)) + ".bin";
+      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                  static_cast<std::streamsize>(bytes.size()));
+      std::cout << "  wrote " << path << " (try: pe-vp disasm --gen " << isa::name(g) << " " << path << ")\n";
+    }
+    std::cout << '\n';
+  }
+  std::cout << (failures ? "demo: FAILED, sample streams break rules\n" : "demo: every sample instruction is valid\n");
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
+  app.require_subcommand(1);
+
+  std::string gen, path;
+  bool json = false;
+  auto* disasm = app.add_subcommand("disasm", "Decode a binary stream of 64-byte instruction records");
+  disasm->add_option("--gen", gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->required();
+  disasm->add_option("file", path, "Binary file of 64-byte records")->required();
+  disasm->add_flag("--json", json, "One JSON object per instruction (JSON Lines)");
+
+  std::string out_dir;
+  auto* demo = app.add_subcommand("demo", "Decode a sample instruction stream for every generation");
+  demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*disasm) return run_disasm(gen, path, json);
+  if (*demo) return run_demo(out_dir);
+  return 2;
+}
