@@ -38,6 +38,21 @@ unsigned dtype_bits(Dtype d) {
 bool is_fp8(Dtype d) {
   return d == Dtype::FP8_EXP2 || d == Dtype::FP8_EXP3 || d == Dtype::FP8_EXP4 || d == Dtype::FP8_EXP5;
 }
+std::optional<num::Format> element_format(Generation g, Dtype d) {
+  switch (d) {
+    case Dtype::BFLOAT16: return num::Format::BF16;
+    case Dtype::FP16: return num::Format::FP16;
+    case Dtype::FP8_EXP2: return num::Format::FP8_E2M5;
+    case Dtype::FP8_EXP3: return num::Format::FP8_E3M4;
+    case Dtype::FP8_EXP4: return is_v4_plus(g) ? num::Format::FP8_E4M3FN : num::Format::FP8_E4M3;
+    case Dtype::FP8_EXP5: return num::Format::FP8_E5M2;
+    case Dtype::FP4_EXP2: return num::Format::FP4_E2M1;
+    case Dtype::INT4: return num::Format::INT4;
+    case Dtype::SFP8_E8: return num::Format::E8M0;
+    default: return std::nullopt;
+  }
+}
+
 std::optional<Dtype> parse_dtype(std::string_view text) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pevp/isa/generation.h"
+#include "pevp/numerics/formats.h"
 
 namespace pevp::isa {
 
@@ -40,6 +41,10 @@ std::optional<Dtype> parse_dtype(std::string_view text);
 // Storage size of one element in bits (4 for FP4_EXP2 and INT4, 0 if unknown).
 unsigned dtype_bits(Dtype d);
 bool is_fp8(Dtype d);
+// The number format a dtype's elements use on generation `g`, or nothing for
+// FP32 / FP32R (fp32 itself) and the integer container types. FP8_EXP4 is e4m3
+// (max 240) on CAYMAN and e4m3fn (max 448) from v4: D-DTYPE-E4M3.
+std::optional<num::Format> element_format(Generation g, Dtype d);
 
 // NEURON_ISA_TPB_PE_FP32MODE.
 enum class Fp32Mode : std::uint8_t { None = 0, Low = 1, High = 2, Low_High = 3 };
