@@ -73,6 +73,8 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
   out.push_back({"fp8 matmul on that tile -> PSUM bank 3", encode_matmul(g, subm)});
 
   if (is_v4(g)) {
+    lw.src = Pattern::row(sbuf(0x4800), 128);
+    out.push_back({"bf16 stationary over the whole array again", encode_ldweights(g, lw)});
     MatmulArgs bf = mm;
     bf.dst = Pattern::row(psum_bank(4), 512);
     bf.out_dtype = Dtype::BFLOAT16;
@@ -103,7 +105,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
     wide.tile = Placement{0, 128, 0, 256};
     wide.num_active_cols = 256;
     wide.dst = Pattern{psum_bank(5), {1, 0, 512}, {512, 1, 2}};
-    LdweightsArgs wlw = lw;
+    LdweightsArgs wlw = lw;  // replaces every cell's stationary (the tf32 one included)
     wlw.tile = wide.tile;
     wlw.num_active_cols = 256;
     wlw.src = Pattern::row(sbuf(0x7000), 256);

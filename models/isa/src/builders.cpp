@@ -93,6 +93,9 @@ RawInstruction encode_matmul(Generation g, const MatmulArgs& a) {
   const bool accumulate = a.accumulate.value_or(default_accumulate(a.psum_flags));
   if (g == Generation::CAYMAN) {
     if (a.seed_mode != PeSeedMode::NONE) throw EncodeError("flags.seed_mode: CAYMAN has no seed_mode");
+    if (accumulate != default_accumulate(a.psum_flags))
+      throw EncodeError("flags.accumulate_flag: CAYMAN derives accumulate from psum_accumulate_flags (" +
+                        psum_flags_name(a.psum_flags) + "); an explicit accumulate that disagrees cannot be encoded");
     e.set("transpose_mode", a.xpose).set("perf_opt", a.perf);
   } else {
     e.set("flags.xpose_mode", a.xpose)
@@ -102,6 +105,8 @@ RawInstruction encode_matmul(Generation g, const MatmulArgs& a) {
   }
   if (!is_maverick(g)) {
     e.set("psum_accumulate_flags", a.psum_flags).set("psum_zero_region", static_cast<int>(a.zero_region));
+  } else if (a.zero_region != ZeroRegion::BANKS_1) {
+    throw EncodeError("psum_zero_region: MAVERICK's S3D3_MM has no zero region");
   }
   return e.bytes();
 }

@@ -1,6 +1,8 @@
 #include "pevp/isa/encode.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include "pevp/isa/format.h"
 
@@ -60,11 +62,19 @@ Encoder& Encoder::set(std::string_view path, const nlohmann::json& value) {
       return *this;
     }
     if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) {
+      std::size_t used = 0;
+      std::uint64_t v = 0;
       try {
-        return set(path, static_cast<std::int64_t>(std::stoull(text, nullptr, 16)));
+        v = std::stoull(text.substr(2), &used, 16);
       } catch (const std::logic_error&) {
-        throw EncodeError(std::string(path) + ": '" + text + "' is not a hex number");
+        used = 0;
       }
+      const bool digits_only = text.size() > 2 && used == text.size() - 2 &&
+                               std::all_of(text.begin() + 2, text.end(),
+                                           [](unsigned char c) { return std::isxdigit(c) != 0; });
+      if (!digits_only || v > static_cast<std::uint64_t>(INT64_MAX))
+        throw EncodeError(std::string(path) + ": '" + text + "' is not a hex number");
+      return set(path, static_cast<std::int64_t>(v));
     }
     if (auto v = value_from_name(leaf, text)) return set(path, *v);
     throw EncodeError(std::string(path) + ": '" + text + "' names no value of this field");

@@ -119,7 +119,8 @@ std::optional<GroupSpan> decode_group_mask(std::uint8_t mask) {
 }
 
 std::uint8_t group_mask(unsigned first_group, unsigned group_count) {
-  if (first_group >= 4 || group_count == 0 || first_group + group_count > 4) return 0;
+  const bool size_ok = group_count == 1 || group_count == 2 || group_count == 4;
+  if (!size_ok || first_group % group_count != 0 || first_group + group_count > 4) return 0;
   return static_cast<std::uint8_t>(((1u << group_count) - 1) << first_group);
 }
 

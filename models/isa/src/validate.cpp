@@ -154,8 +154,10 @@ void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned part
               "mempattern.scale_sbuf", "MX scales must lie in SBUF");
   }
   if (p.member == PatternMember::Indirect16B) {
-    r.require(r.get(p.name + ".num_elem") >= 1 && r.get(p.name + ".num_index") >= 1, p.name + ".num_elem",
-              "mempattern.num_elem", "num_elem and num_index must be at least 1");
+    r.require(r.get(p.name + ".num_elem") >= 1, p.name + ".num_elem", "mempattern.num_elem",
+              "an indirect pattern needs at least 1 element per index");
+    r.require(r.get(p.name + ".num_index") >= 1, p.name + ".num_index", "mempattern.num_elem",
+              "an indirect pattern needs at least 1 index");
     return;
   }
   const unsigned dims = p.member == PatternMember::MxTensorV2 ? 2 : dims_of(r, p.name);
@@ -271,6 +273,15 @@ void check_dst_footprint(Rules& r, const PatternView& p) {
                                       : ", crossing its 2 KiB PSUM bank (one bank per matmul before v4)"));
 }
 
+// A PSUM destination: region, partitions, footprint, and the member a PSUM
+// write can use (a TENSOR3D; mx and indirect address SBUF data).
+void check_dst(Rules& r, const PatternView& dst, unsigned partitions) {
+  check_pattern(r, dst, true, partitions);
+  check_dst_footprint(r, dst);
+  if (dst.member == PatternMember::MxTensorV2 || dst.member == PatternMember::Indirect16B)
+    r.fail(dst.name + ".start_addr", "mempattern.dst_member", "a PSUM destination must be a TENSOR3D pattern");
+}
+
 // ---- per instruction family ---------------------------------------------------------------------
 void check_perf_opt(Rules& r, bool xpose) {
   if (!r.has("perf_opt")) return;
@@ -314,7 +325,9 @@ void check_seed_contract(Rules& r, bool is_matmul) {
   r.equal("num_active_rows", 1, rule, "a seed micro-op's num_active_rows");
   r.equal("num_active_cols", 0, rule, "a seed micro-op's num_active_cols");
   if (!is_matmul) return;
-  r.equal("out_dtype", static_cast<std::int64_t>(Dtype::FP32), rule, "a seed micro-op's out_dtype (FP32)");
+  const auto out = r.get("out_dtype");  // 0 means FP32 (spec 8)
+  r.require(out == 0 || out == static_cast<std::int64_t>(Dtype::FP32), "out_dtype", rule,
+            "a seed micro-op's out_dtype must be FP32 (or 0 = FP32)");
   if (seed == 2 && pattern_member(static_cast<std::uint32_t>(r.get("dst_mem_pattern.start_addr"))) == PatternMember::Tensor3D) {
     r.equal("dst_mem_pattern.num_elem[0]", 1, rule, "SaveSeed's 1x1x2 dst");
     r.equal("dst_mem_pattern.num_elem[1]", 1, rule, "SaveSeed's 1x1x2 dst");
@@ -343,10 +356,7 @@ void check_ldweights_or_matmul(Rules& r, bool is_matmul) {
   check_out_dtype(r);
   check_psum_group(r);
   const PatternView dst = view_pattern(r, "dst_mem_pattern", is_union_field(r.d_, "dst_mem_pattern"));
-  check_pattern(r, dst, true, dst_partitions(r));
-  check_dst_footprint(r, dst);
-  if (dst.member == PatternMember::MxTensorV2)
-    r.fail("dst_mem_pattern.start_addr", "mempattern.dst_member", "a PSUM destination must be a TENSOR3D pattern");
+  check_dst(r, dst, dst_partitions(r));
   // "if c256 and tensor_pattern, the upper dim of dst must have a size of 2"
   if (r.has("tile_size.col") && r.get("tile_size.col") == tile_size::C256 && dst.member == PatternMember::Tensor3D &&
       r.get("flags.seed_mode") == 0)
@@ -365,9 +375,7 @@ void check_sparse(Rules& r) {
   check_psum_group(r);
   if (r.has("flags.seed_mode"))
     r.require(r.get("flags.seed_mode") <= 2, "flags.seed_mode", "flags.seed_mode", "seed_mode must be 0..2");
-  const PatternView dst = view_pattern(r, "dst_mem_pattern", false);
-  check_pattern(r, dst, true, dst_partitions(r));
-  check_dst_footprint(r, dst);
+  check_dst(r, view_pattern(r, "dst_mem_pattern", false), dst_partitions(r));
 }
 
 void check_pe_seed(Rules& r) {
@@ -422,9 +430,7 @@ void check_mx_op(Rules& r, bool is_matmul) {
   if (!is_matmul) return;
   check_out_dtype(r);
   check_psum_group(r);
-  const PatternView dst = view_pattern(r, "dst_mem_pattern", true);
-  check_pattern(r, dst, true, dst_partitions(r));
-  check_dst_footprint(r, dst);
+  check_dst(r, view_pattern(r, "dst_mem_pattern", true), dst_partitions(r));
 }
 
 void check_ldtags(Rules& r) {
@@ -442,8 +448,9 @@ void check_pe_reg_write(Rules& r) {
 }
 
 void check_conv_lut(Rules& r) {
-  r.require(is_known_dtype(static_cast<std::uint8_t>(r.get("lut_dtype"))), "lut_dtype", "convlut.lut_dtype",
-            "lut_dtype must be a known dtype ordinal");
+  const auto lut = r.get("lut_dtype");
+  r.require(lut != 0 && is_known_dtype(static_cast<std::uint8_t>(lut)), "lut_dtype", "convlut.lut_dtype",
+            "lut_dtype must be a known, non-INVALID dtype ordinal");
   check_pattern(r, view_pattern(r, "src_mem_pattern", false), false, 1);
 }
 
@@ -477,34 +484,31 @@ std::vector<Violation> StreamChecker::check(const Decoded& d) {
   if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return out;
   const auto tile = tile_of(d);
   if (!tile) return out;
-  const std::array<unsigned, 4> key{tile->row0, tile->rows, tile->col0, tile->cols};
-  const Stationary mine{d.get("in_dtype"), d.get_or("fp32_mode", 0)};
-  if (*d.opcode == Opcode::LDWEIGHTS) {
-    // A new stationary replaces whatever overlapped it.
-    loaded_.erase(std::remove_if(loaded_.begin(), loaded_.end(),
-                                 [&](const auto& e) {
-                                   const TileRect t{e.first[0], e.first[1], e.first[2], e.first[3]};
-                                   return t.overlaps(*tile);
-                                 }),
-                  loaded_.end());
-    loaded_.push_back({key, mine});
-    return out;
-  }
-  for (const auto& [k, st] : loaded_) {
-    const TileRect t{k[0], k[1], k[2], k[3]};
-    if (!t.overlaps(*tile)) continue;
-    const bool st_fp32 = st.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
-    const bool mv_fp32 = mine.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
-    if (st_fp32 != mv_fp32)
-      out.push_back({"in_dtype", mine.in_dtype, "mm.fp32_no_mix",
-                     "if either matmul input is tf32/fp32 both must be: the stationary is " +
-                         std::string(name(static_cast<Dtype>(st.in_dtype))) + ", the moving " +
-                         std::string(name(static_cast<Dtype>(mine.in_dtype)))});
-    else if (st_fp32 && st.fp32_mode != mine.fp32_mode)
-      out.push_back({"fp32_mode", mine.fp32_mode, "mm.fp32_mode_match",
-                     "the moving fp32_mode must match the stationary's (" +
-                         std::string(name(static_cast<Fp32Mode>(st.fp32_mode & 3))) + ")"});
-  }
+  // Every 32x32 cell the tile covers: an Ldweights replaces exactly those cells'
+  // stationary, so a partial reload leaves the rest of an earlier one in place.
+  const unsigned r0 = tile->row0 / kCell, r1 = (tile->row0 + tile->rows + kCell - 1) / kCell;
+  const unsigned c0 = tile->col0 / kCell, c1 = (tile->col0 + tile->cols + kCell - 1) / kCell;
+  const Stationary mine{true, d.get("in_dtype"), d.get_or("fp32_mode", 0)};
+  const bool mine_fp32 = mine.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
+  for (unsigned r = r0; r < r1 && r < kRows; ++r)
+    for (unsigned c = c0; c < c1 && c < kCols; ++c) {
+      Stationary& cell = cells_[r][c];
+      if (*d.opcode == Opcode::LDWEIGHTS) {
+        cell = mine;
+        continue;
+      }
+      if (!cell.loaded || !out.empty()) continue;  // one report per matmul
+      const bool st_fp32 = cell.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
+      if (st_fp32 != mine_fp32)
+        out.push_back({"in_dtype", mine.in_dtype, "mm.fp32_no_mix",
+                       "if either matmul input is tf32/fp32 both must be: the stationary is " +
+                           std::string(name(static_cast<Dtype>(cell.in_dtype))) + ", the moving " +
+                           std::string(name(static_cast<Dtype>(mine.in_dtype)))});
+      else if (st_fp32 && cell.fp32_mode != mine.fp32_mode)
+        out.push_back({"fp32_mode", mine.fp32_mode, "mm.fp32_mode_match",
+                       "the moving fp32_mode must match the stationary's (" +
+                           std::string(name(static_cast<Fp32Mode>(cell.fp32_mode & 3))) + ")"});
+    }
   return out;
 }
 

@@ -51,6 +51,10 @@ struct Decoded {
   std::int64_t get_or(std::string_view path, std::int64_t fallback) const;
 };
 
+// The firmware handler's exact DEBUG self-name for this instruction, including
+// PeManageSeed's "(SAVE)" / "(LOAD)"; "" for an unknown opcode.
+std::string firmware_self_name(const Decoded& d);
+
 // Decodes and validates one instruction of generation `g`.
 Decoded decode(Generation g, const RawInstruction& bytes);
 Decoded decode(Generation g, const std::uint8_t* bytes64);
@@ -67,11 +71,13 @@ class StreamChecker {
 
  private:
   struct Stationary {
-    std::int64_t in_dtype;
-    std::int64_t fp32_mode;
+    bool loaded = false;
+    std::int64_t in_dtype = 0;
+    std::int64_t fp32_mode = 0;
   };
-  // Keyed by the tile rectangle the Ldweights loaded.
-  std::vector<std::pair<std::array<unsigned, 4>, Stationary>> loaded_;
+  // The stationary's dtype per 32x32 cell of the largest array (128 x 256).
+  static constexpr unsigned kCell = 32, kRows = 128 / kCell, kCols = 256 / kCell;
+  std::array<std::array<Stationary, kCols>, kRows> cells_{};
 };
 
 }  // namespace pevp::isa

@@ -126,7 +126,8 @@ inline constexpr std::uint8_t MULTI_END = 2;
 inline constexpr std::uint8_t SINGLE = 3;
 inline constexpr std::uint8_t kDefinedBits = 0x7;
 }  // namespace psum_flags
-// "SINGLE", "MULTI_START|BEGIN_ACCUM", ... for printing.
+// "SINGLE", "MULTI_START", "BEGIN_ACCUM", "BEGIN_ACCUM|END" for printing; "" for
+// a combination that is not a valid group mode.
 std::string psum_flags_name(std::uint8_t flags);
 
 // NEURON_ISA_TPB_MATMUL_ZERO_REGION: how many PSUM banks the first write of a
@@ -176,6 +177,8 @@ struct GroupSpan {
   unsigned size() const { return count * 32; }
 };
 std::optional<GroupSpan> decode_group_mask(std::uint8_t mask);
+// The mask of `group_count` (1, 2 or 4) groups from `first_group` (a multiple of
+// the count), or 0 when the span is not a valid tile.
 std::uint8_t group_mask(unsigned first_group, unsigned group_count);
 
 // CAYMAN/MARIANA perf_opt (model): 0 = none, 1 = fp8 double_row.
