@@ -1,0 +1,43 @@
+// The APB/TLM router in front of the register-file windows: decodes the address
+// to a window, forwards the transaction with a window-relative address, and
+// answers TLM_ADDRESS_ERROR_RESPONSE (nothing forwarded) outside every window.
+#pragma once
+
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+namespace pevp::regfile {
+
+class ApbRouter : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<ApbRouter> target;
+  tlm_utils::multi_passthrough_initiator_socket<ApbRouter> initiator;
+
+  explicit ApbRouter(sc_core::sc_module_name name);
+
+  // Binds the next initiator-socket slot to `socket` and maps [base, base + size)
+  // onto it. Windows must not overlap (std::invalid_argument otherwise).
+  void map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_target_socket<>& socket);
+
+  struct Window {
+    std::string name;
+    sc_dt::uint64 base;
+    sc_dt::uint64 size;
+    unsigned port;
+  };
+  const std::vector<Window>& windows() const { return windows_; }
+  // The window holding `address`, or nullptr.
+  const Window* decode(sc_dt::uint64 address) const;
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+
+  std::vector<Window> windows_;
+};
+
+}  // namespace pevp::regfile

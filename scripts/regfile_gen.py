@@ -1,0 +1,993 @@
+#!/usr/bin/python3
+"""Register-file generator: one JSON schema in, four files out.
+
+    regfile_gen.py SCHEMA.json --out-dir DIR
+
+reads a register-file schema in the spec's own JSON shape
+(models/regfile/schemas/*.json, described in docs/regfile-schemas.md) and
+writes, deterministically (byte-identical on every run, no timestamps):
+
+  DIR/<name>_regs.h     driver header: namespace pevp::regs::<name>, constexpr
+                        offsets, field shifts/masks/resets, names; no dependency
+                        beyond <cstdint>; declares regfile_desc()
+  DIR/<name>_table.cpp  the pevp::regfile::RegFileDesc tables of
+                        models/regfile/include/pevp/regfile/desc.h
+  DIR/<name>.v          a synthesizable Verilog APB slave of the same register file
+  DIR/<name>.md         a Markdown reference page
+
+Every schema error (malformed JSON, missing or unknown keys, bad numbers, bad
+Position strings, unknown access types, fields outside the data width or
+overlapping, resets wider than their field, duplicate names, misaligned,
+overlapping or out-of-window registers) is reported on stderr naming the file,
+bundle, register and field; the exit status is 1 and nothing is written.
+
+Python standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+GENERATOR = "scripts/regfile_gen.py"
+ACCESS_TYPES = ("RW", "RO", "PulseOnW")
+FLAVORS = ("POSEDGE", "NEGEDGE")
+INTERFACES = ("APB",)
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+POSITION_RE = re.compile(r"^\s*(?:\[\s*(\d+)\s*(?::\s*(\d+)\s*)?\]|(\d+))\s*$")
+NUMBER_RE = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*$")
+
+# Names the generated C++ uses itself (or that would shadow what it uses).
+RESERVED_NAMES = {"std", "pevp", "regs", "regfile", "offsets", "regfile_desc"}
+
+CXX_KEYWORDS = set("""
+alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+continue co_await co_return co_yield decltype default delete do double dynamic_cast
+else enum explicit export extern false float for friend goto if inline int long
+mutable namespace new noexcept not not_eq nullptr operator or or_eq private
+protected public register reinterpret_cast requires return short signed sizeof
+static static_assert static_cast struct switch template this thread_local throw
+true try typedef typeid typename union unsigned using virtual void volatile
+wchar_t while xor xor_eq final override import module
+""".split())
+
+# The register-file name becomes the Verilog module name.
+VERILOG_KEYWORDS = set("""
+always and assign automatic begin buf bufif0 bufif1 case casex casez cell cmos config
+deassign default defparam design disable edge else end endcase endconfig endfunction
+endgenerate endmodule endprimitive endspecify endtable endtask event for force forever
+fork function generate genvar highz0 highz1 if ifnone incdir include initial inout
+input instance integer join large liblist library localparam macromodule medium module
+nand negedge nmos nor noshowcancelled not notif0 notif1 or output parameter pmos
+posedge primitive pull0 pull1 pulldown pullup pulsestyle_onevent pulsestyle_ondetect
+rcmos real realtime reg release repeat rnmos rpmos rtran rtranif0 rtranif1 scalared
+showcancelled signed small specify specparam strong0 strong1 supply0 supply1 table
+task time tran tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire
+vectored wait wand weak0 weak1 while wire wor xnor xor logic bit byte int shortint
+longint interface package class
+""".split())
+
+
+class SchemaError(Exception):
+    """A schema error; fatal ones abort validation immediately."""
+
+
+# --------------------------------------------------------------------------
+# Locations and error collection
+# --------------------------------------------------------------------------
+
+def where(path, bundle=None, register=None, field=None):
+    parts = []
+    if bundle is not None:
+        parts.append(f"bundle '{bundle}'")
+    if register is not None:
+        parts.append(f"register '{register}'")
+    if field is not None:
+        parts.append(f"field '{field}'")
+    return f"{path}: " + (", ".join(parts) + ": " if parts else "")
+
+
+class Errors:
+    def __init__(self):
+        self.messages = []
+
+    def add(self, loc, msg):
+        self.messages.append(loc + msg)
+
+    def fatal(self, loc, msg):
+        self.add(loc, msg)
+        raise SchemaError()
+
+
+# --------------------------------------------------------------------------
+# Reading and validating
+# --------------------------------------------------------------------------
+
+def load_json(path, errors):
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        errors.fatal(f"{path}: ", f"cannot read schema: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        errors.fatal(f"{path}: ", f"schema is not UTF-8 text ({exc.reason} at byte {exc.start})")
+
+    def pairs(items):
+        obj = {}
+        for key, value in items:
+            if key in obj:
+                raise ValueError(f"duplicate key '{key}' in a JSON object")
+            obj[key] = value
+        return obj
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        errors.fatal(f"{path}:{exc.lineno}:{exc.colno}: ", f"malformed JSON: {exc.msg}")
+    except ValueError as exc:
+        errors.fatal(f"{path}: ", f"malformed JSON: {exc}")
+
+
+def expect_keys(obj, required, optional, loc, errors, what):
+    if not isinstance(obj, dict):
+        errors.fatal(loc, f"{what} must be a JSON object, not {type(obj).__name__}")
+    for key in required:
+        if key not in obj:
+            errors.fatal(loc, f"{what} is missing key '{key}'")
+    for key in obj:
+        if key not in required and key not in optional:
+            errors.fatal(loc, f"{what} has unknown key '{key}' (expected {', '.join(required + optional)})")
+
+
+def number(value, key, loc, errors):
+    """An integer given as a JSON integer or a "0x.."/decimal string."""
+    if isinstance(value, bool):
+        errors.fatal(loc, f"{key} must be a number, not {json.dumps(value)}")
+    if isinstance(value, int):
+        if value < 0:
+            errors.fatal(loc, f"{key} {value} is negative")
+        return value
+    if isinstance(value, str):
+        m = NUMBER_RE.match(value)
+        if m:
+            return int(m.group(1), 0) if m.group(1)[:2].lower() == "0x" else int(m.group(1), 10)
+    errors.fatal(loc, f"{key} {json.dumps(value)} is not a number (use an integer or a \"0x..\" string)")
+
+
+def string(value, key, loc, errors):
+    if not isinstance(value, str):
+        errors.fatal(loc, f"{key} must be a string, not {json.dumps(value)}")
+    return value
+
+
+def check_name(value, key, loc, errors, verilog=False):
+    name = string(value, key, loc, errors)
+    if not NAME_RE.match(name):
+        errors.fatal(loc, f"bad {key} '{name}': names are lower-case identifiers [a-z][a-z0-9_]*")
+    if "__" in name or name.endswith("_"):
+        errors.fatal(loc, f"bad {key} '{name}': no double or trailing underscores (reserved in C++ / port names)")
+    if name in CXX_KEYWORDS or (verilog and name in VERILOG_KEYWORDS):
+        errors.fatal(loc, f"bad {key} '{name}': a C++ or Verilog keyword")
+    if name in RESERVED_NAMES:
+        errors.fatal(loc, f"bad {key} '{name}': reserved by the generated code ({', '.join(sorted(RESERVED_NAMES))})")
+    return name
+
+
+def parse_position(value, loc, errors, data_width):
+    text = value if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    m = POSITION_RE.match(text) if text is not None else None
+    if not m:
+        errors.add(loc, f"bad Position {json.dumps(value)}: expected \"[msb:lsb]\" or a bit number such as \"8\"")
+        return None
+    if m.group(3) is not None:
+        msb = lsb = int(m.group(3))
+    else:
+        msb = int(m.group(1))
+        lsb = int(m.group(2)) if m.group(2) is not None else msb
+    if msb < lsb:
+        errors.add(loc, f"bad Position {json.dumps(value)}: msb {msb} is below lsb {lsb}")
+        return None
+    if msb >= data_width:
+        errors.add(loc, f"field outside {data_width} bits: Position {json.dumps(value)} reaches bit {msb}")
+        return None
+    return msb, lsb
+
+
+class Field:
+    def __init__(self, name, msb, lsb, access, reset, description):
+        self.name, self.msb, self.lsb = name, msb, lsb
+        self.width = msb - lsb + 1
+        self.access, self.reset, self.description = access, reset, description
+
+    @property
+    def mask(self):
+        return ((1 << self.width) - 1) << self.lsb
+
+    def bits(self):
+        return f"[{self.msb}:{self.lsb}]" if self.width > 1 else f"[{self.lsb}]"
+
+
+class Register:
+    def __init__(self, name, offset, description, fields, bundle, definition):
+        self.name, self.offset, self.description = name, offset, description
+        self.fields, self.bundle, self.definition = fields, bundle, definition
+
+    @property
+    def reset(self):
+        return sum((f.reset << f.lsb) for f in self.fields if f.access != "PulseOnW")
+
+    def mask(self, access):
+        return sum(f.mask for f in self.fields if f.access == access)
+
+    @property
+    def access(self):
+        """Register-level access: RO when every field is RO, else RW."""
+        return "RO" if all(f.access == "RO" for f in self.fields) else "RW"
+
+    def access_set(self):
+        seen = []
+        for f in self.fields:
+            if f.access not in seen:
+                seen.append(f.access)
+        return "+".join(seen)
+
+
+class Bundle:
+    def __init__(self, name, base, size, count, registers):
+        self.name, self.base, self.size, self.count = name, base, size, count
+        self.registers = registers
+
+
+class Instance:
+    """One expanded register: definition x array instance."""
+
+    def __init__(self, reg, index):
+        self.reg, self.index = reg, index
+        b = reg.bundle
+        self.offset = b.base + index * b.size + reg.offset
+        self.name = reg.name if b.count == 1 else f"{reg.name}_{index}"
+        self.flat = f"{b.name}_{self.name}"
+
+
+class RegFile:
+    def __init__(self):
+        self.name = ""
+        self.addr_width = self.size = self.data_width = 0
+        self.interface = self.flavor = ""
+        self.vp_defined = False
+        self.bundles = []
+        self.definitions = []
+        self.instances = []
+        self.source = ""
+
+
+def read_schema(path):
+    """Returns (RegFile, []) or (None, [error messages])."""
+    errors = Errors()
+    try:
+        rf = validate(path, load_json(path, errors), errors)
+    except SchemaError:
+        return None, errors.messages
+    if errors.messages:
+        return None, errors.messages
+    return rf, []
+
+
+def validate(path, doc, errors):
+    top = where(path)
+    rf = RegFile()
+    rf.source = os.path.basename(path)
+    expect_keys(doc, ["RegFile"], ["VpDefined"], top, errors, "the schema")
+    if "VpDefined" in doc:
+        if not isinstance(doc["VpDefined"], bool):
+            errors.fatal(top, f"VpDefined must be true or false, not {json.dumps(doc['VpDefined'])}")
+        rf.vp_defined = doc["VpDefined"]
+    meta = doc["RegFile"]
+    expect_keys(meta, ["Name", "AddrWidth", "SizeInBytes", "InterfaceType", "RegfileFlavor",
+                       "DataWidth", "RegistersBundleArrays"], [], top, errors, "RegFile")
+    rf.name = check_name(meta["Name"], "Name", top, errors, verilog=True)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem != rf.name:
+        errors.fatal(top, f"Name '{rf.name}' does not match the file name '{stem}.json'")
+    rf.addr_width = number(meta["AddrWidth"], "AddrWidth", top, errors)
+    rf.size = number(meta["SizeInBytes"], "SizeInBytes", top, errors)
+    rf.data_width = number(meta["DataWidth"], "DataWidth", top, errors)
+    rf.interface = string(meta["InterfaceType"], "InterfaceType", top, errors)
+    rf.flavor = string(meta["RegfileFlavor"], "RegfileFlavor", top, errors)
+    if rf.data_width != 32:
+        errors.fatal(top, f"DataWidth {rf.data_width} is not supported (only 32)")
+    if not 3 <= rf.addr_width <= 32:
+        errors.fatal(top, f"AddrWidth {rf.addr_width} is out of range 3..32")
+    if rf.size == 0 or rf.size > (1 << rf.addr_width):
+        errors.fatal(top, f"SizeInBytes 0x{rf.size:x} does not fit AddrWidth {rf.addr_width} "
+                          f"(at most 0x{1 << rf.addr_width:x})")
+    if rf.interface not in INTERFACES:
+        errors.fatal(top, f"unknown InterfaceType '{rf.interface}' (expected {', '.join(INTERFACES)})")
+    if rf.flavor not in FLAVORS:
+        errors.fatal(top, f"unknown RegfileFlavor '{rf.flavor}' (expected {', '.join(FLAVORS)})")
+    word = rf.data_width // 8
+
+    bundles_json = meta["RegistersBundleArrays"]
+    if not isinstance(bundles_json, list) or not bundles_json:
+        errors.fatal(top, "RegistersBundleArrays must be a non-empty list")
+
+    bundle_names = {}
+    for bi, bj in enumerate(bundles_json):
+        bloc = where(path) + f"RegistersBundleArrays[{bi}]: "
+        expect_keys(bj, ["name", "AddressOffset", "BundleSizeInBytes", "ArraySize", "Registers"], [],
+                    bloc, errors, "a bundle")
+        bname = check_name(bj["name"], "bundle name", bloc, errors)
+        bloc = where(path, bname)
+        if bname in bundle_names:
+            errors.add(bloc, f"duplicate bundle name (also RegistersBundleArrays[{bundle_names[bname]}])")
+        bundle_names.setdefault(bname, bi)
+        base = number(bj["AddressOffset"], "AddressOffset", bloc, errors)
+        size = number(bj["BundleSizeInBytes"], "BundleSizeInBytes", bloc, errors)
+        count = number(bj["ArraySize"], "ArraySize", bloc, errors)
+        if count < 1:
+            errors.fatal(bloc, f"ArraySize {count} must be at least 1")
+        if size == 0 or size % word:
+            errors.fatal(bloc, f"BundleSizeInBytes 0x{size:x} must be a non-zero multiple of {word}")
+        if base % word:
+            errors.add(bloc, f"misaligned bundle: AddressOffset 0x{base:x} is not a multiple of {word}")
+        if base + size * count > rf.size:
+            errors.add(bloc, f"bundle 0x{base:x}..0x{base + size * count - 1:x} is outside SizeInBytes 0x{rf.size:x}")
+        bundle = Bundle(bname, base, size, count, [])
+        rf.bundles.append(bundle)
+
+        regs_json = bj["Registers"]
+        if not isinstance(regs_json, list) or not regs_json:
+            errors.fatal(bloc, "Registers must be a non-empty list")
+        reg_names = {}
+        for ri, rj in enumerate(regs_json):
+            rloc = where(path, bname) + f"Registers[{ri}]: "
+            expect_keys(rj, ["name", "AddressOffset", "BitFields"], ["description"], rloc, errors, "a register")
+            rname = check_name(rj["name"], "register name", rloc, errors)
+            rloc = where(path, bname, rname)
+            if rname in reg_names:
+                errors.add(rloc, f"duplicate register name in the bundle (also Registers[{reg_names[rname]}])")
+            reg_names.setdefault(rname, ri)
+            roff = number(rj["AddressOffset"], "AddressOffset", rloc, errors)
+            rdesc = string(rj.get("description", ""), "description", rloc, errors)
+            if roff % word:
+                errors.add(rloc, f"misaligned register: AddressOffset 0x{roff:x} is not a multiple of {word}")
+            if roff + word > size:
+                errors.add(rloc, f"register at AddressOffset 0x{roff:x} is outside its bundle "
+                                 f"(BundleSizeInBytes 0x{size:x})")
+            fields_json = rj["BitFields"]
+            if not isinstance(fields_json, list) or not fields_json:
+                errors.fatal(rloc, "BitFields must be a non-empty list")
+            fields = []
+            field_names = {}
+            for fi, fj in enumerate(fields_json):
+                floc = where(path, bname, rname) + f"BitFields[{fi}]: "
+                expect_keys(fj, ["name", "Position", "Access", "ResetValue"], ["description"],
+                            floc, errors, "a bit field")
+                fname = check_name(fj["name"], "field name", floc, errors)
+                floc = where(path, bname, rname, fname)
+                if fname in field_names:
+                    errors.add(floc, f"duplicate field name in the register (also BitFields[{field_names[fname]}])")
+                field_names.setdefault(fname, fi)
+                access = string(fj["Access"], "Access", floc, errors)
+                if access not in ACCESS_TYPES:
+                    errors.add(floc, f"unknown access type '{access}' (expected {', '.join(ACCESS_TYPES)})")
+                reset = number(fj["ResetValue"], "ResetValue", floc, errors)
+                fdesc = string(fj.get("description", ""), "description", floc, errors)
+                pos = parse_position(fj["Position"], floc, errors, rf.data_width)
+                if pos is None:
+                    continue
+                f = Field(fname, pos[0], pos[1], access, reset, fdesc)
+                if reset >> f.width:
+                    errors.add(floc, f"reset value 0x{reset:x} is wider than the {f.width}-bit field {f.bits()}")
+                if access == "PulseOnW" and reset != 0:
+                    errors.add(floc, f"a PulseOnW field reads 0 and must reset to 0, not 0x{reset:x}")
+                for other in fields:
+                    if other.mask & f.mask:
+                        errors.add(floc, f"field {f.bits()} overlaps field '{other.name}' {other.bits()}")
+                fields.append(f)
+            reg = Register(rname, roff, rdesc, fields, bundle, len(rf.definitions))
+            bundle.registers.append(reg)
+            rf.definitions.append(reg)
+
+    # Bundles must not overlap each other.
+    spans = sorted(((b.base, b.base + b.size * b.count, b) for b in rf.bundles), key=lambda s: (s[0], s[1]))
+    for (s0, e0, b0), (s1, e1, b1) in zip(spans, spans[1:]):
+        if s1 < e0:
+            errors.add(where(path, b1.name), f"bundle 0x{s1:x}..0x{e1 - 1:x} overlaps bundle '{b0.name}' "
+                                             f"0x{s0:x}..0x{e0 - 1:x}")
+
+    # Expand the arrays; every instance gets its own offset.
+    by_offset = {}
+    flat_names = {}
+    # (Instance names cannot collide inside a bundle: "<register>_<index>" splits uniquely at
+    # its last underscore. Flat names "<bundle>_<instance>" can collide across bundles.)
+    for b in rf.bundles:
+        for i in range(b.count):
+            for reg in b.registers:
+                inst = Instance(reg, i)
+                iloc = where(path, b.name, reg.name)
+                tag = f"instance {i} " if b.count > 1 else ""
+                if inst.offset + word > rf.size:
+                    errors.add(iloc, f"register {tag}at 0x{inst.offset:x} is outside SizeInBytes 0x{rf.size:x}")
+                if inst.offset in by_offset:
+                    o = by_offset[inst.offset]
+                    errors.add(iloc, f"register {tag}at 0x{inst.offset:x} overlaps bundle '{o.reg.bundle.name}' "
+                                     f"register '{o.reg.name}'" + (f" instance {o.index}" if o.reg.bundle.count > 1 else ""))
+                else:
+                    by_offset[inst.offset] = inst
+                if inst.flat in flat_names and flat_names[inst.flat].reg.bundle is not b:
+                    errors.add(iloc, f"duplicate name: the flat name '{inst.flat}' also names bundle "
+                                     f"'{flat_names[inst.flat].reg.bundle.name}' register '{flat_names[inst.flat].name}'")
+                flat_names.setdefault(inst.flat, inst)
+                rf.instances.append(inst)
+    rf.instances.sort(key=lambda inst: inst.offset)
+
+    # Verilog port names must be unique too.
+    ports = {}
+    for reg in rf.definitions:
+        for f in reg.fields:
+            pname = port_name(reg, f)
+            if pname in ports:
+                errors.add(where(path, reg.bundle.name, reg.name, f.name),
+                           f"duplicate name: Verilog port '{pname}' also names bundle '{ports[pname][0]}' "
+                           f"register '{ports[pname][1]}' field '{ports[pname][2]}'")
+            ports.setdefault(pname, (reg.bundle.name, reg.name, f.name))
+    return rf
+
+
+# --------------------------------------------------------------------------
+# Helpers for the emitters
+# --------------------------------------------------------------------------
+
+def plural(count, noun):
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def hexw(value, digits):
+    return f"0x{value:0{digits}x}"
+
+
+def off_digits(rf):
+    return max(3, (rf.addr_width + 3) // 4)
+
+
+def c_string(text):
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "?":
+            out.append("?")
+        elif 0x20 <= byte < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+def comment_text(text):
+    """Text safe inside a // comment (one line, no trailing backslash)."""
+    return " ".join(text.split()).replace("\\", "/")
+
+
+def md_text(text):
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def port_name(reg, f):
+    suffix = {"RW": "_o", "RO": "_i", "PulseOnW": "_pulse_o"}.get(f.access, "_x")
+    return f"{reg.bundle.name}_{reg.name}_{f.name}{suffix}"
+
+
+def instance_list(reg):
+    b = reg.bundle
+    return [Instance(reg, i) for i in range(b.count)]
+
+
+def header_banner(rf, comment):
+    return (f"{comment} Generated by {GENERATOR} from {rf.source} -- do not edit.\n"
+            f"{comment} Register file {rf.name}: AddrWidth {rf.addr_width}, SizeInBytes 0x{rf.size:x}, "
+            f"{rf.interface}, {rf.flavor}, DataWidth {rf.data_width}"
+            + (", VP-defined (not from the spec)" if rf.vp_defined else "") + ".\n")
+
+
+def census(rf):
+    regs = rf.instances
+    return {
+        "registers": len(regs),
+        "definitions": len(rf.definitions),
+        "fields": sum(len(r.fields) for r in rf.definitions),
+        "ro": sum(1 for r in rf.definitions if r.access == "RO"),
+        "rw": sum(1 for r in rf.definitions if r.access == "RW"),
+        "pulse": sum(1 for r in rf.definitions for f in r.fields if f.access == "PulseOnW"),
+    }
+
+
+# --------------------------------------------------------------------------
+# <name>_regs.h
+# --------------------------------------------------------------------------
+
+def emit_header(rf):
+    d = off_digits(rf)
+    c = census(rf)
+    L = []
+    w = L.append
+    w(f"// {rf.name}_regs.h -- driver register map of {rf.name}.")
+    w(header_banner(rf, "//").rstrip("\n"))
+    w("//")
+    w("// Offsets are absolute byte offsets in the register file's window. Per register:")
+    w("//   kName, kOffset (instance 0), kOffsets[] (arrays: every instance), kRelOffset (within")
+    w("//   the bundle), kReset (whole-register reset), kRwMask / kRoMask / kPulseMask;")
+    w("// per field: kName, kAccess, kShift, kWidth, kMask (in place), kReset (right-aligned),")
+    w("//   get(reg) and set(reg, value). namespace offsets lists every expanded register.")
+    w("// Self-contained (only <cstdint>); regfile_desc() is defined in the generated")
+    w(f"// {rf.name}_table.cpp (library pevp_regfile_tables).")
+    w("#pragma once")
+    w("")
+    w("#include <cstdint>")
+    w("")
+    w("namespace pevp::regfile {")
+    w("struct RegFileDesc;")
+    w("}  // namespace pevp::regfile")
+    w("")
+    w(f"namespace pevp::regs::{rf.name} {{")
+    w("")
+    w(f"inline constexpr char kName[] = {c_string(rf.name)};")
+    w(f"inline constexpr std::uint32_t kAddrWidth = {rf.addr_width};")
+    w(f"inline constexpr std::uint32_t kSizeBytes = 0x{rf.size:x};")
+    w(f"inline constexpr std::uint32_t kDataWidth = {rf.data_width};")
+    w(f"inline constexpr char kInterface[] = {c_string(rf.interface)};")
+    w(f"inline constexpr char kFlavor[] = {c_string(rf.flavor)};")
+    w(f"inline constexpr bool kVpDefined = {'true' if rf.vp_defined else 'false'};")
+    w(f"inline constexpr std::uint32_t kNumRegisters = {c['registers']};  // expanded (ArraySize applied)")
+    w(f"inline constexpr std::uint32_t kNumDefinitions = {c['definitions']};  // unique register definitions")
+    w(f"inline constexpr std::uint32_t kNumFieldDefinitions = {c['fields']};  // bit fields over the definitions")
+    w("")
+    w("// The runtime tables (pevp/regfile/desc.h), defined in the generated _table.cpp.")
+    w("const ::pevp::regfile::RegFileDesc& regfile_desc();")
+    for b in rf.bundles:
+        w("")
+        w(f"// ---- bundle {b.name}: base {hexw(b.base, d)}, {hexw(b.size, 1)} bytes x {b.count}")
+        w(f"namespace {b.name} {{")
+        w(f"inline constexpr std::uint32_t kBase = {hexw(b.base, d)};")
+        w(f"inline constexpr std::uint32_t kBundleSize = 0x{b.size:x};  // array stride")
+        w(f"inline constexpr std::uint32_t kArraySize = {b.count};")
+        for reg in b.registers:
+            insts = instance_list(reg)
+            w("")
+            desc = f" -- {comment_text(reg.description)}" if reg.description.strip() else ""
+            w(f"// {reg.name} @ {hexw(insts[0].offset, d)}" + (f" + i * 0x{b.size:x}, i < {b.count}" if b.count > 1 else "")
+              + f" ({reg.access}){desc}")
+            w(f"namespace {reg.name} {{")
+            w(f"inline constexpr char kName[] = {c_string(reg.name)};")
+            w(f"inline constexpr std::uint32_t kOffset = {hexw(insts[0].offset, d)};")
+            if b.count > 1:
+                w(f"inline constexpr std::uint32_t kOffsets[{b.count}] = {{")
+                for k in range(0, len(insts), 8):
+                    w("    " + ", ".join(hexw(x.offset, d) for x in insts[k:k + 8]) + ",")
+                w("};")
+            w(f"inline constexpr std::uint32_t kRelOffset = 0x{reg.offset:x};")
+            w(f"inline constexpr std::uint32_t kReset = {hexw(reg.reset, 8)};")
+            w(f"inline constexpr std::uint32_t kRwMask = {hexw(reg.mask('RW'), 8)};")
+            w(f"inline constexpr std::uint32_t kRoMask = {hexw(reg.mask('RO'), 8)};")
+            w(f"inline constexpr std::uint32_t kPulseMask = {hexw(reg.mask('PulseOnW'), 8)};")
+            for f in reg.fields:
+                fdesc = f" -- {comment_text(f.description)}" if f.description.strip() else ""
+                w(f"// {f.name} {f.bits()} {f.access}, reset 0x{f.reset:x}{fdesc}")
+                w(f"namespace {f.name} {{")
+                w(f"inline constexpr char kName[] = {c_string(f.name)};")
+                w(f"inline constexpr char kAccess[] = {c_string(f.access)};")
+                w(f"inline constexpr std::uint32_t kShift = {f.lsb};")
+                w(f"inline constexpr std::uint32_t kWidth = {f.width};")
+                w(f"inline constexpr std::uint32_t kMask = {hexw(f.mask, 8)};")
+                w(f"inline constexpr std::uint32_t kReset = 0x{f.reset:x};")
+                w("constexpr std::uint32_t get(std::uint32_t reg) { return (reg & kMask) >> kShift; }")
+                w("constexpr std::uint32_t set(std::uint32_t reg, std::uint32_t value) {")
+                w("  return (reg & ~kMask) | ((value << kShift) & kMask);")
+                w("}")
+                w(f"}}  // namespace {f.name}")
+            w(f"}}  // namespace {reg.name}")
+        w(f"}}  // namespace {b.name}")
+    w("")
+    w("// ---- every expanded register, by offset: <bundle>_<register>[_<instance>]")
+    w("namespace offsets {")
+    for inst in rf.instances:
+        w(f"inline constexpr std::uint32_t {inst.flat} = {hexw(inst.offset, d)};")
+    w("}  // namespace offsets")
+    w("")
+    w(f"}}  // namespace pevp::regs::{rf.name}")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# <name>_table.cpp
+# --------------------------------------------------------------------------
+
+def emit_table(rf):
+    d = off_digits(rf)
+    c = census(rf)
+    L = []
+    w = L.append
+    w(f"// {rf.name}_table.cpp -- the pevp::regfile tables of {rf.name}.")
+    w(header_banner(rf, "//").rstrip("\n"))
+    w(f'#include "{rf.name}_regs.h"')
+    w("")
+    w("#include <iterator>")
+    w("")
+    w('#include "pevp/regfile/desc.h"')
+    w("")
+    w(f"namespace pevp::regs::{rf.name} {{")
+    w("namespace {")
+    w("")
+    w("using ::pevp::regfile::Access;")
+    w("using ::pevp::regfile::BundleDesc;")
+    w("using ::pevp::regfile::FieldDesc;")
+    w("using ::pevp::regfile::RegFileDesc;")
+    w("using ::pevp::regfile::RegisterDesc;")
+    w("")
+    w("// Fields of each unique register definition: name, lsb, width, access, reset, description.")
+    for reg in rf.definitions:
+        w(f"constexpr FieldDesc kFields{reg.definition}[] = {{  // {reg.bundle.name}.{reg.name}")
+        for f in reg.fields:
+            w(f"    {{{c_string(f.name)}, {f.lsb}, {f.width}, Access::{f.access}, 0x{f.reset:x}u, {c_string(f.description)}}},")
+        w("};")
+    w("")
+    w("constexpr BundleDesc kBundles[] = {")
+    for b in rf.bundles:
+        w(f"    {{{c_string(b.name)}, {hexw(b.base, d)}u, 0x{b.size:x}u, {b.count}u}},")
+    w("};")
+    w("")
+    w("// Expanded registers sorted by offset: name, definition name, bundle, instance, offset,")
+    w("// definition index, description, fields.")
+    w("constexpr RegisterDesc kRegisters[] = {")
+    for inst in rf.instances:
+        reg = inst.reg
+        w(f"    {{{c_string(inst.name)}, {c_string(reg.name)}, {c_string(reg.bundle.name)}, {inst.index}u, "
+          f"{hexw(inst.offset, d)}u, {reg.definition}u, {c_string(reg.description)}, "
+          f"kFields{reg.definition}, std::size(kFields{reg.definition})}},")
+    w("};")
+    w("")
+    w("constexpr RegFileDesc kRegFile = {")
+    w(f"    {c_string(rf.name)},")
+    w(f"    {rf.addr_width}u,")
+    w(f"    0x{rf.size:x}u,")
+    w(f"    {c_string(rf.interface)},")
+    w(f"    {c_string(rf.flavor)},")
+    w(f"    {rf.data_width}u,")
+    w(f"    {'true' if rf.vp_defined else 'false'},")
+    w("    kBundles,")
+    w("    std::size(kBundles),")
+    w("    kRegisters,")
+    w("    std::size(kRegisters),")
+    w("    kNumDefinitions,")
+    w("    kNumFieldDefinitions,")
+    w("};")
+    w("")
+    w("static_assert(std::size(kRegisters) == kNumRegisters);")
+    w("")
+    w("}  // namespace")
+    w("")
+    w("const ::pevp::regfile::RegFileDesc& regfile_desc() { return kRegFile; }")
+    w("")
+    w(f"}}  // namespace pevp::regs::{rf.name}")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# <name>.v
+# --------------------------------------------------------------------------
+
+def vrange(width):
+    return f"[{width - 1}:0] " if width > 1 else ""
+
+
+def emit_verilog(rf):
+    aw = rf.addr_width
+    dw = rf.data_width
+    adig = (aw + 3) // 4
+    edge = "posedge" if rf.flavor == "POSEDGE" else "negedge"
+
+    def addr(value):
+        return f"{aw}'h{value:0{adig}x}"
+
+    def const(width, value):
+        return f"{width}'h{value:x}"
+
+    def wdata(f):
+        return f"PWDATA[{f.msb}:{f.lsb}]" if f.width > 1 else f"PWDATA[{f.lsb}]"
+
+    L = []
+    w = L.append
+    w(f"// {rf.name}.v -- APB slave implementing register file {rf.name}.")
+    w(header_banner(rf, "//").rstrip("\n"))
+    w("//")
+    w("// APB3, no wait states: PREADY = 1. A transfer's access phase is PSEL & PENABLE.")
+    w("// PADDR is a byte address; only 32-bit-aligned offsets of a register are mapped:")
+    w("// any other offset (unmapped or misaligned) answers PSLVERR = 1, reads 0 and writes nothing.")
+    w("// RW fields: flops reset (PRESETn, asynchronous, active low) to the schema's ResetValue,")
+    w("//   written from PWDATA on an access-phase write; each drives an output <bundle>_<register>_<field>_o.")
+    w("// RO fields: read combinationally from the input <bundle>_<register>_<field>_i; writes are")
+    w("//   ignored without an error; their ResetValue is what the driving hardware presents at reset.")
+    w("// PulseOnW fields: a write of 1 raises <bundle>_<register>_<field>_pulse_o for exactly one")
+    w("//   clock cycle after the access phase; they always read 0.")
+    w("// Array bundles (ArraySize > 1): one port per field, instances packed, instance i at")
+    w("//   [i*W +: W]. Storage flops are named <bundle>_<register>[_<instance>]_<field>_q.")
+    w(f"// Flops are clocked on the {edge} of PCLK (RegfileFlavor {rf.flavor}).")
+    w("")
+    w("`default_nettype none")
+    w("")
+    w(f"module {rf.name} (")
+    ports = [
+        ("input  wire", "", "PCLK", None),
+        ("input  wire", "", "PRESETn", None),
+        ("input  wire", "", "PSEL", None),
+        ("input  wire", "", "PENABLE", None),
+        ("input  wire", "", "PWRITE", None),
+        ("input  wire", f"[{aw - 1}:0] ", "PADDR", None),
+        ("input  wire", f"[{dw - 1}:0] ", "PWDATA", None),
+        ("output wire", f"[{dw - 1}:0] ", "PRDATA", None),
+        ("output wire", "", "PREADY", None),
+        ("output wire", "", "PSLVERR", None),
+    ]
+    for reg in rf.definitions:
+        n = reg.bundle.count
+        for f in reg.fields:
+            direction = "input  wire" if f.access == "RO" else "output wire"
+            ports.append((direction, vrange(f.width * n), port_name(reg, f),
+                          f"{reg.bundle.name}.{reg.name}.{f.name} {f.bits()} {f.access}"
+                          + (f" x{n}" if n > 1 else "")))
+    for i, (direction, rng, name, note) in enumerate(ports):
+        sep = "," if i + 1 < len(ports) else ""
+        w(f"  {direction} {rng}{name}{sep}" + (f"  // {note}" if note else ""))
+    w(");")
+    w("")
+    w("  wire wr_en = PSEL & PENABLE & PWRITE;")
+    w("  assign PREADY = 1'b1;")
+
+    used_wdata = 0
+    for reg in rf.definitions:
+        for f in reg.fields:
+            if f.access != "RO":
+                used_wdata |= f.mask
+
+    # Storage and pulses, one always block per register instance.
+    for reg in rf.definitions:
+        stored = [f for f in reg.fields if f.access != "RO"]
+        if not stored:
+            continue
+        n = reg.bundle.count
+        w("")
+        w(f"  // {reg.bundle.name}.{reg.name}")
+        for inst in instance_list(reg):
+            for f in stored:
+                w(f"  reg {vrange(f.width)}{reg.bundle.name}_{inst.name}_{f.name}_q;")
+        for inst in instance_list(reg):
+            sel = f"wr_en && PADDR == {addr(inst.offset)}"
+            w(f"  always @({edge} PCLK or negedge PRESETn) begin")
+            w("    if (!PRESETn) begin")
+            for f in stored:
+                w(f"      {reg.bundle.name}_{inst.name}_{f.name}_q <= {const(f.width, f.reset)};")
+            w("    end else begin")
+            rw = [f for f in stored if f.access == "RW"]
+            if rw:
+                w(f"      if ({sel}) begin")
+                for f in rw:
+                    w(f"        {reg.bundle.name}_{inst.name}_{f.name}_q <= {wdata(f)};")
+                w("      end")
+            for f in stored:
+                if f.access == "PulseOnW":
+                    w(f"      {reg.bundle.name}_{inst.name}_{f.name}_q <= ({sel}) ? {wdata(f)} : {const(f.width, 0)};")
+            w("    end")
+            w("  end")
+        for f in stored:
+            names = [f"{reg.bundle.name}_{inst.name}_{f.name}_q" for inst in instance_list(reg)]
+            value = names[0] if n == 1 else "{" + ", ".join(reversed(names)) + "}"
+            w(f"  assign {port_name(reg, f)} = {value};")
+
+    # Read mux and decode.
+    w("")
+    w("  // Read data and address decode (combinational).")
+    w(f"  reg [{dw - 1}:0] rdata;")
+    w("  reg        hit;")
+    w("  always @* begin")
+    w(f"    rdata = {dw}'h0;")
+    w("    hit = 1'b1;")
+    w("    case (PADDR)")
+    for inst in rf.instances:
+        reg = inst.reg
+        n = reg.bundle.count
+        items = []
+        for f in reg.fields:
+            dst = f"rdata[{f.msb}:{f.lsb}]" if f.width > 1 else f"rdata[{f.lsb}]"
+            if f.access == "RW":
+                items.append(f"{dst} = {reg.bundle.name}_{inst.name}_{f.name}_q;")
+            elif f.access == "RO":
+                p = port_name(reg, f)
+                if n > 1:
+                    src = f"{p}[{inst.index * f.width + f.width - 1}:{inst.index * f.width}]" if f.width > 1 \
+                        else f"{p}[{inst.index}]"
+                else:
+                    src = p
+                items.append(f"{dst} = {src};")
+        label = f"{reg.bundle.name}.{inst.name}"
+        if not items:
+            w(f"      {addr(inst.offset)}: rdata = {dw}'h0;  // {label} (write-only pulses read 0)")
+        elif len(items) == 1:
+            w(f"      {addr(inst.offset)}: {items[0]}  // {label}")
+        else:
+            w(f"      {addr(inst.offset)}: begin  // {label}")
+            for it in items:
+                w(f"        {it}")
+            w("      end")
+    w("      default: hit = 1'b0;")
+    w("    endcase")
+    w("  end")
+    w("")
+    w("  assign PRDATA = rdata;")
+    w("  assign PSLVERR = PSEL & PENABLE & ~hit;")
+    unused = [b for b in range(dw) if not (used_wdata >> b) & 1]
+    if unused:
+        # Group unused bits into ranges for the waiver.
+        ranges = []
+        start = prev = unused[0]
+        for b in unused[1:] + [None]:
+            if b is not None and b == prev + 1:
+                prev = b
+                continue
+            ranges.append(f"PWDATA[{prev}:{start}]" if prev != start else f"PWDATA[{start}]")
+            if b is not None:
+                start = prev = b
+        w("")
+        w("  // PWDATA bits no writable field uses. Waived: Verilator UNUSEDSIGNAL (an APB slave")
+        w("  // receives the full data bus whether or not every bit is implemented).")
+        w("  /* verilator lint_off UNUSEDSIGNAL */")
+        w("  wire unused_ok = &{1'b0, " + ", ".join(reversed(ranges)) + "};")
+        w("  /* verilator lint_on UNUSEDSIGNAL */")
+    w("")
+    w("endmodule")
+    w("")
+    w("`default_nettype wire")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# <name>.md
+# --------------------------------------------------------------------------
+
+def emit_markdown(rf):
+    d = off_digits(rf)
+    c = census(rf)
+    L = []
+    w = L.append
+    w(f"# Register file `{rf.name}`")
+    w("")
+    w(f"Generated by `{GENERATOR}` from `{rf.source}` -- do not edit; edit the schema.")
+    if rf.vp_defined:
+        w("")
+        w("**VP-defined:** this register file is the virtual platform's own; it is not described by the spec.")
+    w("")
+    w("| AddrWidth | SizeInBytes | InterfaceType | RegfileFlavor | DataWidth |")
+    w("|---|---|---|---|---|")
+    w(f"| {rf.addr_width} | 0x{rf.size:x} | {rf.interface} | {rf.flavor} | {rf.data_width} |")
+    w("")
+    lo = rf.instances[0].offset
+    hi = rf.instances[-1].offset
+    w(f"{plural(c['definitions'], 'register definition')} with {plural(c['fields'], 'bit field')}; "
+      f"{plural(c['registers'], 'register')} after array expansion, at "
+      f"{hexw(lo, d)}..{hexw(hi + rf.data_width // 8 - 1, d)} "
+      f"({c['ro']} RO / {c['rw']} RW definitions, {plural(c['pulse'], 'PulseOnW field')}). Offsets are byte offsets in the window; every register is "
+      f"{rf.data_width} bits. A register is RO when all its fields are RO, otherwise RW.")
+    w("")
+    w("Access types: **RW** read/write; **RO** read-only (writes ignored); **PulseOnW** writing 1 fires a "
+      "one-cycle pulse, reads 0.")
+    w("")
+    w("## Bundles")
+    w("")
+    w("| bundle | base | size (stride) | ArraySize | span | registers |")
+    w("|---|---|---|---|---|---|")
+    for b in rf.bundles:
+        w(f"| `{b.name}` | {hexw(b.base, d)} | 0x{b.size:x} | {b.count} | "
+          f"{hexw(b.base, d)}..{hexw(b.base + b.size * b.count - 1, d)} | {len(b.registers)} |")
+    w("")
+    w("## Registers by offset")
+    w("")
+    w("| offset | register | bundle | access | reset | fields |")
+    w("|---|---|---|---|---|---|")
+    for inst in rf.instances:
+        reg = inst.reg
+        fields = ", ".join(f"{f.name}{f.bits()}" for f in reg.fields)
+        w(f"| {hexw(inst.offset, d)} | `{inst.name}` | `{reg.bundle.name}` | {reg.access_set()} | "
+          f"{hexw(reg.reset, 8)} | {fields} |")
+    w("")
+    w("## Register definitions")
+    for b in rf.bundles:
+        for reg in b.registers:
+            insts = instance_list(reg)
+            w("")
+            w(f"### `{b.name}.{reg.name}`")
+            w("")
+            if b.count > 1:
+                w(f"Offsets {hexw(insts[0].offset, d)} + i x 0x{b.size:x}, i = 0..{b.count - 1} "
+                  f"(instances `{insts[0].name}`..`{insts[-1].name}`). Reset {hexw(reg.reset, 8)}.")
+            else:
+                w(f"Offset {hexw(insts[0].offset, d)}. Reset {hexw(reg.reset, 8)}.")
+            if reg.description.strip():
+                w("")
+                w(md_text(reg.description))
+            w("")
+            w("| field | bits | access | reset | description |")
+            w("|---|---|---|---|---|")
+            for f in sorted(reg.fields, key=lambda f: -f.lsb):
+                w(f"| `{f.name}` | {f.bits()} | {f.access} | 0x{f.reset:x} | {md_text(f.description)} |")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+def write_all(out_dir, files):
+    """Writes every file or none: temporaries first, then renames."""
+    os.makedirs(out_dir, exist_ok=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    temps = []
+    try:
+        for name, text in files:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+            temps.append((tmp, os.path.join(out_dir, name)))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o666 & ~umask)
+        for tmp, final in temps:
+            os.replace(tmp, final)
+        temps = []
+    finally:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="regfile_gen.py",
+        description="Generate the driver header, the model tables, the Verilog APB slave and the "
+                    "Markdown page of one register-file JSON schema.")
+    parser.add_argument("schema", help="the register-file schema (<name>.json)")
+    parser.add_argument("--out-dir", required=True, help="directory for the generated files")
+    args = parser.parse_args(argv)
+
+    rf, messages = read_schema(args.schema)
+    if rf is None:
+        for msg in messages:
+            print(f"regfile_gen: error: {msg}", file=sys.stderr)
+        print(f"regfile_gen: {args.schema}: {len(messages)} schema error(s); nothing written", file=sys.stderr)
+        return 1
+    files = [
+        (f"{rf.name}_regs.h", emit_header(rf)),
+        (f"{rf.name}_table.cpp", emit_table(rf)),
+        (f"{rf.name}.v", emit_verilog(rf)),
+        (f"{rf.name}.md", emit_markdown(rf)),
+    ]
+    try:
+        write_all(args.out_dir, files)
+    except OSError as exc:
+        print(f"regfile_gen: error: {args.out_dir}: cannot write: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
