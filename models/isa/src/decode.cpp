@@ -12,6 +12,10 @@ std::string Violation::describe() const {
 }
 
 const DecodedField* Decoded::field(std::string_view path) const {
+  if (index != nullptr) {
+    const auto it = index->find(path);
+    return it == index->end() ? nullptr : &fields[it->second];
+  }
   for (const auto& f : fields)
     if (f.leaf.path == path) return &f;
   return nullptr;
@@ -36,10 +40,10 @@ Decoded decode(Generation g, const std::uint8_t* bytes64) {
   d.opcode = opcode_from_byte(d.opcode_byte, g);
   if (d.opcode) {
     d.layout = &layout_of(g, struct_of(*d.opcode));
-    for (Leaf& leaf : leaves_of(*d.layout, d.raw.data())) {
-      const std::int64_t v = read_leaf_signed(d.raw.data(), leaf);
-      d.fields.push_back({std::move(leaf), v});
-    }
+    const auto& leaves = leaves_of(*d.layout, d.raw.data());
+    d.index = &leaf_index_of(*d.layout, d.raw.data());
+    d.fields.reserve(leaves.size());
+    for (const Leaf& leaf : leaves) d.fields.push_back({leaf, read_leaf_signed(d.raw.data(), leaf)});
   } else {
     d.fields.push_back({Leaf{"header.opcode", 0, 1, 0, 0, ValueKind::Opcode, false, "header"}, d.opcode_byte});
   }

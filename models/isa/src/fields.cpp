@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include "pevp/isa/layout.h"
@@ -26,7 +27,11 @@ FieldDesc renamed(FieldDesc f, const char* name, Part part) {
 }
 
 StructLayout make(StructKind kind, std::string c_name, std::vector<FieldDesc> fields) {
-  return StructLayout{kind, std::move(c_name), std::move(fields)};
+  StructLayout l;
+  l.kind = kind;
+  l.c_name = std::move(c_name);
+  l.fields = std::move(fields);
+  return l;
 }
 
 // ---- per generation layouts of S3_LW and S3D3_MM ---------------------------------
@@ -213,18 +218,27 @@ StructLayout build(Generation g, StructKind kind) {
 
 constexpr std::size_t kNumKinds = 9;
 
+// Paths are interned here: a deque never moves its elements.
+std::string_view intern(std::string path) {
+  static std::deque<std::string> storage;
+  storage.push_back(std::move(path));
+  return storage.back();
+}
+
 // Appends the leaves of a tensor pattern with `dims` dimensions.
 void tensor_leaves(std::vector<Leaf>& out, const FieldDesc& f, unsigned dims) {
   const std::string base = std::string(f.name) + ".";
-  out.push_back({base + "start_addr", f.offset, 4, 0, 0, ValueKind::Address, false, f.name});
+  out.push_back({intern(base + "start_addr"), f.offset, 4, 0, 0, ValueKind::Address, false, f.name});
   for (unsigned d = 0; d < dims; ++d)
-    out.push_back({base + "step_elem[" + std::to_string(d) + "]", static_cast<std::uint8_t>(f.offset + 4 + 2 * d),
+    out.push_back({intern(base + "step_elem[" + std::to_string(d) + "]"), static_cast<std::uint8_t>(f.offset + 4 + 2 * d),
                    2, 0, 0, ValueKind::Signed, true, f.name});
   for (unsigned d = 0; d < dims; ++d)
-    out.push_back({base + "num_elem[" + std::to_string(d) + "]",
+    out.push_back({intern(base + "num_elem[" + std::to_string(d) + "]"),
                    static_cast<std::uint8_t>(f.offset + 4 + 2 * dims + 2 * d), 2, 0, 0, ValueKind::Unsigned, false,
                    f.name});
 }
+
+void build_leaf_sets(StructLayout& layout);  // below, once the leaf expansion is defined
 
 std::uint32_t read_u32(const std::uint8_t* p) {
   return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
@@ -244,7 +258,10 @@ const StructLayout& layout_of(Generation g, StructKind kind) {
   static const auto tables = [] {
     std::vector<StructLayout> all;
     for (Generation gen : kAllGenerations)
-      for (std::size_t k = 0; k < kNumKinds; ++k) all.push_back(build(gen, static_cast<StructKind>(k)));
+      for (std::size_t k = 0; k < kNumKinds; ++k) {
+        all.push_back(build(gen, static_cast<StructKind>(k)));
+        build_leaf_sets(all.back());
+      }
     return all;
   }();
   return tables[static_cast<std::size_t>(g) * kNumKinds + static_cast<std::size_t>(kind)];
@@ -269,17 +286,20 @@ std::string_view name(PatternMember m) {
   return "?";
 }
 
-std::vector<Leaf> leaves_of(const StructLayout& layout, const std::uint8_t* bytes) {
+namespace {
+// Leaves of `layout` with the k-th MEM_PATTERN3D field's member members[k].
+std::vector<Leaf> expand_leaves(const StructLayout& layout, const std::vector<PatternMember>& members) {
   std::vector<Leaf> out;
   out.reserve(48);
+  std::size_t union_index = 0;
   for (const FieldDesc& f : layout.fields) {
     const std::string base = std::string(f.name) + ".";
     auto sub = [&](const char* leaf, unsigned rel, unsigned size, ValueKind kind, bool is_signed = false) {
-      out.push_back({base + leaf, static_cast<std::uint8_t>(f.offset + rel), static_cast<std::uint8_t>(size), 0, 0,
+      out.push_back({intern(base + leaf), static_cast<std::uint8_t>(f.offset + rel), static_cast<std::uint8_t>(size), 0, 0,
                      kind, is_signed, f.name});
     };
     auto bits = [&](const char* leaf, unsigned lo, unsigned width, ValueKind kind) {
-      out.push_back({base + leaf, f.offset, 1, static_cast<std::uint8_t>(lo), static_cast<std::uint8_t>(width), kind,
+      out.push_back({intern(base + leaf), f.offset, 1, static_cast<std::uint8_t>(lo), static_cast<std::uint8_t>(width), kind,
                      false, f.name});
     };
     switch (f.part) {
@@ -308,7 +328,7 @@ std::vector<Leaf> leaves_of(const StructLayout& layout, const std::uint8_t* byte
       case Part::Tensor3D: tensor_leaves(out, f, 3); break;
       case Part::Tensor4D: tensor_leaves(out, f, 4); break;
       case Part::MemPattern3D:
-        switch (pattern_member(read_u32(bytes + f.offset))) {
+        switch (members[union_index++]) {
           case PatternMember::MxTensorV2:
             sub("start_addr", 0, 4, ValueKind::Address);
             sub("scale_addr", 4, 4, ValueKind::Address);
@@ -323,7 +343,7 @@ std::vector<Leaf> leaves_of(const StructLayout& layout, const std::uint8_t* byte
             sub("step_elem", 8, 2, ValueKind::Signed, true);
             sub("num_elem", 10, 2, ValueKind::Unsigned);
             sub("num_index", 12, 2, ValueKind::Unsigned);
-            out.push_back({base + "reserved", static_cast<std::uint8_t>(f.offset + 14), 2, 0, 0,
+            out.push_back({intern(base + "reserved"), static_cast<std::uint8_t>(f.offset + 14), 2, 0, 0,
                            ValueKind::Reserved, false, f.name});
             break;
           case PatternMember::Tensor3D:
@@ -364,6 +384,47 @@ std::vector<Leaf> leaves_of(const StructLayout& layout, const std::uint8_t* byte
     }
   }
   return out;
+}
+
+// Index of a member in a leaf-set number (Conflicting decodes as TENSOR3D).
+unsigned member_digit(PatternMember m) {
+  return m == PatternMember::MxTensorV2 ? 1 : m == PatternMember::Indirect16B ? 2 : 0;
+}
+
+void build_leaf_sets(StructLayout& layout) {
+  for (const FieldDesc& f : layout.fields)
+    if (f.part == Part::MemPattern3D) layout.union_offsets.push_back(f.offset);
+  const std::size_t k = layout.union_offsets.size();
+  std::size_t combos = 1;
+  for (std::size_t i = 0; i < k; ++i) combos *= 3;
+  constexpr PatternMember kByDigit[] = {PatternMember::Tensor3D, PatternMember::MxTensorV2, PatternMember::Indirect16B};
+  for (std::size_t c = 0; c < combos; ++c) {
+    std::vector<PatternMember> members;
+    for (std::size_t i = 0, rest = c; i < k; ++i, rest /= 3) members.push_back(kByDigit[rest % 3]);
+    layout.leaf_sets.push_back(expand_leaves(layout, members));
+    auto& index = layout.leaf_index.emplace_back();
+    for (std::size_t i = 0; i < layout.leaf_sets.back().size(); ++i)
+      index.emplace(layout.leaf_sets.back()[i].path, static_cast<std::uint16_t>(i));
+  }
+}
+
+std::size_t leaf_set_of(const StructLayout& layout, const std::uint8_t* bytes) {
+  std::size_t index = 0, scale = 1;
+  for (std::uint8_t offset : layout.union_offsets) {
+    index += member_digit(pattern_member(read_u32(bytes + offset))) * scale;
+    scale *= 3;
+  }
+  return index;
+}
+}  // namespace
+
+const std::vector<Leaf>& leaves_of(const StructLayout& layout, const std::uint8_t* bytes) {
+  return layout.leaf_sets[leaf_set_of(layout, bytes)];
+}
+
+const std::unordered_map<std::string_view, std::uint16_t>& leaf_index_of(const StructLayout& layout,
+                                                                         const std::uint8_t* bytes) {
+  return layout.leaf_index[leaf_set_of(layout, bytes)];
 }
 
 std::uint64_t read_leaf(const std::uint8_t* bytes, const Leaf& leaf) {

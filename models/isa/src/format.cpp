@@ -111,9 +111,9 @@ std::string to_text(const Decoded& d) {
     const std::string text =
         f.leaf.kind == ValueKind::Reserved ? reserved_hex(d, f.leaf) : value_text(f.leaf, f.value);
     const bool composite = f.leaf.path != f.leaf.top;
-    std::string key = composite ? f.leaf.path.substr(f.leaf.top.size() + 1) : f.leaf.path;
+    const std::string_view key = composite ? f.leaf.path.substr(f.leaf.top.size() + 1) : f.leaf.path;
     const auto bracket = key.find('[');
-    const std::string array = bracket == std::string::npos ? "" : key.substr(0, bracket);
+    const std::string array(bracket == std::string_view::npos ? std::string_view() : key.substr(0, bracket));
     if (!open_array.empty() && (array != open_array || open_top != f.leaf.top)) close_array();
     if (!open_top.empty() && open_top != f.leaf.top) {
       o << '}';

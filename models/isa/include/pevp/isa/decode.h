@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pevp/isa/fields.h"
@@ -41,6 +42,9 @@ struct Decoded {
   const StructLayout* layout = nullptr;  // null when the opcode is unknown
   std::vector<DecodedField> fields;
   std::vector<Violation> violations;
+  // path -> position in `fields` (shared, built once per layout); null when the
+  // opcode is unknown.
+  const std::unordered_map<std::string_view, std::uint16_t>* index = nullptr;
 
   bool valid() const { return violations.empty(); }
   const DecodedField* field(std::string_view path) const;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pevp/isa/generation.h"
@@ -65,11 +66,19 @@ struct FieldDesc {
   ValueKind kind;  // for Scalar parts
 };
 
+struct Leaf;
+
 struct StructLayout {
   StructKind kind;
   std::string c_name;  // "MAVERICK S3_LW"
   std::vector<FieldDesc> fields;
   const FieldDesc* find(std::string_view name) const;
+
+  // The expanded leaves, one set per combination of MEM_PATTERN3D union members
+  // (filled once by layout_of; leaves_of picks the set).
+  std::vector<std::vector<Leaf>> leaf_sets;
+  std::vector<std::unordered_map<std::string_view, std::uint16_t>> leaf_index;  // path -> position, per set
+  std::vector<std::uint8_t> union_offsets;  // byte offsets of the MEM_PATTERN3D fields
 };
 
 // The layout `g` uses for `kind`.
@@ -82,7 +91,9 @@ std::string_view name(PatternMember m);
 
 // A leaf: one number-valued piece of the instruction.
 struct Leaf {
-  std::string path;          // "flags.accumulate_flag", "src_mem_pattern.num_elem[2]"
+  // "flags.accumulate_flag", "src_mem_pattern.num_elem[2]"; points into storage
+  // that lives as long as the program, so a Leaf is cheap to copy.
+  std::string_view path;
   std::uint8_t offset = 0;   // byte offset in the instruction
   std::uint8_t size = 0;     // bytes (1, 2, 4; reserved: any)
   std::uint8_t bit_lo = 0;   // for bitfields inside the bytes
@@ -92,8 +103,13 @@ struct Leaf {
   std::string_view top;      // the top-level field this leaf belongs to
 };
 
-// Expands a layout into leaves; union members are chosen from `bytes`.
-std::vector<Leaf> leaves_of(const StructLayout& layout, const std::uint8_t* bytes);
+// The position of each path in the vector leaves_of() returns for `bytes`.
+const std::unordered_map<std::string_view, std::uint16_t>& leaf_index_of(const StructLayout& layout,
+                                                                         const std::uint8_t* bytes);
+
+// The layout's leaves; union members are chosen from `bytes`. The vector lives
+// as long as the program (no allocation per call).
+const std::vector<Leaf>& leaves_of(const StructLayout& layout, const std::uint8_t* bytes);
 
 // Little-endian read/write of a (non-reserved) leaf. write_leaf returns false when
 // `value` does not fit the leaf's width (nothing is written then).
