@@ -13,7 +13,9 @@ void ApbRouter::map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, 
   for (const Window& w : windows_)
     if (base < w.base + w.size && w.base < base + size)
       throw std::invalid_argument("APB window '" + window + "' overlaps '" + w.name + "'");
-  windows_.push_back({std::move(window), base, size, static_cast<unsigned>(windows_.size())});
+  tlm::tlm_fw_transport_if<>* fw = socket.get_base_export().operator->();
+  if (fw == nullptr) throw std::invalid_argument("APB window '" + window + "': its target socket has no interface");
+  windows_.push_back({std::move(window), base, size, fw});
   initiator.bind(socket);
 }
 
@@ -31,7 +33,7 @@ void ApbRouter::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     return;
   }
   trans.set_address(address - w->base);
-  initiator[w->port]->b_transport(trans, delay);
+  w->fw->b_transport(trans, delay);
   trans.set_address(address);
 }
 
@@ -40,7 +42,7 @@ unsigned int ApbRouter::transport_dbg(tlm::tlm_generic_payload& trans) {
   const Window* w = decode(address);
   if (w == nullptr) return 0;
   trans.set_address(address - w->base);
-  const unsigned int n = initiator[w->port]->transport_dbg(trans);
+  const unsigned int n = w->fw->transport_dbg(trans);
   trans.set_address(address);
   return n;
 }

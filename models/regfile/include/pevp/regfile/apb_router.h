@@ -1,6 +1,10 @@
 // The APB/TLM router in front of the register-file windows: decodes the address
 // to a window, forwards the transaction with a window-relative address, and
 // answers TLM_ADDRESS_ERROR_RESPONSE (nothing forwarded) outside every window.
+// Each window is bound to the router's multi-initiator socket (so elaboration
+// sees a fully wired block), but the router calls the window's forward
+// interface through a pointer taken when it was mapped: that also works before
+// elaboration, which register-level tests and drivers' unit tests rely on.
 #pragma once
 
 #include <string>
@@ -19,15 +23,15 @@ class ApbRouter : public sc_core::sc_module {
 
   explicit ApbRouter(sc_core::sc_module_name name);
 
-  // Binds the next initiator-socket slot to `socket` and maps [base, base + size)
-  // onto it. Windows must not overlap (std::invalid_argument otherwise).
+  // Binds `socket` to the next initiator slot and maps [base, base + size) onto
+  // it. Windows must not overlap (std::invalid_argument otherwise).
   void map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_target_socket<>& socket);
 
   struct Window {
     std::string name;
     sc_dt::uint64 base;
     sc_dt::uint64 size;
-    unsigned port;
+    tlm::tlm_fw_transport_if<>* fw;
   };
   const std::vector<Window>& windows() const { return windows_; }
   // The window holding `address`, or nullptr.

@@ -1,0 +1,133 @@
+#include "pevp/regfile/arr_seq_csrs.h"
+
+#include <stdexcept>
+
+#include "tpb_arr_seq_cluster_host_visible_regs.h"
+#include "tpb_arr_seq_top_host_visible_regs.h"
+#include "tpb_arr_seq_top_protected_regs.h"
+#include "vp_seq_regs.h"
+
+namespace pevp::regfile {
+
+namespace {
+namespace top = pevp::regs::tpb_arr_seq_top_host_visible;
+namespace cluster_regs = pevp::regs::tpb_arr_seq_cluster_host_visible;
+namespace prot = pevp::regs::tpb_arr_seq_top_protected;
+namespace vpseq = pevp::regs::vp_seq;
+
+constexpr CounterBank kBanks[] = {CounterBank::WeightLoad, CounterBank::Matmul, CounterBank::PeRegWrite};
+
+RegFileTargetConfig face(const ArrSeqCsrsConfig& c, bool privileged_only) {
+  RegFileTargetConfig t;
+  t.privileged_only = privileged_only;
+  t.unmapped = c.unmapped;
+  t.access_time = c.access_time;
+  return t;
+}
+}  // namespace
+
+std::string_view bank_name(CounterBank bank) {
+  switch (bank) {
+    case CounterBank::WeightLoad: return "arr_seq_ififo_perf_weight_load";
+    case CounterBank::Matmul: return "arr_seq_ififo_perf_matmul";
+    case CounterBank::PeRegWrite: return "arr_seq_ififo_perf_pe_regwrite";
+  }
+  return "";
+}
+
+std::string tile_counter_name(unsigned rows, unsigned cols, unsigned row0, unsigned col0) {
+  auto ok = [](unsigned origin, unsigned size) {
+    return (size == 32 || size == 64 || size == 128) && origin % size == 0 && origin + size <= 128;
+  };
+  if (!ok(row0, rows) || !ok(col0, cols)) return "";
+  const unsigned index = (row0 / 32) * 4 + col0 / 32;
+  return "tile_" + std::to_string(rows) + "x" + std::to_string(cols) + "_tile" + std::to_string(index);
+}
+
+ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
+    : sc_core::sc_module(name),
+      router("router"),
+      top("top_host_visible", top::regfile_desc(), face(config, false)),
+      cluster("cluster_host_visible", cluster_regs::regfile_desc(), face(config, false)),
+      protect("top_protected", prot::regfile_desc(), face(config, true)),
+      seq("vp_seq", vpseq::regfile_desc(), face(config, false)),
+      config_(config) {
+  router.map("tpb_arr_seq_top_host_visible", config.map.top_host_visible, top::kSizeBytes, top.socket);
+  router.map("tpb_arr_seq_cluster_host_visible", config.map.cluster_host_visible, cluster_regs::kSizeBytes,
+             cluster.socket);
+  router.map("tpb_arr_seq_top_protected", config.map.top_protected, prot::kSizeBytes, protect.socket);
+  router.map("vp_seq", config.map.vp_seq, vpseq::kSizeBytes, seq.socket);
+
+  RegisterFile& t = top.regs();
+  fifo_size_sel_ = t.field("queue_cfg", "fifo_size_sel");
+  bypass_peregwrite_ = t.field("queue_cfg", "bypass_peregwrite_instr");
+  disable_depchk_ = t.field("queue_cfg", "disable_dependency_check");
+  cntr_en_ = t.field("perf_cntr_cfg", "cntr_en");
+  disable_throttle_ = protect.regs().field("throttle_cfg", "disable_throttle");
+
+  // Every counter of every bank, resolved once: 9 shapes x their positions.
+  for (CounterBank bank : kBanks) {
+    auto& map = counters_[static_cast<std::size_t>(bank)];
+    for (unsigned rows : {128u, 64u, 32u})
+      for (unsigned cols : {128u, 64u, 32u})
+        for (unsigned r0 = 0; r0 < 128; r0 += rows)
+          for (unsigned c0 = 0; c0 < 128; c0 += cols) {
+            const std::string tile = tile_counter_name(rows, cols, r0, c0);
+            map.emplace(tile, t.counter(std::string(bank_name(bank)) + "." + tile + "_instr_cnt_lsb"));
+          }
+  }
+
+  // perf_cntr_cfg.cntr_rst: a write-1 pulse that clears every per-tile counter.
+  t.on_pulse([this](const RegisterDesc& r, const FieldDesc& f) {
+    if (r.name == "perf_cntr_cfg" && f.name == "cntr_rst") clear_counters();
+  });
+}
+
+QueueCfg ArrSeqCsrs::queue_cfg() const {
+  const RegisterFile& t = top.regs();
+  return QueueCfg{t.get(fifo_size_sel_) != 0, t.get(bypass_peregwrite_) != 0, t.get(disable_depchk_) != 0};
+}
+
+bool ArrSeqCsrs::counters_enabled() const { return top.regs().get(cntr_en_) != 0; }
+
+ClusterCfg ArrSeqCsrs::cluster_cfg() const {
+  const RegisterFile& c = cluster.regs();
+  const std::uint32_t v = c.value(static_cast<std::uint32_t>(c.index_at(cluster_regs::arr_seq_cluster_cfg::arr_cluster_cfg::kOffset)));
+  namespace f = cluster_regs::arr_seq_cluster_cfg::arr_cluster_cfg;
+  ClusterCfg out;
+  out.matmul_done_last = f::matmul_done_last::get(v) != 0;
+  out.en_inter_instr_dly = f::en_inter_instr_dly::get(v) != 0;
+  out.inter_instr_dly_cnt = f::inter_instr_dly_cnt::get(v);
+  out.p2fifo_af = f::p2fifo_af::get(v);
+  out.flush_p2f_fifos = f::flush_p2f_fifos::get(v) != 0;
+  out.enable_wl_last_active_col = f::enable_wl_last_active_col::get(v) != 0;
+  out.wl_last_active_col = f::wl_last_active_col::get(v);
+  for (unsigned g = 0; g < 4; ++g) {
+    const std::string reg = "array_stagger_rg" + std::to_string(g) + "_ctrl1";
+    out.stagger_idle_limit[g] = c.get(c.field(reg, "rg" + std::to_string(g) + "_ctrl1"));
+  }
+  return out;
+}
+
+std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(disable_throttle_); }
+
+bool ArrSeqCsrs::count(CounterBank bank, unsigned rows, unsigned cols, unsigned row0, unsigned col0) {
+  const std::string tile = tile_counter_name(rows, cols, row0, col0);
+  if (tile.empty()) return false;
+  if (counters_enabled()) top.regs().add_to_counter(counters_[static_cast<std::size_t>(bank)].at(tile));
+  return true;
+}
+
+std::uint64_t ArrSeqCsrs::counter(CounterBank bank, std::string_view tile) const {
+  const auto& map = counters_[static_cast<std::size_t>(bank)];
+  const auto it = map.find(std::string(tile));
+  if (it == map.end()) throw std::invalid_argument("no per-tile counter named '" + std::string(tile) + "'");
+  return top.regs().read_counter(it->second);
+}
+
+void ArrSeqCsrs::clear_counters() {
+  for (auto& map : counters_)
+    for (auto& [name, ref] : map) top.regs().write_counter(ref, 0);
+}
+
+}  // namespace pevp::regfile
