@@ -2,6 +2,7 @@
 //   pe-vp demo [--out-dir DIR]          the README's main job (for now: decode a
 //                                       sample stream for every generation)
 //   pe-vp disasm --gen G FILE [--json]  decode a binary stream of 64-byte records
+//   pe-vp regs [--regfile R] [--json]   print a register file (top, cluster, protected, vp)
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "pevp/isa/format.h"
 #include "pevp/platform/disasm.h"
+#include "pevp/platform/regs.h"
 #include "pevp/platform/samples.h"
 
 namespace {
@@ -80,7 +82,18 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "Decode a sample instruction stream for every generation");
   demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here");
 
+  std::string regfile_name = "top";
+  bool regs_json = false;
+  auto* regs = app.add_subcommand("regs", "Print an arr_seq register file from its generated tables");
+  regs->add_option("--regfile", regfile_name, "top | cluster | protected | vp")
+      ->check(CLI::IsMember({"top", "cluster", "protected", "vp"}));
+  regs->add_flag("--json", regs_json, "JSON instead of text");
+
   CLI11_PARSE(app, argc, argv);
+  if (*regs) {
+    platform::print_regfile(**platform::regfile_by_name(regfile_name), regs_json, std::cout);
+    return 0;
+  }
   if (*disasm) return run_disasm(gen, path, json);
   if (*demo) return run_demo(out_dir);
   return 2;

@@ -33,3 +33,13 @@ endif()
 # Usage errors.
 expect_exit(2 ${PEVP} disasm --gen PLUTO ${WORK}/sample_CAYMAN.bin)
 expect_exit(2 ${PEVP} disasm --gen CAYMAN ${WORK}/does_not_exist.bin)
+
+# Register files.
+foreach(rf top cluster protected vp)
+  expect_exit(0 ${PEVP} regs --regfile ${rf})
+  expect_exit(0 ${PEVP} regs --regfile ${rf} --json)
+endforeach()
+execute_process(COMMAND ${PEVP} regs --regfile bogus RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "pe-vp regs --regfile bogus must fail")
+endif()
