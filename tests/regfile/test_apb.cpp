@@ -100,6 +100,24 @@ TEST(Apb, ClusterFieldsReachTheModel) {
   EXPECT_EQ(c.inter_instr_dly_cnt, 20u);
 }
 
+TEST(Apb, ResetRestoresEveryFace) {
+  ArrSeqCsrs csrs("csrs");
+  auto& s = csrs.apb();
+  wr(s, kTop + 0x000, 0x111);
+  wr(s, kTop + 0x004, 0x1);
+  csrs.count(CounterBank::PeRegWrite, 32, 32, 96, 96);
+  wr(s, kCluster + 0x0, 0);
+  wr(s, kProt + 0x0, 0, true);
+  wr(s, kSeq + 0x100, 7);  // a semaphore
+  csrs.reset();
+  EXPECT_EQ(rd(s, kTop + 0x000).data, 0u);
+  EXPECT_FALSE(csrs.counters_enabled());
+  EXPECT_EQ(csrs.counter(CounterBank::PeRegWrite, "tile_32x32_tile15"), 0u);
+  EXPECT_EQ(csrs.cluster_cfg().inter_instr_dly_cnt, 8u);
+  EXPECT_EQ(csrs.disable_throttle(), 0x1ffu);
+  EXPECT_EQ(rd(s, kSeq + 0x100).data, 0u);
+}
+
 TEST(Apb, DelayAddsOneAccessTimePerTransaction) {
   ArrSeqCsrsConfig cfg;
   cfg.access_time = sc_core::sc_time(30, sc_core::SC_NS);

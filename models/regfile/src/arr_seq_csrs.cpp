@@ -125,6 +125,10 @@ std::uint64_t ArrSeqCsrs::counter(CounterBank bank, std::string_view tile) const
   return top.regs().read_counter(it->second);
 }
 
+void ArrSeqCsrs::reset() {
+  for (RegFileTarget* face : {&top, &cluster, &protect, &seq}) face->regs().reset();
+}
+
 void ArrSeqCsrs::clear_counters() {
   for (auto& map : counters_)
     for (auto& [name, ref] : map) top.regs().write_counter(ref, 0);

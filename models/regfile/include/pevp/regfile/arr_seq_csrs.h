@@ -84,6 +84,8 @@ class ArrSeqCsrs : public sc_core::sc_module {
 
   // Clears every per-tile counter of the three banks (what cntr_rst does).
   void clear_counters();
+  // Restores every register of the four faces to its reset value (PRESETn).
+  void reset();
 
  private:
   ArrSeqCsrsConfig config_;
