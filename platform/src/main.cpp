@@ -4,6 +4,8 @@
 //   pe-vp disasm --gen G FILE [--json]  decode a binary stream of 64-byte records
 //   pe-vp regs [--regfile R] [--json]   print a register file (top, cluster, protected, vp)
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <systemc>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -67,7 +69,11 @@ int run_demo(const std::string& out_dir) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// sc_main, not main: pe-vp is a SystemC program (libsystemc provides main and
+// calls this once).
+int sc_main(int argc, char* argv[]) {
+  // The SystemC banner would land on stderr of every command; tools stay quiet.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
   app.require_subcommand(1);
 
