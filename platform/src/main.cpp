@@ -69,11 +69,15 @@ int run_demo(const std::string& out_dir) {
 
 }  // namespace
 
-// sc_main, not main: pe-vp is a SystemC program (libsystemc provides main and
-// calls this once).
-int sc_main(int argc, char* argv[]) {
-  // The SystemC banner would land on stderr of every command; tools stay quiet.
+// pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
+// sc_main once. main exists only to silence the SystemC banner, which would
+// otherwise land on stderr of every command (set the variable to 0 to see it).
+int main(int argc, char* argv[]) {
   setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
   app.require_subcommand(1);
 
