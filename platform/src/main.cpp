@@ -73,7 +73,7 @@ int run_demo(const std::string& out_dir) {
 // sc_main once. main exists only to silence the SystemC banner, which would
 // otherwise land on stderr of every command (set the variable to 0 to see it).
 int main(int argc, char* argv[]) {
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
