@@ -24,16 +24,16 @@ TEST(Apb, ArmSequenceOf003Section6) {
   EXPECT_TRUE(q.bypass_peregwrite_instr);
   EXPECT_TRUE(q.disable_dependency_check);
   // Counting before enabling does nothing.
-  EXPECT_TRUE(csrs.count(CounterBank::Matmul, 64, 32, 64, 32));
+  EXPECT_TRUE(csrs.count(CounterBank::Matmul, {64, 64, 32, 32}));
   EXPECT_EQ(csrs.counter(CounterBank::Matmul, "tile_64x32_tile9"), 0u);
   // 2. telemetry: pulse cntr_rst, then cntr_en.
   EXPECT_EQ(wr(s, kTop + 0x004, 1u << 4).status, tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(wr(s, kTop + 0x004, 1u << 0).status, tlm::TLM_OK_RESPONSE);
   EXPECT_TRUE(csrs.counters_enabled());
   // 3. the sequencer counts micro-ops on their tiles.
-  for (int i = 0; i < 3; ++i) csrs.count(CounterBank::Matmul, 64, 32, 64, 32);
-  csrs.count(CounterBank::WeightLoad, 128, 128, 0, 0);
-  EXPECT_FALSE(csrs.count(CounterBank::Matmul, 64, 32, 32, 0)) << "a misaligned tile has no counter";
+  for (int i = 0; i < 3; ++i) csrs.count(CounterBank::Matmul, {64, 64, 32, 32});
+  csrs.count(CounterBank::WeightLoad, {0, 128, 0, 128});
+  EXPECT_FALSE(csrs.count(CounterBank::Matmul, {32, 64, 0, 32})) << "a misaligned tile has no counter";
   // 4. observe: read the 48-bit counter over APB with 003's formula.
   const std::uint32_t lsb_off = top::offsets::arr_seq_ififo_perf_matmul_tile_64x32_tile9_instr_cnt_lsb;
   const auto lo = rd(s, kTop + lsb_off), hi = rd(s, kTop + lsb_off + 4);
@@ -105,7 +105,7 @@ TEST(Apb, ResetRestoresEveryFace) {
   auto& s = csrs.apb();
   wr(s, kTop + 0x000, 0x111);
   wr(s, kTop + 0x004, 0x1);
-  csrs.count(CounterBank::PeRegWrite, 32, 32, 96, 96);
+  csrs.count(CounterBank::PeRegWrite, {96, 32, 96, 32});
   wr(s, kCluster + 0x0, 0);
   wr(s, kProt + 0x0, 0, true);
   wr(s, kSeq + 0x100, 7);  // a semaphore

@@ -35,15 +35,6 @@ std::string_view bank_name(CounterBank bank) {
   return "";
 }
 
-std::string tile_counter_name(unsigned rows, unsigned cols, unsigned row0, unsigned col0) {
-  auto ok = [](unsigned origin, unsigned size) {
-    return (size == 32 || size == 64 || size == 128) && origin % size == 0 && origin + size <= 128;
-  };
-  if (!ok(row0, rows) || !ok(col0, cols)) return "";
-  const unsigned index = (row0 / 32) * 4 + col0 / 32;
-  return "tile_" + std::to_string(rows) + "x" + std::to_string(cols) + "_tile" + std::to_string(index);
-}
-
 ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
     : sc_core::sc_module(name),
       router("router"),
@@ -72,7 +63,7 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
       for (unsigned cols : {128u, 64u, 32u})
         for (unsigned r0 = 0; r0 < 128; r0 += rows)
           for (unsigned c0 = 0; c0 < 128; c0 += cols) {
-            const std::string tile = tile_counter_name(rows, cols, r0, c0);
+            const std::string tile = isa::counter_tile_name(isa::TileRect{r0, rows, c0, cols});
             map.emplace(tile, t.counter(std::string(bank_name(bank)) + "." + tile + "_instr_cnt_lsb"));
           }
   }
@@ -111,10 +102,10 @@ ClusterCfg ArrSeqCsrs::cluster_cfg() const {
 
 std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(disable_throttle_); }
 
-bool ArrSeqCsrs::count(CounterBank bank, unsigned rows, unsigned cols, unsigned row0, unsigned col0) {
-  const std::string tile = tile_counter_name(rows, cols, row0, col0);
-  if (tile.empty()) return false;
-  if (counters_enabled()) top.regs().add_to_counter(counters_[static_cast<std::size_t>(bank)].at(tile));
+bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
+  const std::string name = isa::counter_tile_name(tile);
+  if (name.empty()) return false;
+  if (counters_enabled()) top.regs().add_to_counter(counters_[static_cast<std::size_t>(bank)].at(name));
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <systemc>
 #include <unordered_map>
 
+#include "pevp/isa/tiles.h"
 #include "pevp/regfile/apb_router.h"
 #include "pevp/regfile/regfile_target.h"
 
@@ -73,10 +74,10 @@ class ArrSeqCsrs : public sc_core::sc_module {
   ClusterCfg cluster_cfg() const;
   std::uint32_t disable_throttle() const;  // throttle_cfg.disable_throttle[8:0], one bit per XBUS
 
-  // Counts one micro-op of `bank` on the tile rows x cols whose top-left corner
-  // is (row0, col0), when perf_cntr_cfg.cntr_en is set. Returns false (and
-  // counts nothing) for a tile the banks have no counter for.
-  bool count(CounterBank bank, unsigned rows, unsigned cols, unsigned row0, unsigned col0);
+  // Counts one micro-op of `bank` on `tile` when perf_cntr_cfg.cntr_en is set.
+  // Returns false (and counts nothing) for a tile the banks have no counter for
+  // (isa::counter_tile_name gives the 003 naming).
+  bool count(CounterBank bank, const isa::TileRect& tile);
   // The 48-bit counter of `tile` ("tile_64x32_tile9") in `bank`; throws
   // std::invalid_argument for an unknown tile name.
   std::uint64_t counter(CounterBank bank, std::string_view tile) const;
@@ -94,9 +95,5 @@ class ArrSeqCsrs : public sc_core::sc_module {
   FieldRef disable_throttle_;
 };
 
-// "tile_<rows>x<cols>_tile<index>" for a 128x128-array tile (index = the
-// top-left 32x32 quadrant, row-major over the 4x4 grid), or "" when the shape
-// or position has no counter (003 section 4.1).
-std::string tile_counter_name(unsigned rows, unsigned cols, unsigned row0, unsigned col0);
 
 }  // namespace pevp::regfile
