@@ -1,0 +1,75 @@
+// The PE array's functional core: operand decode and the fp32 matmul kernel, in plain C++ (no SystemC).
+//
+// The PE array module (issue 4 section 2) reads the stationary tile [K][M] and the moving tile [K][N] from SBUF, decodes
+// both to fp32 and computes dst[M][N] = stationary.T @ moving into PSUM. The numerics are the ones ../shared/DESIGN.md
+// "Defined numerics" fixes: for each (m, n) the K products are summed in fp32 in row order k = 0..K-1 starting from
+// +0, then added to dst in one fp32 add (accumulate) or stored (overwrite); a NaN result is stored as the canonical
+// quiet NaN 0x7FC00000 so the bits do not depend on the host's NaN propagation rules. Two kernels compute exactly
+// that: a plain reference loop and a register-blocked fast kernel (issue 4 section 5); they agree bit for bit.
+// The fp32_mode split (tf32, full fp32, Low_High) and the model decisions behind it are in docs/numerics-matmul.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "pevp/isa/enums.h"
+#include "pevp/isa/generation.h"
+
+namespace pevp::pe {
+
+// fp32 pattern every NaN result is stored as.
+inline constexpr std::uint32_t kCanonicalNan = 0x7FC00000u;
+
+// What one matmul operand is: its dtype on a generation plus the fp32 multiplier mode (None unless dtype is FP32).
+struct OperandType {
+  isa::Generation gen = isa::Generation::MARIANA;
+  isa::Dtype dtype = isa::Dtype::BFLOAT16;
+  isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;
+};
+
+// Why `t` cannot be a dense matmul operand, or "" when it can: the dtype must be BFLOAT16, FP16, FP8_EXP2/3/4/5 or
+// FP32 (docs/model-decisions.md D-DTYPE-INPUT) and fp32_mode must be Low/High/Low_High for FP32, None otherwise.
+std::string operand_error(const OperandType& t);
+
+// Bytes one element of `d` occupies in SBUF (1, 2 or 4), or 0 when `d` is not a dense matmul input.
+std::size_t operand_bytes(isa::Dtype d);
+
+// Decodes `count` little-endian elements of type `t` at `src` (count * operand_bytes(t.dtype) bytes) into fp32.
+// Narrow formats decode exactly (pevp::num); FP32 with Low rounds each value to tf32 (RNE, pevp::num::to_tf32);
+// FP32 with High or Low_High keeps the fp32 value exactly (the Low_High split happens in matmul()). Returns false
+// and writes nothing when operand_error(t) is not empty.
+bool decode_operands(const OperandType& t, const std::uint8_t* src, std::size_t count, float* dst);
+
+// The Low_High split of one fp32 value: hi = tf32(x) (RNE; truncated instead when RNE would overflow a finite x to
+// Inf), lo = tf32(x - hi) for finite x, lo = 0 for Inf and NaN. hi * hi', hi * lo' and lo * hi' are exact in fp32
+// (barring underflow); hi + lo is x to within 2^-22 relative.
+std::pair<float, float> split_tf32(float x);
+
+// The extents of one matmul: dst[m][n] (row-major, N contiguous) from stationary[k][m] and moving[k][n].
+struct MatmulShape {
+  std::size_t k = 0;  // contraction: rows of both tiles
+  std::size_t m = 0;  // stationary columns = output partitions
+  std::size_t n = 0;  // moving columns = output free size
+};
+
+enum class Kernel : std::uint8_t { Reference, Fast };
+
+// One pass of the defined order on decoded fp32 operands. Products are rounded fp32 multiplies (exact for decoded
+// bf16/fp16/fp8/tf32 inputs), never fused with the add. K == 0 gives sum = +0. dst must not alias the inputs.
+void matmul_pass_reference(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
+                           bool accumulate);
+void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
+                      bool accumulate);
+
+// A whole matmul on operands decoded by decode_operands() with the same fp32_mode:
+//   None / Low / High: one pass.
+//   Low_High: three passes over split operands (split_tf32), in this fixed order, each a full pass of the defined
+//   order: dst = (accumulate ? dst + S(hi, hi) : S(hi, hi)); dst = dst + S(hi, lo'); dst = dst + S(lo, hi'), where
+//   S(a, b') sums stationary part a times moving part b'. So a Low_High matmul costs 3 passes and the lo * lo' term
+//   is dropped.
+void matmul(Kernel kernel, isa::Fp32Mode fp32_mode, const float* stationary, const float* moving, float* dst,
+            const MatmulShape& shape, bool accumulate);
+
+}  // namespace pevp::pe
