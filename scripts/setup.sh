@@ -8,6 +8,7 @@ packages=(
   libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (pkg-config: systemc)
   libgtest-dev libgmock-dev # GoogleTest
   libbenchmark-dev          # Google Benchmark
+  libopenblas-dev           # sgemm reference for the matmul benchmark
   nlohmann-json3-dev        # JSON (decoder output, configuration)
   libcli11-dev              # command-line parsing of pe-vp
   libboost-dev
