@@ -1,0 +1,146 @@
+#include "pevp/memory/memory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace pevp::memory {
+
+std::string check_config(const MemoryConfig& c) {
+  if (c.partitions == 0 || c.partition_bytes == 0)
+    return "partitions and partition_bytes must both be > 0";
+  if (c.bank_bytes != 0 && c.partition_bytes % c.bank_bytes != 0)
+    return "bank_bytes (" + std::to_string(c.bank_bytes) + ") must divide partition_bytes (" +
+           std::to_string(c.partition_bytes) + ")";
+  if (c.beat_bytes == 0) return "beat_bytes must be > 0";
+  // The global map is 32-bit (D-ADDR); a larger memory could not be addressed.
+  if (c.size() > (std::uint64_t{1} << 32)) return "partitions x partition_bytes exceeds 4 GiB";
+  return {};
+}
+
+MemoryConfig sbuf_config(isa::Generation gen) {
+  const isa::Geometry& g = isa::geometry(gen);
+  MemoryConfig c;
+  c.name = "sbuf";
+  c.partitions = g.partitions;
+  c.partition_bytes = g.sbuf_partition_bytes;
+  return c;
+}
+
+MemoryConfig psum_config(isa::Generation gen) {
+  const isa::Geometry& g = isa::geometry(gen);
+  MemoryConfig c;
+  c.name = "psum";
+  c.partitions = g.partitions;
+  c.partition_bytes = g.psum_partition_bytes;
+  c.bank_bytes = g.psum_bank_bytes;
+  return c;
+}
+
+Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
+    : sc_core::sc_module(name), socket("socket"), config_(std::move(config)) {
+  if (const std::string why = check_config(config_); !why.empty()) {
+    // A platform construction mistake, not a software-visible access error.
+    SC_REPORT_ERROR(("/pevp/" + config_.name + "/config").c_str(), why.c_str());
+    return;
+  }
+  storage_.assign(config_.size(), 0);
+  socket.register_b_transport(this, &Memory::b_transport);
+  socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  socket.register_transport_dbg(this, &Memory::transport_dbg);
+}
+
+sc_core::sc_time Memory::transfer_time(std::uint64_t length) const {
+  const std::uint64_t beats = (length + config_.beat_bytes - 1) / config_.beat_bytes;
+  return config_.access_latency + config_.beat_latency * static_cast<double>(beats);
+}
+
+void Memory::fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status, const char* what) {
+  ++errors_;
+  trans.set_response_status(status);
+  // Per-transaction detail at debug verbosity: the status is the software-visible
+  // error, and SC_REPORT_ERROR would throw out of b_transport.
+  const std::string id = "/pevp/" + config_.name + "/" + what;
+  const std::string msg = "address 0x" + [&] {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(trans.get_address()));
+    return std::string(buf);
+  }() + " length " + std::to_string(trans.get_data_length()) + ": " + trans.get_response_string();
+  SC_REPORT_INFO_VERB(id.c_str(), msg.c_str(), sc_core::SC_DEBUG);
+}
+
+void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  delay += config_.access_latency;
+  const tlm::tlm_command cmd = trans.get_command();
+  const sc_dt::uint64 addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  const std::uint64_t size = storage_.size();
+  if (addr >= size || len > size - addr) return fail(trans, tlm::TLM_ADDRESS_ERROR_RESPONSE, "addr_error");
+  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  // Streaming (width < length: the same window repeated) is not modelled.
+  if (len == 0 || trans.get_streaming_width() < len) return fail(trans, tlm::TLM_BURST_ERROR_RESPONSE, "burst_error");
+  unsigned char* ptr = trans.get_data_ptr();
+  if (ptr == nullptr) return fail(trans, tlm::TLM_GENERIC_ERROR_RESPONSE, "null_data");
+  const unsigned char* be = trans.get_byte_enable_ptr();
+  const unsigned int be_len = trans.get_byte_enable_length();
+  if (be != nullptr) {
+    if (be_len == 0) return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
+    // Validate every enable before touching memory, so an error changes nothing.
+    for (unsigned int i = 0; i < be_len && i < len; ++i)
+      if (be[i] != TLM_BYTE_ENABLED && be[i] != TLM_BYTE_DISABLED)
+        return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
+  }
+  std::uint8_t* mem = storage_.data() + addr;
+  if (be == nullptr) {
+    if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(ptr, mem, len);
+    else std::memcpy(mem, ptr, len);
+  } else {
+    // Byte enables repeat modulo their length; disabled bytes are left alone on
+    // both sides (a read keeps the initiator's byte).
+    for (std::uint64_t i = 0; i < len; ++i) {
+      if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
+      if (cmd == tlm::TLM_READ_COMMAND) ptr[i] = mem[i];
+      else mem[i] = ptr[i];
+    }
+  }
+  delay += transfer_time(len) - config_.access_latency;
+  trans.set_dmi_allowed(true);
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+  const std::uint64_t size = storage_.size();
+  if (trans.get_address() >= size) {
+    // Deny the whole range above the memory so the initiator does not ask again.
+    dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_NONE);
+    dmi.set_start_address(size);
+    dmi.set_end_address(std::numeric_limits<sc_dt::uint64>::max());
+    return false;
+  }
+  dmi.set_dmi_ptr(storage_.data());
+  dmi.set_start_address(0);
+  dmi.set_end_address(size - 1);  // inclusive
+  dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_READ_WRITE);
+  // One access of one beat: what a single-beat b_transport would cost.
+  dmi.set_read_latency(transfer_time(1));
+  dmi.set_write_latency(transfer_time(1));
+  return true;
+}
+
+unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& trans) {
+  const sc_dt::uint64 addr = trans.get_address();
+  const std::uint64_t size = storage_.size();
+  unsigned char* ptr = trans.get_data_ptr();
+  if (addr >= size || ptr == nullptr || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+  const auto n = static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size - addr));
+  if (trans.is_read()) std::memcpy(ptr, storage_.data() + addr, n);
+  else std::memcpy(storage_.data() + addr, ptr, n);
+  return n;
+}
+
+}  // namespace pevp::memory
