@@ -34,9 +34,12 @@ template <std::size_t MR, std::size_t NR>
 inline void block(const float* stationary, const float* moving, float* dst, const MatmulShape& s, std::size_t m0,
                   std::size_t n0, bool accumulate) {
   float acc[MR][NR] = {};  // +0: the defined starting value
-  const float* a = stationary + m0;
-  const float* b = moving + n0;
-  for (std::size_t k = 0; k < s.k; ++k, a += s.m, b += s.n) {
+  for (std::size_t k = 0; k < s.k; ++k) {
+    // Row pointers are formed inside the loop: stepping one past the last row
+    // (a += s.m after the final k) would point beyond the array -- undefined
+    // behaviour that GCC -O3 turned into a read past the operands.
+    const float* a = stationary + k * s.m + m0;
+    const float* b = moving + k * s.n + n0;
     float bv[NR];
     for (std::size_t j = 0; j < NR; ++j) bv[j] = b[j];
     for (std::size_t i = 0; i < MR; ++i) {

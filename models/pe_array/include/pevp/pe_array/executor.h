@@ -1,0 +1,75 @@
+// The PE array's instruction executor (issue 4 section 2), in plain C++ (no SystemC): runs already-validated
+// LDWEIGHTS and MATMUL instructions (plain TENSOR3D patterns) against caller-provided SBUF and PSUM byte buffers.
+//
+// SBUF buffer byte i is SBUF address i (partition-major, isa::Geometry); PSUM buffer byte i is PSUM address
+// 0x2000000 + i (partition p byte o at p * 16 KiB + o). Every address an instruction touches is bounds-checked
+// against its partition and the buffer; on any error nothing is written and the executor's state is unchanged.
+// Semantics and the model decisions: docs/pe-array-executor.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pevp/isa/decode.h"
+#include "pevp/isa/tiles.h"
+#include "pevp/pe_array/compute.h"
+
+namespace pevp::pe {
+
+// The outcome of one instruction: ok, or the broken rule ("exec.k_mismatch") and a message naming the field and
+// value.
+struct ExecResult {
+  bool ok = true;
+  std::string rule;
+  std::string message;
+
+  static ExecResult success() { return {}; }
+  static ExecResult error(std::string rule, std::string message) { return {false, std::move(rule), std::move(message)}; }
+  std::string describe() const { return ok ? "ok" : message + " [" + rule + "]"; }
+};
+
+// What the last successful instruction did, for the per-tile perf counters.
+struct ExecStats {
+  isa::Opcode opcode = isa::Opcode::LDWEIGHTS;
+  isa::TileRect tile;
+  std::size_t k = 0, m = 0, n = 0;  // LDWEIGHTS: n = 0
+  std::uint64_t macs = 0;           // MATMUL: k * m * n; LDWEIGHTS: 0
+  unsigned passes = 0;              // MATMUL: kernel passes (3 for fp32 Low_High, else 1)
+  std::uint64_t elements_loaded = 0;  // LDWEIGHTS: k * m
+};
+
+// A loaded stationary: [k][m] decoded fp32 values (row-major, m contiguous) for one tile rectangle.
+struct Stationary {
+  isa::TileRect tile;
+  std::size_t k = 0, m = 0;
+  OperandType type;
+  std::vector<float> values;
+};
+
+class ArrayExecutor {
+ public:
+  static constexpr unsigned kBanks = 8;
+
+  ExecResult ldweights(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
+  ExecResult matmul(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
+                    std::size_t psum_bytes);
+
+  const ExecStats& last_stats() const { return stats_; }
+  // The stationary loaded for exactly `tile`, or null.
+  const Stationary* stationary(const isa::TileRect& tile) const;
+  std::size_t stationary_count() const { return stationaries_.size(); }
+  bool group_open(unsigned bank) const { return bank < kBanks && open_[bank]; }
+  // Forget every stationary and close every group (a reset of the array).
+  void reset();
+
+ private:
+  std::vector<Stationary> stationaries_;
+  std::array<bool, kBanks> open_{};
+  ExecStats stats_;
+};
+
+}  // namespace pevp::pe

@@ -1,0 +1,385 @@
+// ArrayExecutor: LDWEIGHTS / MATMUL against SBUF and PSUM byte buffers. See executor.h and
+// docs/pe-array-executor.md.
+#include "pevp/pe_array/executor.h"
+
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+#include "pevp/isa/generation.h"
+#include "pevp/numerics/convert.h"
+
+namespace pevp::pe {
+namespace {
+
+using isa::Generation;
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v;
+  return os.str();
+}
+
+// A plain TENSOR3D pattern read from a decoded instruction.
+struct Pattern3 {
+  std::string name;  // "src_mem_pattern"
+  std::uint32_t start = 0;
+  std::int64_t step[3] = {0, 0, 0};
+  std::int64_t num[3] = {0, 0, 0};
+  std::size_t count() const {
+    return static_cast<std::size_t>(num[0]) * static_cast<std::size_t>(num[1]) * static_cast<std::size_t>(num[2]);
+  }
+};
+
+// Reads `name` as a plain TENSOR3D, or explains why it is not one.
+ExecResult read_pattern(const isa::Decoded& d, const std::string& name, Pattern3& out) {
+  if (d.has(name + ".scale_addr"))
+    return ExecResult::error("exec.not_modelled", name + ": the MX tensor member is not modelled yet");
+  if (d.has(name + ".index_addr"))
+    return ExecResult::error("exec.not_modelled", name + ": the indirect member is not modelled yet");
+  if (!d.has(name + ".start_addr") || !d.has(name + ".num_elem[2]") || d.has(name + ".num_elem[3]"))
+    return ExecResult::error("exec.not_modelled", name + ": only a plain TENSOR3D pattern is modelled yet");
+  out.name = name;
+  out.start = static_cast<std::uint32_t>(d.get(name + ".start_addr"));
+  for (int i = 0; i < 3; ++i) {
+    out.step[i] = d.get(name + ".step_elem[" + std::to_string(i) + "]");
+    out.num[i] = d.get(name + ".num_elem[" + std::to_string(i) + "]");
+  }
+  return ExecResult::success();
+}
+
+// The buffer offsets of every element of `pat` in each of `partitions` partitions, partition-major then pattern
+// order (dimension 0 innermost). Region: base address, bytes per partition, partition count, buffer size.
+struct Region {
+  const char* what;  // "SBUF" / "PSUM"
+  std::uint32_t base;
+  std::uint32_t partition_bytes;
+  std::uint32_t partitions;
+  std::size_t buffer_bytes;
+};
+
+ExecResult gather_offsets(const Pattern3& pat, const Region& r, std::size_t partitions, std::size_t elem_bytes,
+                          std::vector<std::size_t>& offsets, std::size_t& first_partition,
+                          std::size_t& start_in_partition) {
+  if (pat.start < r.base || pat.start - r.base >= std::uint64_t{r.partition_bytes} * r.partitions)
+    return ExecResult::error("exec.pattern_region", pat.name + ".start_addr = " + hex(pat.start) + ": not in " +
+                                                        r.what);
+  const std::uint64_t rel = pat.start - r.base;
+  first_partition = static_cast<std::size_t>(rel / r.partition_bytes);
+  start_in_partition = static_cast<std::size_t>(rel % r.partition_bytes);
+  if (start_in_partition % elem_bytes != 0)
+    return ExecResult::error("exec.pattern_align", pat.name + ".start_addr = " + hex(pat.start) + ": not aligned to the " +
+                                                       std::to_string(elem_bytes) + "-byte element");
+  if (first_partition + partitions > r.partitions)
+    return ExecResult::error("exec.pattern_partitions",
+                             pat.name + ".start_addr = " + hex(pat.start) + ": partitions " +
+                                 std::to_string(first_partition) + ".." +
+                                 std::to_string(first_partition + partitions - 1) + " leave the " +
+                                 std::to_string(r.partitions) + " " + r.what + " partitions");
+  // Offsets within one partition, checked once (the pattern is the same in every partition).
+  std::vector<std::size_t> in_part;
+  in_part.reserve(pat.count());
+  for (std::int64_t i2 = 0; i2 < pat.num[2]; ++i2)
+    for (std::int64_t i1 = 0; i1 < pat.num[1]; ++i1)
+      for (std::int64_t i0 = 0; i0 < pat.num[0]; ++i0) {
+        const std::int64_t elem = i0 * pat.step[0] + i1 * pat.step[1] + i2 * pat.step[2];
+        const std::int64_t off = static_cast<std::int64_t>(start_in_partition) + elem * static_cast<std::int64_t>(elem_bytes);
+        if (off < 0 || off + static_cast<std::int64_t>(elem_bytes) > static_cast<std::int64_t>(r.partition_bytes))
+          return ExecResult::error("exec.pattern_partition_bounds",
+                                   pat.name + ": element [" + std::to_string(i2) + "][" + std::to_string(i1) + "][" +
+                                       std::to_string(i0) + "] at partition byte offset " + std::to_string(off) +
+                                       " leaves the " + std::to_string(r.partition_bytes) + "-byte " + r.what +
+                                       " partition");
+        in_part.push_back(static_cast<std::size_t>(off));
+      }
+  offsets.clear();
+  offsets.reserve(in_part.size() * partitions);
+  for (std::size_t p = 0; p < partitions; ++p) {
+    const std::size_t pbase = (first_partition + p) * r.partition_bytes;
+    for (std::size_t off : in_part) {
+      const std::size_t a = pbase + off;
+      if (a + elem_bytes > r.buffer_bytes)
+        return ExecResult::error("exec.buffer_bounds", pat.name + ": " + r.what + " address " +
+                                                           hex(r.base + a) + " is beyond the " +
+                                                           std::to_string(r.buffer_bytes) + "-byte " + r.what +
+                                                           " buffer");
+      offsets.push_back(a);
+    }
+  }
+  return ExecResult::success();
+}
+
+std::vector<std::uint8_t> pack_elements(const std::uint8_t* buf, const std::vector<std::size_t>& offsets,
+                                        std::size_t elem_bytes) {
+  std::vector<std::uint8_t> out(offsets.size() * elem_bytes);
+  for (std::size_t i = 0; i < offsets.size(); ++i) std::memcpy(&out[i * elem_bytes], buf + offsets[i], elem_bytes);
+  return out;
+}
+
+Region sbuf_region(Generation g, std::size_t bytes) {
+  const auto& geo = isa::geometry(g);
+  return {"SBUF", isa::Geometry::kSbufBase, geo.sbuf_partition_bytes, geo.partitions, bytes};
+}
+Region psum_region(Generation g, std::size_t bytes) {
+  const auto& geo = isa::geometry(g);
+  return {"PSUM", isa::Geometry::kPsumBase, geo.psum_partition_bytes, geo.partitions, bytes};
+}
+
+// Common instruction checks; fills the operand type.
+ExecResult check_common(const isa::Decoded& d, isa::Opcode want, OperandType& t, isa::TileRect& tile) {
+  if (!d.opcode || *d.opcode != want)
+    return ExecResult::error("exec.opcode", "opcode = " + hex(d.opcode_byte) + ": expected " +
+                                                std::string(isa::name(want)));
+  if (!d.valid())
+    return ExecResult::error("exec.invalid", "instruction is not valid: " + d.violations.front().describe());
+  t.gen = d.gen;
+  t.dtype = static_cast<isa::Dtype>(d.get("in_dtype"));
+  t.fp32_mode = static_cast<isa::Fp32Mode>(d.get("fp32_mode"));
+  if (std::string e = operand_error(t); !e.empty())
+    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(d.get("in_dtype")) + ", fp32_mode = " +
+                                                  std::to_string(d.get("fp32_mode")) + ": " + e);
+  if (d.get_or("flags.seed_mode", 0) != 0)
+    return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(d.get("flags.seed_mode")) +
+                                                      ": seed load/save is not modelled yet");
+  if (d.get_or("flags.scalar_mode", 0) != 0)
+    return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " +
+                                                      std::to_string(d.get("flags.scalar_mode")) +
+                                                      ": scalar mode is not modelled yet");
+  if (d.get_or("perf_opt", 0) != 0 || d.get_or("perf_mode", 0) != 0)
+    return ExecResult::error("exec.not_modelled", "perf_opt/perf_mode != 0: fp8 double_row and MX perf modes are "
+                                                  "not modelled yet");
+  if (d.get_or("bg_xpose_mode", 0) != 0)
+    return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(d.get("bg_xpose_mode")) +
+                                                      ": background transpose is not modelled yet");
+  auto r = isa::tile_of(d);
+  if (!r) return ExecResult::error("exec.tile", "the tile fields do not give a tile");
+  tile = *r;
+  return ExecResult::success();
+}
+
+bool xpose_of(const isa::Decoded& d) {
+  return d.get_or("transpose_mode", 0) != 0 || d.get_or("flags.xpose_mode", 0) != 0;
+}
+
+std::string tile_text(const isa::TileRect& t) {
+  return "rows " + std::to_string(t.row0) + "+" + std::to_string(t.rows) + ", cols " + std::to_string(t.col0) + "+" +
+         std::to_string(t.cols);
+}
+
+}  // namespace
+
+const Stationary* ArrayExecutor::stationary(const isa::TileRect& tile) const {
+  for (const auto& s : stationaries_)
+    if (s.tile == tile) return &s;
+  return nullptr;
+}
+
+void ArrayExecutor::reset() {
+  stationaries_.clear();
+  open_.fill(false);
+  stats_ = {};
+}
+
+ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  OperandType t;
+  isa::TileRect tile;
+  if (auto r = check_common(d, isa::Opcode::LDWEIGHTS, t, tile); !r.ok) return r;
+  Pattern3 pat;
+  if (auto r = read_pattern(d, "src_mem_pattern", pat); !r.ok) return r;
+  const std::size_t k = static_cast<std::size_t>(d.get("num_active_rows"));
+  const std::size_t m = static_cast<std::size_t>(d.get("num_active_cols"));
+  const bool xpose = xpose_of(d);
+  // Not transposed: K partitions of M elements. Transposed (model decision D-EXEC-XPOSE): M partitions of K
+  // elements, stationary[k][m] = sbuf_tile[m][k].
+  const std::size_t parts = xpose ? m : k, per = xpose ? k : m;
+  if (pat.count() != per)
+    return ExecResult::error("exec.pattern_count",
+                             "src_mem_pattern yields " + std::to_string(pat.count()) + " elements per partition, " +
+                                 (xpose ? "num_active_rows (K, transposed) = " : "num_active_cols (M) = ") +
+                                 std::to_string(per));
+  const std::size_t eb = operand_bytes(t.dtype);
+  std::vector<std::size_t> offs;
+  std::size_t p0 = 0, o0 = 0;
+  if (auto r = gather_offsets(pat, sbuf_region(d.gen, sbuf_bytes), parts, eb, offs, p0, o0); !r.ok) return r;
+  const auto bytes = pack_elements(sbuf, offs, eb);
+  std::vector<float> tilev(parts * per);
+  if (!decode_operands(t, bytes.data(), tilev.size(), tilev.data()))
+    return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+  Stationary s;
+  s.tile = tile;
+  s.k = k;
+  s.m = m;
+  s.type = t;
+  if (!xpose) {
+    s.values = std::move(tilev);
+  } else {
+    s.values.resize(k * m);
+    for (std::size_t mi = 0; mi < m; ++mi)
+      for (std::size_t ki = 0; ki < k; ++ki) std::memcpy(&s.values[ki * m + mi], &tilev[mi * k + ki], sizeof(float));
+  }
+  // A load replaces every stationary its tile overlaps.
+  std::vector<Stationary> kept;
+  for (auto& o : stationaries_)
+    if (!o.tile.overlaps(tile)) kept.push_back(std::move(o));
+  kept.push_back(std::move(s));
+  stationaries_ = std::move(kept);
+  stats_ = {};
+  stats_.opcode = isa::Opcode::LDWEIGHTS;
+  stats_.tile = tile;
+  stats_.k = k;
+  stats_.m = m;
+  stats_.elements_loaded = k * m;
+  return ExecResult::success();
+}
+
+ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
+                                 std::uint8_t* psum, std::size_t psum_bytes) {
+  OperandType t;
+  isa::TileRect tile;
+  if (auto r = check_common(d, isa::Opcode::MATMUL, t, tile); !r.ok) return r;
+  if (xpose_of(d))
+    return ExecResult::error("exec.not_modelled", "MATMUL xpose_mode/transpose_mode = 1: a transposing matmul is "
+                                                  "not modelled yet (transpose at LDWEIGHTS)");
+  Pattern3 src, dst;
+  if (auto r = read_pattern(d, "src_mem_pattern", src); !r.ok) return r;
+  if (auto r = read_pattern(d, "dst_mem_pattern", dst); !r.ok) return r;
+  const std::size_t k = static_cast<std::size_t>(d.get("num_active_rows"));
+  const std::size_t m = static_cast<std::size_t>(d.get("num_active_cols"));
+  const Stationary* st = stationary(tile);
+  if (!st)
+    return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
+  if (st->k != k)
+    return ExecResult::error("exec.k_mismatch", "num_active_rows = " + std::to_string(k) +
+                                                    ": the tile's stationary has K = " + std::to_string(st->k));
+  if (st->m != m)
+    return ExecResult::error("exec.m_mismatch", "num_active_cols = " + std::to_string(m) +
+                                                    ": the tile's stationary has M = " + std::to_string(st->m));
+  const bool st32 = st->type.dtype == isa::Dtype::FP32, mv32 = t.dtype == isa::Dtype::FP32;
+  if (st32 != mv32 || (st32 && st->type.fp32_mode != t.fp32_mode))
+    return ExecResult::error("exec.fp32_mix", "in_dtype = " + std::to_string(d.get("in_dtype")) + ", fp32_mode = " +
+                                                  std::to_string(d.get("fp32_mode")) +
+                                                  ": the stationary's dtype/fp32_mode differ (fp32/tf32 must not mix)");
+  // Output type.
+  const std::int64_t od = d.get("out_dtype");
+  bool out_bf16 = false;
+  if (od == 0 || od == static_cast<std::int64_t>(isa::Dtype::FP32)) {
+    out_bf16 = false;
+  } else if (od == static_cast<std::int64_t>(isa::Dtype::BFLOAT16) && isa::is_v4_plus(d.gen)) {
+    out_bf16 = true;
+  } else {
+    return ExecResult::error("exec.out_dtype", "out_dtype = " + std::to_string(od) +
+                                                   ": only FP32 (and BFLOAT16 from v4) PSUM output is modelled");
+  }
+  const std::size_t ob = out_bf16 ? 2 : 4;
+  const std::size_t n = src.count();
+  if (dst.count() != n)
+    return ExecResult::error("exec.pattern_count", "dst_mem_pattern yields " + std::to_string(dst.count()) +
+                                                       " elements per partition, src_mem_pattern " +
+                                                       std::to_string(n) + " (N)");
+  const std::size_t eb = operand_bytes(t.dtype);
+  std::vector<std::size_t> soffs, doffs;
+  std::size_t sp0 = 0, so0 = 0, dp0 = 0, do0 = 0;
+  if (auto r = gather_offsets(src, sbuf_region(d.gen, sbuf_bytes), k, eb, soffs, sp0, so0); !r.ok) return r;
+  const Region pr = psum_region(d.gen, psum_bytes);
+  if (auto r = gather_offsets(dst, pr, m, ob, doffs, dp0, do0); !r.ok) return r;
+  const auto& geo = isa::geometry(d.gen);
+  const std::size_t bank_bytes = geo.psum_bank_bytes;
+  const unsigned bank = static_cast<unsigned>(do0 / bank_bytes);
+  // Every dst element stays in the start's bank (D-EXEC-BANK).
+  for (std::size_t i = 0; i < n && !doffs.empty(); ++i) {
+    const std::size_t in_part = doffs[i] % geo.psum_partition_bytes;
+    if (in_part / bank_bytes != bank)
+      return ExecResult::error("exec.psum_bank_cross", "dst_mem_pattern: element " + std::to_string(i) +
+                                                           " at partition byte offset " + std::to_string(in_part) +
+                                                           " leaves PSUM bank " + std::to_string(bank));
+  }
+  // PSUM group semantics.
+  bool accumulate = false, zero = false, open_after = open_[bank];
+  unsigned zero_banks = 0;
+  const bool has_groups = d.has("psum_accumulate_flags");
+  if (!has_groups) {  // MAVERICK: accumulate_flag only
+    accumulate = d.get("flags.accumulate_flag") != 0;
+  } else {
+    const auto f = static_cast<std::uint8_t>(d.get("psum_accumulate_flags"));
+    const bool begin = f & isa::psum_flags::BEGIN_MATMUL_GROUP;
+    const bool begin_acc = f & isa::psum_flags::BEGIN_ACCUM_MATMUL_GROUP;
+    const bool end = f & isa::psum_flags::END_MATMUL_GROUP;
+    if (begin && begin_acc)
+      return ExecResult::error("exec.psum_flags", "psum_accumulate_flags = " + std::to_string(f) +
+                                                      ": BEGIN and BEGIN_ACCUM together");
+    if ((begin || begin_acc) && open_[bank])
+      return ExecResult::error("exec.psum_group_open", "psum_accumulate_flags = " + isa::psum_flags_name(f) +
+                                                           ": a group is already open in PSUM bank " +
+                                                           std::to_string(bank));
+    if (!begin && !begin_acc && !open_[bank])
+      return ExecResult::error("exec.psum_group_unopened", "psum_accumulate_flags = " + isa::psum_flags_name(f) +
+                                                               ": accumulate into an unopened group (PSUM bank " +
+                                                               std::to_string(bank) + ")");
+    zero = begin;
+    if (d.has("flags.accumulate_flag")) {  // MARIANA: the flag chooses add vs overwrite
+      accumulate = d.get("flags.accumulate_flag") != 0;
+    } else {  // CAYMAN: BEGIN overwrites, everything else adds
+      accumulate = !begin;
+    }
+    open_after = !end;
+    if (zero) zero_banks = isa::zero_region_banks(static_cast<isa::ZeroRegion>(d.get_or("psum_zero_region", 0)));
+    if (zero_banks > kBanks)
+      return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " +
+                                                            std::to_string(d.get("psum_zero_region")) +
+                                                            ": more than 8 banks");
+  }
+  // Zero region bounds (before any write).
+  std::size_t zlo = 0, zhi = 0;
+  if (zero) {
+    const std::size_t block = bank / zero_banks * zero_banks;
+    zlo = block * bank_bytes;
+    zhi = (block + zero_banks) * bank_bytes;
+    const std::size_t last = (dp0 + m - 1) * geo.psum_partition_bytes + zhi;
+    if (m > 0 && last > psum_bytes)
+      return ExecResult::error("exec.buffer_bounds", "psum_zero_region: PSUM address " +
+                                                         hex(isa::Geometry::kPsumBase + last - 1) + " is beyond the " +
+                                                         std::to_string(psum_bytes) + "-byte PSUM buffer");
+  }
+  // Compute.
+  const auto sbytes = pack_elements(sbuf, soffs, eb);
+  std::vector<float> moving(k * n);
+  if (!decode_operands(t, sbytes.data(), moving.size(), moving.data()))
+    return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+  std::vector<float> out(m * n, 0.0f);
+  if (accumulate && !zero) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out_bf16) {
+        std::uint16_t h;
+        std::memcpy(&h, psum + doffs[i], 2);
+        out[i] = num::from_bf16(h);
+      } else {
+        std::memcpy(&out[i], psum + doffs[i], 4);
+      }
+    }
+  }
+  pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving.data(), out.data(), {k, m, n}, accumulate);
+  // Commit: zero, then write.
+  if (zero)
+    for (std::size_t p = 0; p < m; ++p)
+      std::memset(psum + (dp0 + p) * geo.psum_partition_bytes + zlo, 0, zhi - zlo);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out_bf16) {
+      const std::uint16_t h = num::to_bf16(out[i]);
+      std::memcpy(psum + doffs[i], &h, 2);
+    } else {
+      std::memcpy(psum + doffs[i], &out[i], 4);
+    }
+  }
+  if (has_groups) open_[bank] = open_after;
+  stats_ = {};
+  stats_.opcode = isa::Opcode::MATMUL;
+  stats_.tile = tile;
+  stats_.k = k;
+  stats_.m = m;
+  stats_.n = n;
+  stats_.macs = static_cast<std::uint64_t>(k) * m * n;
+  stats_.passes = t.fp32_mode == isa::Fp32Mode::Low_High ? 3 : 1;
+  return ExecResult::success();
+}
+
+}  // namespace pevp::pe
