@@ -35,9 +35,9 @@ inline void block(const float* stationary, const float* moving, float* dst, cons
                   std::size_t n0, bool accumulate) {
   float acc[MR][NR] = {};  // +0: the defined starting value
   for (std::size_t k = 0; k < s.k; ++k) {
-    // Row pointers are formed inside the loop: stepping one past the last row
-    // (a += s.m after the final k) would point beyond the array -- undefined
-    // behaviour that GCC -O3 turned into a read past the operands.
+    // Row pointers are formed from the index, never stepped past the last row
+    // (that would be undefined behaviour). The target is built without GCC's
+    // loop vectorizer, which read a row past the operands (CMakeLists.txt).
     const float* a = stationary + k * s.m + m0;
     const float* b = moving + k * s.n + n0;
     float bv[NR];
