@@ -285,13 +285,16 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
   const auto& geo = isa::geometry(d.gen);
   const std::size_t bank_bytes = geo.psum_bank_bytes;
   const unsigned bank = static_cast<unsigned>(do0 / bank_bytes);
-  // Every dst element stays in the start's bank (D-EXEC-BANK).
+  // Every dst element stays in the start's bank (D-EXEC-BANK). The validator
+  // already demands this on CAYMAN; a v4+ output spanning banks is valid ISA
+  // but not modelled by the executor yet.
   for (std::size_t i = 0; i < n && !doffs.empty(); ++i) {
     const std::size_t in_part = doffs[i] % geo.psum_partition_bytes;
     if (in_part / bank_bytes != bank)
       return ExecResult::error("exec.psum_bank_cross", "dst_mem_pattern: element " + std::to_string(i) +
                                                            " at partition byte offset " + std::to_string(in_part) +
-                                                           " leaves PSUM bank " + std::to_string(bank));
+                                                           " leaves PSUM bank " + std::to_string(bank) +
+                                                           " (a matmul output spanning PSUM banks is not modelled yet)");
   }
   // PSUM group semantics.
   bool accumulate = false, zero = false, open_after = open_[bank];

@@ -55,18 +55,11 @@ RegisterFile::BusStatus RegisterFile::bus_write(std::uint32_t offset, std::uint3
   const std::uint32_t old = values_[static_cast<std::size_t>(i)];
   std::uint32_t next = old;
   bool touched_ro = false;
-  std::vector<const FieldDesc*> pulses;
   for (std::size_t k = 0; k < r.num_fields; ++k) {
     const FieldDesc& f = r.fields[k];
     const std::uint32_t m = f.mask() & byte_mask;
-    if (m == 0) continue;
-    switch (f.access) {
-      case Access::RW: next = (next & ~m) | (data & m); break;
-      case Access::RO: touched_ro = touched_ro || ((data ^ old) & m) != 0; break;
-      case Access::PulseOnW:
-        if (data & m) pulses.push_back(&f);
-        break;
-    }
+    if (f.access == Access::RW) next = (next & ~m) | (data & m);
+    if (f.access == Access::RO) touched_ro = touched_ro || ((data ^ old) & m) != 0;
   }
   // A write that tries to change RO bits is dropped for those bits and counted
   // (docs/registers.md "RO writes").
@@ -74,8 +67,10 @@ RegisterFile::BusStatus RegisterFile::bus_write(std::uint32_t offset, std::uint3
   values_[static_cast<std::size_t>(i)] = next;
   if (next != old)
     for (auto& cb : on_write_) cb(r, old, next);
-  for (const FieldDesc* f : pulses)
-    for (auto& cb : on_pulse_) cb(r, *f);
+  // Pulses fire after the register is updated (a callback may read it).
+  for (std::size_t k = 0; k < r.num_fields; ++k)
+    if (r.fields[k].access == Access::PulseOnW && (data & r.fields[k].mask() & byte_mask) != 0)
+      for (auto& cb : on_pulse_) cb(r, r.fields[k]);
   return BusStatus::Ok;
 }
 
