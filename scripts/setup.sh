@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev # GoogleTest
   libbenchmark-dev          # Google Benchmark
   libopenblas-dev           # sgemm reference for the matmul benchmark
+  libhwy-dev                # Highway: portable SIMD with runtime dispatch (matmul kernel)
   nlohmann-json3-dev        # JSON (decoder output, configuration)
   libcli11-dev              # command-line parsing of pe-vp
   libboost-dev
