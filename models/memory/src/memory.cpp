@@ -39,7 +39,7 @@ MemoryConfig psum_config(isa::Generation gen) {
 }
 
 Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
-    : sc_core::sc_module(name), socket("socket"), config_(std::move(config)) {
+    : sc_core::sc_module(name), socket("socket"), array_socket("array_socket"), config_(std::move(config)) {
   if (const std::string why = check_config(config_); !why.empty()) {
     // A platform construction mistake, not a software-visible access error.
     SC_REPORT_ERROR(("/pevp/" + config_.name + "/config").c_str(), why.c_str());
@@ -49,6 +49,9 @@ Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &Memory::transport_dbg);
+  array_socket.register_b_transport(this, &Memory::b_transport);
+  array_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  array_socket.register_transport_dbg(this, &Memory::transport_dbg);
 }
 
 sc_core::sc_time Memory::transfer_time(std::uint64_t length) const {

@@ -48,7 +48,11 @@ MemoryConfig psum_config(isa::Generation gen);
 
 class Memory : public sc_core::sc_module {
  public:
+  // Two ports on the same array: `socket` for the system bus (host loads and
+  // read-backs), `array_socket` for the PE array (DMI). A simple target socket
+  // takes one initiator, and the two paths are separate ports in hardware too.
   tlm_utils::simple_target_socket<Memory> socket;
+  tlm_utils::simple_target_socket_optional<Memory> array_socket;
 
   Memory(sc_core::sc_module_name name, MemoryConfig config);
   Memory(const Memory&) = delete;

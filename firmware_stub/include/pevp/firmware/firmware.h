@@ -1,0 +1,67 @@
+// The PE firmware stand-in. The SEQ hands it each 64-byte instruction; it routes
+// the raw opcode byte through the compare chain the MARIANA PE DEBUG IRAM uses
+// (spec 000 section 2.1: 0x01, 0x02, 0x03, 0x06, 0x07, 0x08, 0x09, 0x0a, then
+// 0xe4 after the SEQ-core control opcodes), and the handler -- which prints the
+// firmware's own DEBUG self-name ("S: Ldweights", "XS: MatmulMX") -- checks the
+// instruction and emits micro-ops for the arr_seq sequencer.
+//
+// Handlers modelled: Ldweights, Matmul, PeRegWrite. The others (LdTags,
+// MatmulSparse, PeManageSeed, LdweightsMX, MatmulMX, ConvLutLoad) name
+// themselves and then fault with rule "seq.not_modelled": the instruction is
+// rejected, never silently skipped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pevp/isa/decode.h"
+#include "pevp/pe_array/micro_op.h"
+
+namespace pevp::fw {
+
+enum class Handler : std::uint8_t {
+  Ldweights, Matmul, PeRegWrite, LdTags, MatmulSparse, PeManageSeed, LdweightsMX, MatmulMX, ConvLutLoad,
+  None,  // not a PE opcode: the chain falls through (SEQ-core control opcodes live there)
+};
+
+// The compare chain on the raw opcode byte (no normalisation, no generation).
+Handler dispatch(std::uint8_t raw_opcode);
+std::string_view name(Handler h);  // "Ldweights", ...
+
+// Why an instruction was rejected: the rule (isa::rule_number gives its number),
+// the field path ("" when no single field), its value and a message.
+struct Fault {
+  std::string rule;
+  std::string field;
+  std::int64_t value = 0;
+  std::string message;
+  std::string describe() const;  // "<field> = <value>: <message> [<rule>]"
+};
+
+struct HandlerOutput {
+  Handler handler = Handler::None;
+  std::string self_name;           // the DEBUG line the handler printed ("S: Matmul"); "" for None
+  std::vector<pe::MicroOp> ops;    // empty on a fault
+  std::optional<Fault> fault;
+};
+
+class Firmware {
+ public:
+  // Handles one decoded instruction (isa::decode ran the validity rules). Keeps
+  // the cross-instruction state the rules need (the stationary's dtype per cell,
+  // isa::StreamChecker), so feed instructions in program order.
+  HandlerOutput handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index);
+
+  // Forget the cross-instruction state (a reset of the SEQ).
+  void reset() { stream_ = {}; }
+
+ private:
+  isa::StreamChecker stream_;
+};
+
+}  // namespace pevp::fw

@@ -1,0 +1,103 @@
+#include "pevp/firmware/firmware.h"
+
+#include "pevp/isa/tiles.h"
+
+namespace pevp::fw {
+
+Handler dispatch(std::uint8_t op) {
+  // The order of the chain in the DEBUG IRAM (spec 000 section 2.1). A compare
+  // chain, not a table: the raw byte is compared as is.
+  if (op == 0x01) return Handler::Ldweights;
+  if (op == 0x02) return Handler::Matmul;
+  if (op == 0x03) return Handler::PeRegWrite;
+  if (op == 0x06) return Handler::LdTags;
+  if (op == 0x07) return Handler::MatmulSparse;
+  if (op == 0x08) return Handler::PeManageSeed;
+  if (op == 0x09) return Handler::LdweightsMX;
+  if (op == 0x0a) return Handler::MatmulMX;
+  // (0x9f.. SEQ-core control opcodes are compared here in the firmware.)
+  if (op == 0xe4) return Handler::ConvLutLoad;
+  return Handler::None;
+}
+
+std::string_view name(Handler h) {
+  switch (h) {
+    case Handler::Ldweights: return "Ldweights";
+    case Handler::Matmul: return "Matmul";
+    case Handler::PeRegWrite: return "PeRegWrite";
+    case Handler::LdTags: return "LdTags";
+    case Handler::MatmulSparse: return "MatmulSparse";
+    case Handler::PeManageSeed: return "PeManageSeed";
+    case Handler::LdweightsMX: return "LdweightsMX";
+    case Handler::MatmulMX: return "MatmulMX";
+    case Handler::ConvLutLoad: return "ConvLutLoad";
+    case Handler::None: return "None";
+  }
+  return "?";
+}
+
+std::string Fault::describe() const {
+  std::string s;
+  if (!field.empty()) s = field + " = " + std::to_string(value) + ": ";
+  return s + message + " [" + rule + "]";
+}
+
+namespace {
+
+Fault from_violation(const isa::Violation& v) { return {v.rule, v.field, v.value, v.message}; }
+
+std::optional<pe::MicroOpKind> modelled_kind(Handler h) {
+  switch (h) {
+    case Handler::Ldweights: return pe::MicroOpKind::WeightLoad;
+    case Handler::Matmul: return pe::MicroOpKind::Matmul;
+    case Handler::PeRegWrite: return pe::MicroOpKind::PeRegWrite;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint64_t index) {
+  HandlerOutput out;
+  out.handler = dispatch(d->opcode_byte);
+  if (out.handler == Handler::None || !d->opcode) {
+    // Not a PE opcode of this generation (e.g. 0x08 on CAYMAN): the decoder's
+    // opcode.unknown violation says which byte.
+    out.fault = d->violations.empty()
+                    ? Fault{"opcode.unknown", "header.opcode", d->opcode_byte, "not a PE opcode"}
+                    : from_violation(d->violations.front());
+    return out;
+  }
+  out.self_name = isa::firmware_self_name(*d);
+  if (!d->valid()) {
+    out.fault = from_violation(d->violations.front());
+    return out;
+  }
+  auto kind = modelled_kind(out.handler);
+  if (!kind) {
+    out.fault = Fault{"seq.not_modelled", "header.opcode", d->opcode_byte,
+                      std::string(isa::name(*d->opcode)) + " (" + out.self_name +
+                          ") is not modelled yet; the instruction is rejected"};
+    return out;
+  }
+  // Rules that span instructions (the fp32/tf32 no-mix between a stationary and
+  // its matmul). Only instructions that will execute update the state.
+  if (auto v = stream_.check(*d); !v.empty()) {
+    out.fault = from_violation(v.front());
+    return out;
+  }
+  auto tile = isa::tile_of(*d);
+  if (!tile) {
+    out.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
+    return out;
+  }
+  pe::MicroOp op;
+  op.kind = *kind;
+  op.instr_index = index;
+  op.instr = std::move(d);
+  op.tile = *tile;
+  out.ops.push_back(std::move(op));
+  return out;
+}
+
+}  // namespace pevp::fw

@@ -1,0 +1,67 @@
+// The PE array as a SystemC module: executes the micro-ops the arr_seq
+// sequencer issues, on SBUF and PSUM reached through DMI (one pointer each,
+// fetched once; no per-element transactions). The functional work is
+// ArrayExecutor's (plain C++); this module adds the bus side (DMI over the two
+// initiator sockets), PeRegWrite, and the per-tile PE registers it writes.
+//
+// Timing is not here: the arr_seq sequencer asks its CostModel how long a
+// micro-op takes (models/arr_seq/cost_model.h), the one place delays are
+// annotated.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "pevp/isa/generation.h"
+#include "pevp/pe_array/executor.h"
+#include "pevp/pe_array/micro_op.h"
+
+namespace pevp::pe {
+
+class PeArray : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<PeArray> sbuf_port;  // bind to the SBUF memory target
+  tlm_utils::simple_initiator_socket<PeArray> psum_port;  // bind to the PSUM memory target
+
+  PeArray(sc_core::sc_module_name name, isa::Generation gen);
+
+  // Executes one micro-op now. `bypass_peregwrite` is queue_cfg.bypass_peregwrite_instr:
+  // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an
+  // error nothing is written.
+  ExecResult execute(const MicroOp& op, bool bypass_peregwrite);
+
+  // What the last successful WeightLoad / Matmul did (shapes, MACs).
+  const ExecStats& last_stats() const { return exec_.last_stats(); }
+  const ArrayExecutor& executor() const { return exec_; }
+
+  // The PE register `reg_addr` of the tile whose top-left PE is (row0, col0), as
+  // the last PeRegWrite there set it; 0 when never written (model decision
+  // D-PEREGWRITE: the register's meaning is not public).
+  std::uint32_t pe_register(unsigned row0, unsigned col0, std::uint32_t reg_addr) const;
+
+  // Forget stationaries, groups and PE registers.
+  void reset();
+
+ private:
+  struct Span {
+    std::uint8_t* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  // DMI to the memory behind `port`; an error (SC_REPORT_ERROR at elaboration
+  // time, not in a transport) when the target grants none.
+  Span acquire(tlm_utils::simple_initiator_socket<PeArray>& port, const char* what);
+  void end_of_elaboration() override;
+  ExecResult pe_reg_write(const MicroOp& op, bool bypass);
+
+  isa::Generation gen_;
+  ArrayExecutor exec_;
+  Span sbuf_, psum_;
+  std::map<std::tuple<unsigned, unsigned, std::uint32_t>, std::uint32_t> pe_regs_;
+};
+
+}  // namespace pevp::pe

@@ -1,0 +1,69 @@
+#include "pevp/pe_array/pe_array.h"
+
+#include <cstring>
+#include <string>
+
+namespace pevp::pe {
+
+PeArray::PeArray(sc_core::sc_module_name name, isa::Generation gen)
+    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), gen_(gen) {}
+
+PeArray::Span PeArray::acquire(tlm_utils::simple_initiator_socket<PeArray>& port, const char* what) {
+  tlm::tlm_generic_payload trans;
+  tlm::tlm_dmi dmi;
+  trans.set_command(tlm::TLM_WRITE_COMMAND);
+  trans.set_address(0);
+  if (!port->get_direct_mem_ptr(trans, dmi) || !dmi.is_read_write_allowed() || dmi.get_start_address() != 0) {
+    SC_REPORT_ERROR(name(), (std::string(what) + ": the memory grants no read/write DMI from address 0").c_str());
+    return {};
+  }
+  return {dmi.get_dmi_ptr(), static_cast<std::size_t>(dmi.get_end_address() - dmi.get_start_address() + 1)};
+}
+
+void PeArray::end_of_elaboration() {
+  sbuf_ = acquire(sbuf_port, "SBUF");
+  psum_ = acquire(psum_port, "PSUM");
+}
+
+ExecResult PeArray::execute(const MicroOp& op, bool bypass_peregwrite) {
+  if (!sbuf_.ptr || !psum_.ptr) return ExecResult::error("exec.buffer_bounds", "the PE array has no DMI to SBUF/PSUM");
+  switch (op.kind) {
+    case MicroOpKind::WeightLoad: return exec_.ldweights(*op.instr, sbuf_.ptr, sbuf_.bytes);
+    case MicroOpKind::Matmul: return exec_.matmul(*op.instr, sbuf_.ptr, sbuf_.bytes, psum_.ptr, psum_.bytes);
+    case MicroOpKind::PeRegWrite: return pe_reg_write(op, bypass_peregwrite);
+  }
+  return ExecResult::error("exec.opcode", "unknown micro-op kind");
+}
+
+ExecResult PeArray::pe_reg_write(const MicroOp& op, bool bypass) {
+  const isa::Decoded& d = *op.instr;
+  const auto reg = static_cast<std::uint32_t>(d.get("reg_addr"));
+  std::uint32_t value = static_cast<std::uint32_t>(d.get("imm_value"));
+  if (!bypass) {
+    // D-PEREGWRITE: the value is the 32-bit little-endian word at the source
+    // pattern's start address in SBUF.
+    const auto addr = static_cast<std::uint64_t>(d.get("src_mem_pattern.start_addr"));
+    const auto& geo = isa::geometry(gen_);
+    const std::uint64_t part = addr / geo.sbuf_partition_bytes, off = addr % geo.sbuf_partition_bytes;
+    if (addr < isa::Geometry::kSbufBase || part >= geo.partitions || off + 4 > geo.sbuf_partition_bytes ||
+        addr + 4 > sbuf_.bytes)
+      return ExecResult::error("seq.peregwrite_src",
+                               "src_mem_pattern.start_addr = " + std::to_string(addr) +
+                                   ": the 4-byte PeRegWrite source must lie inside one SBUF partition");
+    std::memcpy(&value, sbuf_.ptr + addr, 4);
+  }
+  pe_regs_[{op.tile.row0, op.tile.col0, reg}] = value;
+  return ExecResult::success();
+}
+
+std::uint32_t PeArray::pe_register(unsigned row0, unsigned col0, std::uint32_t reg_addr) const {
+  auto it = pe_regs_.find({row0, col0, reg_addr});
+  return it == pe_regs_.end() ? 0 : it->second;
+}
+
+void PeArray::reset() {
+  exec_.reset();
+  pe_regs_.clear();
+}
+
+}  // namespace pevp::pe

@@ -1,0 +1,129 @@
+// The SEQ instruction dispatcher: the engine's instruction queue and the loop
+// that feeds the arr_seq sequencer.
+//
+// Bus side: `iq`, a write-only TLM target. A write of n x 64 bytes at a
+// 64-byte-aligned offset queues n instructions in order (single writes and
+// bursts alike). When the queue lacks space, a write from an SC_THREAD waits for
+// it (back-pressure); from anywhere else it fails with TLM_GENERIC_ERROR_RESPONSE
+// and queues nothing. vp_seq iq_status shows level and space.
+//
+// The loop, per instruction in order: decode + validate (isa::decode) -> raw
+// opcode dispatch into the firmware stub, whose handler logs its self-name ("S:
+// Matmul") at SC_DEBUG verbosity and emits micro-ops -> wait for the EVENTS wait
+// semaphore (WAIT_GE / WAIT_EQ) -> push the micro-ops into the IFIFO. When the
+// instruction's last micro-op completes, its EVENTS update (SET / INCREMENT /
+// DECREMENT) is applied and retired_cnt counts it; when the queue has drained,
+// seq_status.done and irq_status.done are set.
+//
+// A fault -- an invalid instruction, an opcode not modelled yet, an execution
+// error in the array, a semaphore that would under/overflow -- writes the error
+// record (instruction index, opcode, field offset, value, rule number), sets
+// seq_status.error and irq_status.error, and stops the queue: instructions after
+// it that already reached the IFIFO are taken back unexecuted. seq_cmd.clear_error
+// clears the record and resumes with the next instruction. The `irq` output is
+// OR(irq_status & irq_enable), a signal. docs/seq.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "pevp/arr_seq/arr_seq.h"
+#include "pevp/firmware/firmware.h"
+#include "pevp/isa/decode.h"
+#include "pevp/regfile/arr_seq_csrs.h"
+
+namespace pevp::seq {
+
+struct SeqConfig {
+  unsigned queue_depth = 256;  // instructions (model choice, D-IQ)
+  std::uint64_t window_bytes = 0x1000;  // size of the iq window
+};
+
+// The last fault, as the error CSRs hold it plus the text for logs.
+struct ErrorRecord {
+  std::uint64_t index = 0;  // instruction index in the submitted stream (0-based)
+  std::uint8_t opcode = 0;
+  std::uint8_t field_offset = 0xFF;  // byte offset of the field in the instruction; 0xFF = none
+  std::uint16_t rule_number = 0;
+  std::string rule;
+  std::string field;
+  std::int64_t value = 0;
+  std::string message;  // "instruction 3 (MATMUL): in_dtype = 12: ... [mm.in_dtype]"
+};
+
+class Seq : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Seq> iq;
+  // The interrupt line: OR(irq_status & irq_enable). Bind an sc_in<bool> to it.
+  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> irq;
+
+  SC_HAS_PROCESS(Seq);
+
+  Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
+      SeqConfig config = {});
+
+  // Queues one instruction as a bus write would (for tools and tests); false when full.
+  bool try_push(const isa::RawInstruction& raw);
+  unsigned level() const { return static_cast<unsigned>(queue_.size()); }
+  unsigned space() const { return config_.queue_depth - level(); }
+  std::uint64_t submitted() const { return next_index_; }
+  std::uint64_t retired() const { return retired_; }
+  bool busy() const;
+  const std::optional<ErrorRecord>& error() const { return error_; }
+  // The firmware self-name lines printed so far (also SC_REPORT_INFO_VERB at SC_DEBUG).
+  const std::deque<std::string>& firmware_log() const { return fw_log_; }
+  // Notified whenever the SEQ goes idle (done) or stops on an error.
+  const sc_core::sc_event& settled_event() const { return settled_; }
+  std::uint32_t semaphore(unsigned i) const;
+
+ private:
+  struct Entry {
+    std::uint64_t index;
+    isa::RawInstruction raw;
+  };
+  struct Pending {  // an instruction whose micro-ops are in the IFIFO or in flight
+    Entry entry;
+    std::shared_ptr<const isa::Decoded> decoded;
+  };
+
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void run();
+  void on_complete(const pe::MicroOp& op);
+  void on_fault(const pe::MicroOp& op, const pe::ExecResult& r);
+  void fault(std::uint64_t index, const isa::Decoded& d, std::string rule, std::string field, std::int64_t value,
+             std::string message);
+  bool wait_satisfied(const isa::Decoded& d) const;
+  std::optional<fw::Fault> apply_update(const isa::Decoded& d);
+  void set_semaphore(unsigned i, std::uint32_t v);
+  void update_status();
+  void clear_error();
+
+  isa::Generation gen_;
+  regfile::ArrSeqCsrs& csrs_;
+  arrseq::ArrSeq& arr_;
+  SeqConfig config_;
+  fw::Firmware firmware_;
+  std::deque<Entry> queue_;
+  std::deque<Pending> pending_;
+  std::uint64_t next_index_ = 0;
+  std::uint64_t retired_ = 0;
+  bool done_ = false;
+  bool waiting_semaphore_ = false;
+  std::optional<ErrorRecord> error_;
+  std::deque<std::string> fw_log_;
+  sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_;
+  regfile::FieldRef f_busy_, f_idle_, f_done_, f_error_, f_irq_done_, f_irq_error_, f_en_done_, f_en_error_;
+  regfile::FieldRef f_level_, f_space_, f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_;
+  regfile::CounterRef c_retired_;
+  std::array<regfile::FieldRef, isa::kNumSemaphores> f_sem_;
+};
+
+}  // namespace pevp::seq

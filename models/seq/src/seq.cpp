@@ -1,0 +1,295 @@
+#include "pevp/seq/seq.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "pevp/isa/enums.h"
+#include "pevp/isa/rules.h"
+
+namespace pevp::seq {
+
+namespace {
+
+constexpr const char* kMsgType = "/pevp/seq";
+
+bool in_thread_context() {
+  const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+  return h.valid() && h.proc_kind() == sc_core::SC_THREAD_PROC_;
+}
+
+// The execution rules' messages start with the field path by convention
+// ("dst_mem_pattern.start_addr = 0x...: ..."); recover it when the instruction
+// has such a field, so the error record can name its byte offset.
+std::string leading_field(const isa::Decoded& d, const std::string& message) {
+  const std::size_t end = message.find_first_of(" :");
+  if (end == std::string::npos) return "";
+  std::string path = message.substr(0, end);
+  return d.has(path) ? path : "";
+}
+
+}  // namespace
+
+Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
+         SeqConfig config)
+    : sc_core::sc_module(name), iq("iq"), irq("irq"), gen_(gen), csrs_(csrs), arr_(arr), config_(config) {
+  if (config_.queue_depth == 0) config_.queue_depth = 1;
+  iq.register_b_transport(this, &Seq::b_transport);
+  auto& r = csrs_.seq.regs();
+  f_busy_ = r.field("seq_status", "busy");
+  f_idle_ = r.field("seq_status", "idle");
+  f_done_ = r.field("seq_status", "done");
+  f_error_ = r.field("seq_status", "error");
+  f_irq_done_ = r.field("irq_status", "done");
+  f_irq_error_ = r.field("irq_status", "error");
+  f_en_done_ = r.field("irq_enable", "done");
+  f_en_error_ = r.field("irq_enable", "error");
+  f_level_ = r.field("iq_status", "level");
+  f_space_ = r.field("iq_status", "space");
+  f_err_index_ = r.field("err_instr_index", "index");
+  f_err_opcode_ = r.field("err_info", "opcode");
+  f_err_field_ = r.field("err_info", "field_id");
+  f_err_rule_ = r.field("err_info", "rule_id");
+  f_err_lo_ = r.field("err_value_lo", "value");
+  f_err_hi_ = r.field("err_value_hi", "value");
+  c_retired_ = r.counter("retired_cnt_lsb");
+  for (unsigned i = 0; i < isa::kNumSemaphores; ++i) f_sem_[i] = r.field("semaphore_" + std::to_string(i), "value");
+
+  // seq_cmd pulses and driver writes to the semaphores / irq_enable.
+  r.on_pulse([this](const regfile::RegisterDesc&, const regfile::FieldDesc& f) {
+    if (std::string_view(f.name) == "clear_done") {
+      done_ = false;
+      update_status();
+    } else if (std::string_view(f.name) == "clear_error") {
+      clear_error();
+    }
+  });
+  r.on_write([this](const regfile::RegisterDesc& reg, std::uint32_t, std::uint32_t) {
+    if (reg.def_name == "semaphore") semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
+    update_status();  // irq_enable may have changed the line
+  });
+
+  arr_.on_complete = [this](const pe::MicroOp& op) { on_complete(op); };
+  arr_.on_fault = [this](const pe::MicroOp& op, const pe::ExecResult& res) { on_fault(op, res); };
+  SC_THREAD(run);
+  update_status();
+}
+
+std::uint32_t Seq::semaphore(unsigned i) const { return i < f_sem_.size() ? csrs_.seq.regs().get(f_sem_[i]) : 0; }
+
+void Seq::set_semaphore(unsigned i, std::uint32_t v) {
+  csrs_.seq.regs().set(f_sem_[i], v);
+  semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Seq::busy() const { return !queue_.empty() || !pending_.empty(); }
+
+void Seq::update_status() {
+  auto& r = csrs_.seq.regs();
+  const bool stopped = error_.has_value();
+  const bool active = busy() && !stopped;
+  r.set(f_busy_, active);
+  r.set(f_idle_, !active);
+  r.set(f_done_, done_);
+  r.set(f_error_, stopped);
+  r.set(f_irq_done_, done_);
+  r.set(f_irq_error_, stopped);
+  r.set(f_level_, level());
+  r.set(f_space_, space());
+  const bool line = (done_ && r.get(f_en_done_)) || (stopped && r.get(f_en_error_));
+  irq.write(line);
+}
+
+bool Seq::try_push(const isa::RawInstruction& raw) {
+  if (queue_.size() >= config_.queue_depth) return false;
+  queue_.push_back({next_index_++, raw});
+  done_ = false;  // new work: the program is not complete any more
+  update_status();
+  queued_.notify(sc_core::SC_ZERO_TIME);
+  return true;
+}
+
+void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  const std::uint64_t addr = trans.get_address();
+  const unsigned len = trans.get_data_length();
+  if (trans.get_command() != tlm::TLM_WRITE_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    SC_REPORT_WARNING(kMsgType, "instruction queue: reads are not supported (write-only window)");
+    return;
+  }
+  if (trans.get_byte_enable_ptr() != nullptr || len == 0 || len % isa::kInstructionBytes != 0 ||
+      addr % isa::kInstructionBytes != 0 || addr + len > config_.window_bytes ||
+      (trans.get_streaming_width() != 0 && trans.get_streaming_width() < len)) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    SC_REPORT_WARNING(kMsgType, ("instruction queue: a write must be n x 64 bytes at a 64-byte aligned offset inside "
+                                 "the window, without byte enables (address 0x" +
+                                 [&] { char b[24]; std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(addr)); return std::string(b); }() +
+                                 ", length " + std::to_string(len) + ")").c_str());
+    return;
+  }
+  const unsigned n = len / isa::kInstructionBytes;
+  if (space() < n && !in_thread_context()) {
+    SC_REPORT_WARNING(kMsgType, ("instruction queue full: " + std::to_string(n) + " instructions, " +
+                                 std::to_string(space()) + " free; nothing queued").c_str());
+    return;
+  }
+  const unsigned char* data = trans.get_data_ptr();
+  for (unsigned i = 0; i < n; ++i) {
+    isa::RawInstruction raw;
+    std::memcpy(raw.data(), data + std::size_t{i} * isa::kInstructionBytes, raw.size());
+    while (!try_push(raw)) sc_core::wait(space_freed_);  // back-pressure (thread context only)
+  }
+  (void)delay;
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool Seq::wait_satisfied(const isa::Decoded& d) const {
+  const auto mode = static_cast<isa::WaitMode>(d.get_or("events.wait_mode", 0));
+  if (mode == isa::WaitMode::NONE) return true;
+  const std::uint32_t v = semaphore(static_cast<unsigned>(d.get("events.wait_sem")));
+  const auto want = static_cast<std::uint32_t>(d.get("events.wait_value"));
+  return mode == isa::WaitMode::WAIT_GE ? v >= want : v == want;
+}
+
+std::optional<fw::Fault> Seq::apply_update(const isa::Decoded& d) {
+  const auto mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
+  if (mode == isa::UpdateMode::NONE) return std::nullopt;
+  const auto i = static_cast<unsigned>(d.get("events.update_sem"));
+  const auto by = static_cast<std::uint32_t>(d.get("events.update_value"));
+  const std::uint32_t v = semaphore(i);
+  std::uint32_t next = by;
+  if (mode == isa::UpdateMode::INCREMENT) {
+    if (v > std::numeric_limits<std::uint32_t>::max() - by)
+      return fw::Fault{"seq.semaphore_overflow", "events.update_value", by,
+                       "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would pass 2^32 - 1"};
+    next = v + by;
+  } else if (mode == isa::UpdateMode::DECREMENT) {
+    if (v < by)
+      return fw::Fault{"seq.semaphore_underflow", "events.update_value", by,
+                       "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would go below 0"};
+    next = v - by;
+  }
+  set_semaphore(i, next);
+  return std::nullopt;
+}
+
+void Seq::fault(std::uint64_t index, const isa::Decoded& d, std::string rule, std::string field, std::int64_t value,
+                std::string message) {
+  ErrorRecord e;
+  e.index = index;
+  e.opcode = d.opcode_byte;
+  if (const isa::DecodedField* f = field.empty() ? nullptr : d.field(field)) e.field_offset = f->leaf.offset;
+  e.rule_number = isa::rule_number(rule);
+  e.rule = std::move(rule);
+  e.field = std::move(field);
+  e.value = value;
+  const std::string op = d.opcode ? std::string(isa::name(*d.opcode)) : "opcode 0x" + [&] {
+    char b[8];
+    std::snprintf(b, sizeof b, "%02x", d.opcode_byte);
+    return std::string(b);
+  }();
+  e.message = "instruction " + std::to_string(index) + " (" + op + "): " +
+              (e.field.empty() || message.rfind(e.field, 0) == 0 ? "" : e.field + " = " + std::to_string(value) + ": ") +
+              message + " [" + e.rule + "]";
+  auto& r = csrs_.seq.regs();
+  r.set(f_err_index_, static_cast<std::uint32_t>(index));
+  r.set(f_err_opcode_, e.opcode);
+  r.set(f_err_field_, e.field_offset);
+  r.set(f_err_rule_, e.rule_number);
+  r.set(f_err_lo_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(value)));
+  r.set(f_err_hi_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(value) >> 32));
+  SC_REPORT_INFO_VERB(kMsgType, e.message.c_str(), sc_core::SC_LOW);
+  error_ = std::move(e);
+  update_status();
+  settled_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Seq::clear_error() {
+  if (!error_) return;
+  error_.reset();
+  auto& r = csrs_.seq.regs();
+  for (const auto& f : {f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_}) r.set(f, 0);
+  update_status();
+  resumed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Seq::run() {
+  for (;;) {
+    while (queue_.empty() || error_) sc_core::wait(queued_ | resumed_);
+    const Entry entry = queue_.front();
+    auto decoded = std::make_shared<const isa::Decoded>(isa::decode(gen_, entry.raw));
+    fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
+    if (!out.self_name.empty()) {
+      fw_log_.push_back(out.self_name);
+      SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
+    }
+    if (out.fault) {
+      queue_.pop_front();
+      space_freed_.notify(sc_core::SC_ZERO_TIME);
+      const fw::Fault& f = *out.fault;
+      fault(entry.index, *decoded, f.rule, f.field, f.value, f.message);
+      continue;
+    }
+    // EVENTS: wait before issue. The instruction stays at the head of the queue
+    // while it waits, so level/space show it.
+    waiting_semaphore_ = !wait_satisfied(*decoded);
+    while (!error_ && !wait_satisfied(*decoded)) sc_core::wait(semaphore_changed_);
+    waiting_semaphore_ = false;
+    if (error_) continue;  // (an error cannot arrive while waiting with nothing in flight; defensive)
+    queue_.pop_front();
+    space_freed_.notify(sc_core::SC_ZERO_TIME);
+    pending_.push_back({entry, decoded});
+    update_status();
+    for (pe::MicroOp& op : out.ops) {
+      // Wait for IFIFO space here rather than inside put(): if the array faults
+      // meanwhile, on_fault has already taken this instruction back.
+      while (!error_ && !arr_.can_put()) sc_core::wait(arr_.space_event());
+      if (error_) break;
+      arr_.put(std::move(op));
+    }
+  }
+}
+
+void Seq::on_complete(const pe::MicroOp& op) {
+  if (!op.completes_instruction) return;
+  auto it = std::find_if(pending_.begin(), pending_.end(),
+                         [&](const Pending& p) { return p.entry.index == op.instr_index; });
+  if (it == pending_.end()) return;
+  const Pending done = *it;
+  pending_.erase(it);
+  if (auto f = apply_update(*done.decoded)) {
+    fault(done.entry.index, *done.decoded, f->rule, f->field, f->value, f->message);
+    return;
+  }
+  ++retired_;
+  csrs_.seq.regs().add_to_counter(c_retired_);
+  if (queue_.empty() && pending_.empty() && !error_) {
+    done_ = true;
+    settled_.notify(sc_core::SC_ZERO_TIME);
+  }
+  update_status();
+}
+
+void Seq::on_fault(const pe::MicroOp& op, const pe::ExecResult& r) {
+  // Nothing after the faulting instruction may execute: take back what already
+  // reached the IFIFO and put those instructions at the head of the queue again,
+  // in order, so clear_error resumes with them.
+  arr_.flush();
+  std::deque<Entry> back;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->entry.index > op.instr_index) {
+      back.push_back(it->entry);
+      it = pending_.erase(it);
+    } else if (it->entry.index == op.instr_index) {
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  queue_.insert(queue_.begin(), back.begin(), back.end());
+  const std::string field = leading_field(*op.instr, r.message);
+  fault(op.instr_index, *op.instr, r.rule, field, field.empty() ? 0 : op.instr->get(field), r.message);
+}
+
+}  // namespace pevp::seq

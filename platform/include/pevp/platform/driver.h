@@ -1,0 +1,133 @@
+// The driver side of a bring-up program: what a driver engineer writes against
+// the VP. A Driver runs inside the host's SC_THREAD and talks to the platform
+// only through the system bus (32-bit CSR accesses, SBUF/PSUM block transfers,
+// 64-byte instruction writes) and the interrupt line -- never by reaching into
+// the models. Every bus error throws BusError naming the address and status.
+//
+//   VirtualPlatform vp(config);
+//   vp.run([&](Driver& d) {
+//     d.arm({.counters = true});
+//     d.write(vp.map().sbuf + addr, bytes);
+//     d.submit(program);
+//     auto r = d.wait_idle();  // done or error
+//   });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "pevp/isa/decode.h"
+#include "pevp/platform/platform.h"
+
+namespace pevp::platform {
+
+class BusError : public std::runtime_error {
+ public:
+  BusError(std::uint64_t address, tlm::tlm_response_status status, const std::string& what);
+  std::uint64_t address;
+  tlm::tlm_response_status status;
+};
+
+// The arm sequence of 003 section 6 (queue_cfg, then optionally the counters)
+// plus the VP's interrupt enables.
+struct ArmOptions {
+  bool serialized = false;     // queue_cfg.disable_dependency_check
+  bool single_entry = false;   // queue_cfg.fifo_size_sel
+  bool reg_immediate = false;  // queue_cfg.bypass_peregwrite_instr
+  bool counters = true;        // pulse cntr_rst, then set cntr_en
+  bool irq = true;             // irq_enable.done | irq_enable.error
+};
+
+// What the SEQ reported when it settled.
+struct Completion {
+  bool done = false;
+  bool error = false;
+  std::uint64_t retired = 0;
+  bool timed_out = false;
+};
+
+// The error record, as read from the vp_seq CSRs.
+struct ErrorInfo {
+  std::uint32_t index = 0;
+  std::uint8_t opcode = 0;
+  std::uint8_t field_offset = 0xFF;
+  std::uint16_t rule_number = 0;
+  std::int64_t value = 0;
+  std::string rule;  // isa::rule_id(rule_number)
+  std::string describe() const;
+};
+
+class Driver {
+ public:
+  Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
+         const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq);
+
+  const AddressMap& map() const { return map_; }
+
+  // ---- raw bus access ------------------------------------------------------------------
+  std::uint32_t read32(std::uint64_t address, bool privileged = false);
+  void write32(std::uint64_t address, std::uint32_t value, bool privileged = false);
+  void write(std::uint64_t address, const void* data, std::size_t bytes);
+  void read(std::uint64_t address, void* data, std::size_t bytes);
+
+  // ---- registers by generated name ("queue_cfg", "fifo_size_sel") ---------------------------
+  // face: "top", "cluster", "protected" (privileged accesses), "vp".
+  std::uint32_t read_field(std::string_view face, std::string_view reg, std::string_view field);
+  void write_field(std::string_view face, std::string_view reg, std::string_view field, std::uint32_t value);
+  // A 48-bit counter from its _lsb/_msb pair, read msb-lsb-msb so a carry between
+  // the two reads is never mixed (the driver idiom for split counters).
+  std::uint64_t read_counter48(std::string_view face, std::string_view lsb_reg);
+
+  // ---- the engine ---------------------------------------------------------------------
+  void arm(const ArmOptions& options = {});
+  // Writes the program into the instruction queue in bursts of up to 16
+  // instructions, waiting for iq_status.space when the queue is full.
+  void submit(const std::vector<isa::RawInstruction>& program);
+  // Waits until seq_status shows done or error (interrupt, else polling every
+  // poll_interval), at most `timeout` of simulated time.
+  Completion wait_idle(sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC));
+  std::optional<ErrorInfo> error_record();
+  void clear_done();
+  void clear_error();
+  std::uint32_t semaphore(unsigned i);
+  void set_semaphore(unsigned i, std::uint32_t value);
+
+  sc_core::sc_time poll_interval = sc_core::sc_time(100, sc_core::SC_NS);
+
+ private:
+  void transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged);
+  std::uint64_t face_base(std::string_view face) const;
+
+  tlm::tlm_initiator_socket<>& socket_;
+  AddressMap map_;
+  const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq_;
+};
+
+// A platform plus a host that runs one driver program in an SC_THREAD. SystemC
+// elaborates once per process, so make one VirtualPlatform per process.
+class VirtualPlatform {
+ public:
+  explicit VirtualPlatform(const PlatformConfig& config);
+  ~VirtualPlatform();
+  Platform& platform();
+  const AddressMap& map() const;
+  // Elaborates and simulates until `program` returns (or throws: the exception is
+  // rethrown here). Returns the simulated time at the end.
+  sc_core::sc_time run(std::function<void(Driver&)> program);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pevp::platform

@@ -1,0 +1,66 @@
+// The virtual platform: SBUF, PSUM, the arr_seq CSR block (four APB faces), the
+// SEQ instruction queue, the arr_seq sequencer and the PE array, behind one
+// system bus a driver (the host) binds to.
+//
+// Address map (D-ADDR for SBUF/PSUM; the CSR and queue windows are model
+// decision D-PLATFORM-MAP, docs/platform.md):
+//   SBUF           0x0000000  partitions x sbuf_partition_bytes (28 / 32 MiB)
+//   PSUM           0x2000000  128 x 16 KiB (2 MiB)
+//   arr_seq APB    0x3000000  16 KiB: top 0x0, cluster 0x1000, protected 0x2000, vp_seq 0x3000
+//   SEQ queue      0x3010000  4 KiB, write-only: n x 64-byte instructions
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+
+#include "pevp/arr_seq/arr_seq.h"
+#include "pevp/isa/generation.h"
+#include "pevp/memory/memory.h"
+#include "pevp/pe_array/pe_array.h"
+#include "pevp/regfile/apb_router.h"
+#include "pevp/regfile/arr_seq_csrs.h"
+#include "pevp/seq/seq.h"
+
+namespace pevp::platform {
+
+struct AddressMap {
+  std::uint64_t sbuf = 0x0000000;
+  std::uint64_t psum = 0x2000000;
+  std::uint64_t apb = 0x3000000;
+  std::uint64_t apb_size = 0x4000;
+  std::uint64_t iq = 0x3010000;
+  std::uint64_t iq_size = 0x1000;
+  // The four APB faces, as absolute addresses.
+  std::uint64_t top() const { return apb + 0x0000; }
+  std::uint64_t cluster() const { return apb + 0x1000; }
+  std::uint64_t protect() const { return apb + 0x2000; }
+  std::uint64_t vp_seq() const { return apb + 0x3000; }
+};
+
+struct PlatformConfig {
+  isa::Generation gen = isa::Generation::MARIANA;
+  AddressMap map;
+  arrseq::ArrSeqConfig arr_seq;
+  seq::SeqConfig seq;
+};
+
+class Platform : public sc_core::sc_module {
+ public:
+  // The system bus: bind the host's initiator socket to `bus.target`.
+  regfile::ApbRouter bus;
+  memory::Memory sbuf;
+  memory::Memory psum;
+  regfile::ArrSeqCsrs csrs;
+  pe::PeArray array;
+  arrseq::ArrSeq arr_seq;
+  seq::Seq seq;
+
+  Platform(sc_core::sc_module_name name, const PlatformConfig& config);
+  const PlatformConfig& config() const { return config_; }
+
+ private:
+  PlatformConfig config_;
+};
+
+}  // namespace pevp::platform

@@ -1,0 +1,298 @@
+#include "pevp/platform/driver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "pevp/isa/rules.h"
+#include "pevp/regfile/apb_prot.h"
+#include "tpb_arr_seq_cluster_host_visible_regs.h"
+#include "tpb_arr_seq_top_host_visible_regs.h"
+#include "tpb_arr_seq_top_protected_regs.h"
+#include "vp_seq_regs.h"
+
+namespace pevp::platform {
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+const char* status_text(tlm::tlm_response_status s) {
+  switch (s) {
+    case tlm::TLM_OK_RESPONSE: return "OK";
+    case tlm::TLM_INCOMPLETE_RESPONSE: return "INCOMPLETE";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE: return "GENERIC_ERROR";
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE: return "ADDRESS_ERROR";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE: return "COMMAND_ERROR";
+    case tlm::TLM_BURST_ERROR_RESPONSE: return "BURST_ERROR";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE: return "BYTE_ENABLE_ERROR";
+  }
+  return "?";
+}
+
+const regfile::RegFileDesc& desc_of(std::string_view face) {
+  if (face == "top") return regs::tpb_arr_seq_top_host_visible::regfile_desc();
+  if (face == "cluster") return regs::tpb_arr_seq_cluster_host_visible::regfile_desc();
+  if (face == "protected") return regs::tpb_arr_seq_top_protected::regfile_desc();
+  if (face == "vp") return regs::vp_seq::regfile_desc();
+  throw std::invalid_argument("unknown register face '" + std::string(face) + "' (top, cluster, protected, vp)");
+}
+
+struct FieldAt {
+  std::uint32_t offset;
+  regfile::FieldDesc field;
+};
+
+FieldAt find_field(std::string_view face, std::string_view reg, std::string_view field) {
+  const auto& d = desc_of(face);
+  for (std::size_t i = 0; i < d.num_registers; ++i) {
+    const auto& r = d.registers[i];
+    if (r.name != reg) continue;
+    for (std::size_t f = 0; f < r.num_fields; ++f)
+      if (r.fields[f].name == field) return {r.offset, r.fields[f]};
+    throw std::invalid_argument(std::string(d.name) + "." + std::string(reg) + " has no field '" +
+                                std::string(field) + "'");
+  }
+  throw std::invalid_argument(std::string(d.name) + " has no register '" + std::string(reg) + "'");
+}
+
+}  // namespace
+
+BusError::BusError(std::uint64_t a, tlm::tlm_response_status s, const std::string& what)
+    : std::runtime_error(what + " at " + hex(a) + ": " + status_text(s)), address(a), status(s) {}
+
+std::string ErrorInfo::describe() const {
+  return "instruction " + std::to_string(index) + ": opcode " + hex(opcode) + ", field at byte " +
+         (field_offset == 0xFF ? std::string("-") : std::to_string(field_offset)) + ", value " +
+         std::to_string(value) + ", rule " + (rule.empty() ? hex(rule_number) : rule);
+}
+
+Driver::Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
+               const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq)
+    : socket_(socket), map_(map), irq_(irq) {}
+
+void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged) {
+  tlm::tlm_generic_payload trans;
+  regfile::ApbProt prot(privileged);
+  trans.set_command(cmd);
+  trans.set_address(address);
+  trans.set_data_ptr(static_cast<unsigned char*>(data));
+  trans.set_data_length(static_cast<unsigned>(bytes));
+  trans.set_streaming_width(static_cast<unsigned>(bytes));
+  trans.set_byte_enable_ptr(nullptr);
+  trans.set_dmi_allowed(false);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  trans.set_extension(&prot);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket_->b_transport(trans, delay);
+  trans.clear_extension(&prot);
+  // Loosely timed, synchronised after every access: the driver is a sequential
+  // program, so its accesses cost their annotated time in simulated time.
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  if (trans.get_response_status() != tlm::TLM_OK_RESPONSE)
+    throw BusError(address, trans.get_response_status(),
+                   std::string(cmd == tlm::TLM_READ_COMMAND ? "read" : "write") + " of " + std::to_string(bytes) +
+                       " bytes");
+}
+
+std::uint32_t Driver::read32(std::uint64_t address, bool privileged) {
+  std::uint32_t v = 0;
+  transport(tlm::TLM_READ_COMMAND, address, &v, 4, privileged);
+  return v;
+}
+
+void Driver::write32(std::uint64_t address, std::uint32_t value, bool privileged) {
+  transport(tlm::TLM_WRITE_COMMAND, address, &value, 4, privileged);
+}
+
+void Driver::write(std::uint64_t address, const void* data, std::size_t bytes) {
+  transport(tlm::TLM_WRITE_COMMAND, address, const_cast<void*>(data), bytes, false);
+}
+
+void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
+  transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
+}
+
+std::uint64_t Driver::face_base(std::string_view face) const {
+  if (face == "top") return map_.top();
+  if (face == "cluster") return map_.cluster();
+  if (face == "protected") return map_.protect();
+  if (face == "vp") return map_.vp_seq();
+  throw std::invalid_argument("unknown register face '" + std::string(face) + "' (top, cluster, protected, vp)");
+}
+
+std::uint32_t Driver::read_field(std::string_view face, std::string_view reg, std::string_view field) {
+  const FieldAt f = find_field(face, reg, field);
+  return (read32(face_base(face) + f.offset, face == "protected") & f.field.mask()) >> f.field.lsb;
+}
+
+void Driver::write_field(std::string_view face, std::string_view reg, std::string_view field, std::uint32_t value) {
+  const FieldAt f = find_field(face, reg, field);
+  const std::uint64_t a = face_base(face) + f.offset;
+  const bool priv = face == "protected";
+  const std::uint32_t old = read32(a, priv);
+  write32(a, (old & ~f.field.mask()) | ((value << f.field.lsb) & f.field.mask()), priv);
+}
+
+std::uint64_t Driver::read_counter48(std::string_view face, std::string_view lsb_reg) {
+  const std::string name(lsb_reg);
+  if (name.size() < 4 || name.substr(name.size() - 4) != "_lsb")
+    throw std::invalid_argument("'" + name + "' is not a counter's _lsb register");
+  const std::string msb = name.substr(0, name.size() - 4) + "_msb";
+  const auto& d = desc_of(face);
+  std::uint32_t lsb_off = 0, msb_off = 0;
+  bool have_l = false, have_m = false;
+  for (std::size_t i = 0; i < d.num_registers; ++i) {
+    if (d.registers[i].name == name) lsb_off = d.registers[i].offset, have_l = true;
+    if (d.registers[i].name == msb) msb_off = d.registers[i].offset, have_m = true;
+  }
+  if (!have_l || !have_m)
+    throw std::invalid_argument(std::string(d.name) + " has no counter pair '" + name + "'/'" + msb + "'");
+  const bool priv = face == "protected";
+  const std::uint64_t base = face_base(face);
+  for (;;) {
+    const std::uint32_t hi1 = read32(base + msb_off, priv) & 0xFFFF;
+    const std::uint32_t lo = read32(base + lsb_off, priv);
+    const std::uint32_t hi2 = read32(base + msb_off, priv) & 0xFFFF;
+    if (hi1 == hi2) return (std::uint64_t{hi1} << 32) | lo;
+  }
+}
+
+void Driver::arm(const ArmOptions& o) {
+  // 003 section 6, step 1: issue policy.
+  write_field("top", "queue_cfg", "fifo_size_sel", o.single_entry);
+  write_field("top", "queue_cfg", "bypass_peregwrite_instr", o.reg_immediate);
+  write_field("top", "queue_cfg", "disable_dependency_check", o.serialized);
+  // Step 2: telemetry -- pulse cntr_rst, then cntr_en.
+  if (o.counters) {
+    write_field("top", "perf_cntr_cfg", "cntr_rst", 1);
+    write_field("top", "perf_cntr_cfg", "cntr_en", 1);
+  }
+  // The VP's completion interrupt.
+  write_field("vp", "irq_enable", "done", o.irq);
+  write_field("vp", "irq_enable", "error", o.irq);
+}
+
+void Driver::submit(const std::vector<isa::RawInstruction>& program) {
+  constexpr std::size_t kBurst = 16;
+  std::vector<std::uint8_t> buf;
+  for (std::size_t i = 0; i < program.size();) {
+    std::uint32_t space = read_field("vp", "iq_status", "space");
+    while (space == 0) {
+      sc_core::wait(poll_interval);
+      space = read_field("vp", "iq_status", "space");
+    }
+    const std::size_t n = std::min({kBurst, program.size() - i, std::size_t{space}});
+    buf.resize(n * isa::kInstructionBytes);
+    for (std::size_t j = 0; j < n; ++j)
+      std::copy(program[i + j].begin(), program[i + j].end(), buf.begin() + j * isa::kInstructionBytes);
+    write(map_.iq, buf.data(), buf.size());
+    i += n;
+  }
+}
+
+Completion Driver::wait_idle(sc_core::sc_time timeout) {
+  const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
+  for (;;) {
+    const std::uint32_t st = read32(map_.vp_seq() + regs::vp_seq::offsets::seq_ctrl_seq_status);
+    Completion c;
+    c.done = (st >> 2) & 1;
+    c.error = (st >> 3) & 1;
+    const bool busy = st & 1;
+    if (c.error || (c.done && !busy)) {
+      c.retired = read_counter48("vp", "retired_cnt_lsb");
+      return c;
+    }
+    if (sc_core::sc_time_stamp() >= deadline) {
+      c.timed_out = true;
+      c.retired = read_counter48("vp", "retired_cnt_lsb");
+      return c;
+    }
+    // The interrupt when it is enabled, polling otherwise (and as a fallback).
+    sc_core::wait(poll_interval, irq_.posedge_event());
+  }
+}
+
+std::optional<ErrorInfo> Driver::error_record() {
+  if (!read_field("vp", "seq_status", "error")) return std::nullopt;
+  ErrorInfo e;
+  e.index = read_field("vp", "err_instr_index", "index");
+  const std::uint32_t info = read32(map_.vp_seq() + regs::vp_seq::offsets::seq_error_err_info);
+  e.opcode = info & 0xFF;
+  e.field_offset = (info >> 8) & 0xFF;
+  e.rule_number = static_cast<std::uint16_t>(info >> 16);
+  const std::uint64_t lo = read_field("vp", "err_value_lo", "value");
+  const std::uint64_t hi = read_field("vp", "err_value_hi", "value");
+  e.value = static_cast<std::int64_t>((hi << 32) | lo);
+  e.rule = std::string(isa::rule_id(e.rule_number));
+  return e;
+}
+
+void Driver::clear_done() { write_field("vp", "seq_cmd", "clear_done", 1); }
+void Driver::clear_error() { write_field("vp", "seq_cmd", "clear_error", 1); }
+
+std::uint32_t Driver::semaphore(unsigned i) { return read_field("vp", "semaphore_" + std::to_string(i), "value"); }
+void Driver::set_semaphore(unsigned i, std::uint32_t v) {
+  write32(map_.vp_seq() + regs::vp_seq::offsets::seq_semaphore_semaphore_0 + 4 * i, v);
+}
+
+// ---- VirtualPlatform ---------------------------------------------------------------------
+
+namespace {
+
+class Host : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Host> socket;
+  std::function<void(Driver&)> program;
+  std::exception_ptr failure;
+  bool finished = false;
+
+  SC_HAS_PROCESS(Host);
+
+  Host(sc_core::sc_module_name n, const AddressMap& map, const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq)
+      : sc_core::sc_module(n), socket("socket"), driver_(socket, map, irq) {
+    SC_THREAD(main);
+  }
+
+ private:
+  void main() {
+    try {
+      if (program) program(driver_);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    finished = true;
+    sc_core::sc_stop();
+  }
+  Driver driver_;
+};
+
+}  // namespace
+
+struct VirtualPlatform::Impl {
+  Platform platform;
+  Host host;
+  explicit Impl(const PlatformConfig& c) : platform("vp", c), host("host", c.map, platform.seq.irq) {
+    host.socket.bind(platform.bus.target);
+  }
+};
+
+VirtualPlatform::VirtualPlatform(const PlatformConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+VirtualPlatform::~VirtualPlatform() = default;
+Platform& VirtualPlatform::platform() { return impl_->platform; }
+const AddressMap& VirtualPlatform::map() const { return impl_->platform.config().map; }
+
+sc_core::sc_time VirtualPlatform::run(std::function<void(Driver&)> program) {
+  impl_->host.program = std::move(program);
+  sc_core::sc_start();
+  if (impl_->host.failure) std::rethrow_exception(impl_->host.failure);
+  if (!impl_->host.finished)
+    throw std::runtime_error("the simulation stopped before the driver program finished (deadlock: no events left)");
+  return sc_core::sc_time_stamp();
+}
+
+}  // namespace pevp::platform
