@@ -42,6 +42,30 @@ const regfile::RegFileDesc& desc_of(std::string_view face) {
   throw std::invalid_argument("unknown register face '" + std::string(face) + "' (top, cluster, protected, vp)");
 }
 
+// A register by name: "queue_cfg", or "bundle.register" when the name alone is
+// ambiguous (the three per-tile counter banks reuse their register names).
+const regfile::RegisterDesc& find_register(const regfile::RegFileDesc& d, std::string_view qualified) {
+  std::string_view bundle, reg = qualified;
+  if (const auto dot = qualified.find('.'); dot != std::string_view::npos) {
+    bundle = qualified.substr(0, dot);
+    reg = qualified.substr(dot + 1);
+  }
+  const regfile::RegisterDesc* found = nullptr;
+  std::string bundles;
+  for (std::size_t i = 0; i < d.num_registers; ++i) {
+    const auto& r = d.registers[i];
+    if (r.name != reg || (!bundle.empty() && r.bundle != bundle)) continue;
+    bundles += (bundles.empty() ? "" : ", ") + std::string(r.bundle);
+    if (found)
+      throw std::invalid_argument(std::string(d.name) + ": register name '" + std::string(reg) +
+                                  "' is ambiguous; qualify it as <bundle>." + std::string(reg) + " (" + bundles +
+                                  ", ...)");
+    found = &r;
+  }
+  if (!found) throw std::invalid_argument(std::string(d.name) + " has no register '" + std::string(qualified) + "'");
+  return *found;
+}
+
 struct FieldAt {
   std::uint32_t offset;
   regfile::FieldDesc field;
@@ -49,15 +73,11 @@ struct FieldAt {
 
 FieldAt find_field(std::string_view face, std::string_view reg, std::string_view field) {
   const auto& d = desc_of(face);
-  for (std::size_t i = 0; i < d.num_registers; ++i) {
-    const auto& r = d.registers[i];
-    if (r.name != reg) continue;
-    for (std::size_t f = 0; f < r.num_fields; ++f)
-      if (r.fields[f].name == field) return {r.offset, r.fields[f]};
-    throw std::invalid_argument(std::string(d.name) + "." + std::string(reg) + " has no field '" +
-                                std::string(field) + "'");
-  }
-  throw std::invalid_argument(std::string(d.name) + " has no register '" + std::string(reg) + "'");
+  const auto& r = find_register(d, reg);
+  for (std::size_t f = 0; f < r.num_fields; ++f)
+    if (r.fields[f].name == field) return {r.offset, r.fields[f]};
+  throw std::invalid_argument(std::string(d.name) + "." + std::string(reg) + " has no field '" + std::string(field) +
+                              "'");
 }
 
 }  // namespace
@@ -142,16 +162,13 @@ std::uint64_t Driver::read_counter48(std::string_view face, std::string_view lsb
   const std::string name(lsb_reg);
   if (name.size() < 4 || name.substr(name.size() - 4) != "_lsb")
     throw std::invalid_argument("'" + name + "' is not a counter's _lsb register");
-  const std::string msb = name.substr(0, name.size() - 4) + "_msb";
   const auto& d = desc_of(face);
-  std::uint32_t lsb_off = 0, msb_off = 0;
-  bool have_l = false, have_m = false;
-  for (std::size_t i = 0; i < d.num_registers; ++i) {
-    if (d.registers[i].name == name) lsb_off = d.registers[i].offset, have_l = true;
-    if (d.registers[i].name == msb) msb_off = d.registers[i].offset, have_m = true;
-  }
-  if (!have_l || !have_m)
-    throw std::invalid_argument(std::string(d.name) + " has no counter pair '" + name + "'/'" + msb + "'");
+  const regfile::RegisterDesc& lsb = find_register(d, name);
+  // The _msb half lives in the same bundle as the _lsb half.
+  const std::string reg = name.substr(name.rfind('.') + 1);  // npos + 1 == 0: no bundle prefix
+  const regfile::RegisterDesc& msb =
+      find_register(d, std::string(lsb.bundle) + "." + reg.substr(0, reg.size() - 4) + "_msb");
+  const std::uint32_t lsb_off = lsb.offset, msb_off = msb.offset;
   const bool priv = face == "protected";
   const std::uint64_t base = face_base(face);
   for (;;) {

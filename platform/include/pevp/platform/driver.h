@@ -84,6 +84,8 @@ class Driver {
   // face: "top", "cluster", "protected" (privileged accesses), "vp".
   std::uint32_t read_field(std::string_view face, std::string_view reg, std::string_view field);
   void write_field(std::string_view face, std::string_view reg, std::string_view field, std::uint32_t value);
+  // Register names may be qualified by bundle ("arr_seq_ififo_perf_matmul.tile_128x128_tile0_instr_cnt_lsb");
+  // an unqualified name that several bundles use is an error listing them.
   // A 48-bit counter from its _lsb/_msb pair, read msb-lsb-msb so a carry between
   // the two reads is never mixed (the driver idiom for split counters).
   std::uint64_t read_counter48(std::string_view face, std::string_view lsb_reg);
