@@ -1,0 +1,121 @@
+// The GEMM tiling plan: how C[M,N] = A[M,K] @ B[K,N] runs on the PE array as a sequence of host steps, each "write
+// these SBUF regions, run this program of LDWEIGHTS / MATMUL, then read these PSUM regions back into C".
+//
+// The PE array computes dst[m][n] (PSUM partition m, free index n, fp32) = sum_k stationary[k][m] * moving[k][n].
+// A supplies the stationary tiles transposed (SBUF partition k holds A[m0..m0+mb)[k]) and B the moving tiles (SBUF
+// partition k holds B[k][n0..n0+nt)). Tiles: m-blocks of <= 128 (stationary columns = PSUM partitions), k-tiles of
+// <= 128 (array rows = SBUF partitions), n-tiles of <= tile_n <= 512 fp32 (one 2 KiB PSUM bank per partition). Each
+// output tile (m-block, n-tile) owns one of the 8 PSUM banks while its k-tiles accumulate in a PSUM group (SINGLE for
+// one k-tile, else MULTI_START, MULTI_MID..., MULTI_END); up to 8 output tiles are open at once (a "round"). When a
+// round's k-tiles do not fit the SBUF budget, the round spans several steps and its groups stay open between them.
+// Every shape is planned; nothing is refused for being larger than SBUF or PSUM. docs/gemm-tiling.md has the
+// layout, the PSUM group use per generation and the model decisions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "pevp/host/error.h"
+#include "pevp/host/matrix.h"
+#include "pevp/host/operands.h"
+#include "pevp/isa/decode.h"
+#include "pevp/isa/enums.h"
+#include "pevp/isa/generation.h"
+#include "pevp/isa/opcode.h"
+
+namespace pevp::host {
+
+// Tile limits (FACTS.md "nc_matmul limits"; M is kept <= 128 on every generation, also MAVERICK's 256-column array).
+inline constexpr std::size_t kTileM = 128;
+inline constexpr std::size_t kTileK = 128;
+inline constexpr unsigned kMaxTileN = 512;
+
+struct GemmShape {
+  std::size_t m = 0, k = 0, n = 0;  // C is m x n, A is m x k, B is k x n
+};
+
+struct GemmOptions {
+  isa::Generation gen = isa::Generation::MARIANA;
+  isa::Dtype dtype = isa::Dtype::BFLOAT16;        // both operands
+  isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;  // FP32: Low / High / Low_High; every other dtype: None
+  unsigned tile_n = kMaxTileN;                    // moving free size per MATMUL, 1..512
+  // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
+  // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
+  std::optional<std::uint32_t> sbuf_bytes_per_partition;
+};
+
+enum class Operand : std::uint8_t { A, B };
+
+// One SBUF region to write before a step's program: partition partition0 + i, bytes [offset, offset +
+// bytes_per_partition()), holds the elements of contraction index k0 + i at free indices f0 .. f0 + f_count - 1:
+// A[f0 + j][k0 + i] for operand A (A is stored transposed), B[k0 + i][f0 + j] for operand B.
+struct SbufLoad {
+  Operand operand = Operand::A;
+  std::size_t k0 = 0, k_count = 0;
+  std::size_t f0 = 0, f_count = 0;
+  std::uint32_t partition0 = 0;
+  std::uint32_t offset = 0;
+  std::size_t element_bytes = 0;
+  std::size_t bytes_per_partition() const { return f_count * element_bytes; }
+};
+
+// One PSUM region to read after a step's program: partitions partition0 .. + partitions - 1 of bank `bank`, the first
+// `elements` fp32 values of each, are C[row0 + p][col0 + j].
+struct PsumRead {
+  std::uint32_t partition0 = 0, partitions = 0;
+  std::uint32_t bank = 0;
+  std::uint32_t elements = 0;
+  std::size_t row0 = 0, col0 = 0;
+};
+
+struct Step {
+  std::vector<SbufLoad> loads;
+  std::vector<isa::RawInstruction> program;
+  std::vector<PsumRead> reads;  // only after the program has completed
+};
+
+struct PlanStats {
+  std::map<isa::Opcode, std::size_t> instructions;  // by opcode
+  std::size_t steps = 0;
+  std::size_t rounds = 0;           // sets of <= 8 output tiles sharing PSUM
+  std::size_t k_split_rounds = 0;   // rounds whose k-tiles span more than one step (groups left open)
+  std::uint64_t macs = 0;           // sum of K x M x N over the matmuls = the GEMM's M * K * N
+  std::uint64_t sbuf_bytes_loaded = 0;
+  std::uint64_t psum_bytes_read = 0;
+  std::uint32_t peak_sbuf_bytes_per_partition = 0;
+};
+
+struct GemmPlan {
+  GemmShape shape;
+  GemmOptions options;
+  std::size_t k_tile = kTileK;  // k-tile boundaries: [0, k_tile), [k_tile, 2 k_tile), ... (the reference needs them)
+  std::size_t element_bytes = 0;
+  std::vector<Step> steps;
+  PlanStats stats;
+};
+
+// Throws PlanError naming the field and the rule when `shape` / `options` cannot be planned: a zero dimension,
+// tile_n outside 1..512, a dtype that is not a dense matmul input, an fp32_mode that does not fit the dtype, an SBUF
+// budget larger than the generation's partition or smaller than one k-tile of one output tile needs.
+void validate_gemm(const GemmShape& shape, const GemmOptions& options);
+
+GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options);
+
+// Addresses (isa::Geometry, docs/model-decisions.md D-ADDR).
+std::uint32_t sbuf_address(isa::Generation g, std::uint32_t partition, std::uint32_t offset);
+std::uint32_t psum_address(isa::Generation g, std::uint32_t partition, std::uint32_t bank, std::uint32_t offset);
+
+// Throws HostError unless `a` is M x K and `b` K x N of the plan's shape, both in the plan's dtype and generation.
+void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
+
+// The bytes of one load: k_count rows of bytes_per_partition() bytes, row i destined for partition partition0 + i at
+// `offset`. The operands must have passed check_operands().
+std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b);
+
+// Stores one read-back into `c` (M x N): `bytes` holds `partitions` rows of `elements` little-endian fp32 values.
+void store_read(const PsumRead& read, const std::uint8_t* bytes, Matrix& c);
+
+}  // namespace pevp::host

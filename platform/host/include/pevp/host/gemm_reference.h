@@ -1,0 +1,57 @@
+// References for checking a GEMM: an fp64 reference of the mathematical product, the defined-order fp32 reference
+// that predicts the PE array's bits exactly, and error metrics between a result and a reference.
+//
+// The defined order (../shared/DESIGN.md "Defined numerics", docs/numerics-matmul.md) applied per k-tile: for each
+// (m, n) and each k-tile in order, s = +0; for k in the tile: s = s + a * b (fp32 multiply, then fp32 add, never fused:
+// this library is built with -ffp-contract=off); C = (first tile ? s : C + s); a NaN result is stored as 0x7FC00000
+// after every write to C, as the PE array does. fp32_mode Low rounds each operand to tf32 first (num::to_tf32); High
+// uses the fp32 values; Low_High runs, per k-tile, the three passes of compute.h (hi*hi', then + hi*lo', then +
+// lo*hi', from pe::split_tf32). The operands must be the quantized ones (EncodedOperand::quantized).
+#pragma once
+
+#include <cstddef>
+
+#include "pevp/host/error.h"
+#include "pevp/host/gemm_plan.h"
+#include "pevp/host/matrix.h"
+#include "pevp/isa/enums.h"
+
+namespace pevp::host {
+
+// C = A @ B with fp64 products and fp64 sums in k order (each product of two floats is exact in fp64). Throws
+// HostError when the inner dimensions differ.
+MatrixF64 reference_fp64(const Matrix& a, const Matrix& b);
+
+// sum_k |a[m][k]| * |b[k][n]| in fp64: the scale of the rounding-error bound of a dot product.
+MatrixF64 abs_product_sums(const Matrix& a, const Matrix& b);
+
+// The defined-order fp32 result for k-tiles of `k_tile` rows (the last one may be shorter).
+Matrix reference_defined_order(const Matrix& a, const Matrix& b, isa::Fp32Mode fp32_mode, std::size_t k_tile = kTileK);
+// The same with the plan's k-tiles and fp32_mode on its quantized operands.
+Matrix reference_defined_order(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
+
+struct ErrorOptions {
+  // Relative error = |c - ref| / max(|ref|, tiny): `tiny` keeps a zero reference from dividing by zero (the default
+  // is the smallest normal fp32, so for |ref| below it the relative error reads as an absolute error scaled by
+  // 2^126).
+  double tiny = 0x1p-126;
+  // An element is a mismatch when its relative error exceeds this (0: any difference).
+  double rel_tolerance = 0.0;
+};
+
+struct ErrorStats {
+  std::size_t elements = 0;
+  double max_abs_error = 0.0;  // max |c - ref|
+  double max_rel_error = 0.0;  // max |c - ref| / max(|ref|, tiny)
+  std::size_t mismatches = 0;  // relative error > rel_tolerance
+  std::size_t worst_row = 0, worst_col = 0;  // where max_rel_error is
+};
+
+// Non-finite values: NaN against NaN and an infinity against the same infinity count as equal (error 0); any other
+// pairing with a NaN or an infinity is an infinite error and a mismatch. Throws HostError when the shapes differ.
+ErrorStats compare(const Matrix& c, const MatrixF64& ref, const ErrorOptions& options = {});
+
+// Elements whose fp32 bit patterns differ (the bit-exact check against reference_defined_order).
+std::size_t count_bit_mismatches(const Matrix& c, const Matrix& ref);
+
+}  // namespace pevp::host

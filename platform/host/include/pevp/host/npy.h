@@ -1,0 +1,48 @@
+// NumPy .npy files for the GEMM operands and results (`pe-vp gemm --a a.npy --b b.npy --out c.npy`).
+//
+// Format: numpy's NEP 1 / `numpy.lib.format` description -- the magic "\x93NUMPY", a version byte pair, a
+// little-endian header length (uint16 for version 1.0, uint32 for 2.0), an ASCII Python dict literal with exactly
+// the keys 'descr', 'fortran_order' and 'shape', then the raw C-order data. Read: versions 1.0 and 2.0, dtypes
+// '<f2', '<f4', '<f8', C order, 1-D or 2-D. Write: version 1.0, '<f4', 2-D, header padded to a multiple of 64 bytes
+// as numpy does. Every malformed input throws NpyError whose message starts with the file name (or the name the
+// caller gave a buffer) and says what is wrong; nothing is read past the buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pevp/host/error.h"
+#include "pevp/host/matrix.h"
+
+namespace pevp::host {
+
+// One array as stored: its descr, shape (1 or 2 dimensions) and the raw little-endian element bytes. The bytes are
+// kept (rather than widened values) so that an fp32 file round-trips every bit pattern, signalling NaNs included.
+struct NpyArray {
+  std::string descr;               // "<f2", "<f4" or "<f8"
+  std::vector<std::size_t> shape;  // (n) or (rows, cols)
+  std::size_t item_bytes = 0;      // 2, 4 or 8
+  std::vector<std::uint8_t> data;  // C order, shape product x item_bytes
+
+  std::size_t size() const { return item_bytes ? data.size() / item_bytes : 0; }
+  // Element i widened to double: exact for every dtype read (a NaN keeps its sign, not necessarily its payload).
+  double value(std::size_t i) const;
+};
+
+// Parses the bytes of a .npy file; `name` is what error messages call it.
+NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name);
+NpyArray read_npy(const std::string& path);
+
+// A 2-D array as an fp32 matrix. '<f2' and '<f4' convert exactly; '<f8' rounds to nearest-even fp32 (beyond the fp32
+// range to +-Inf, as numpy's astype(float32) does; NaN stays a quiet NaN of the same sign). A 1-D array is an error
+// (a GEMM operand needs (rows, cols); the message suggests reshape). `name` names the source in errors.
+Matrix to_matrix(const NpyArray& array, const std::string& name);
+Matrix read_npy_matrix(const std::string& path);
+
+// The bytes of a version 1.0 '<f4' C-order file holding `m` (every fp32 bit pattern kept).
+std::vector<std::uint8_t> encode_npy(const Matrix& m);
+void write_npy(const std::string& path, const Matrix& m);
+
+}  // namespace pevp::host

@@ -1,0 +1,285 @@
+// The GEMM planner (see gemm_plan.h and docs/gemm-tiling.md).
+#include "pevp/host/gemm_plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "pevp/isa/builders.h"
+#include "pevp/numerics/convert.h"
+#include "pevp/pe_array/compute.h"
+
+namespace pevp::host {
+namespace {
+
+// A contiguous range of one dimension.
+struct Span {
+  std::size_t start = 0, size = 0;
+};
+
+// Every SBUF region starts at a multiple of 4 bytes: from v4 a MATMUL/LDWEIGHTS source is a MEM_PATTERN3D union whose
+// start_addr bit 0 selects the MX member (docs/model-decisions.md D-MEMPAT), so a plain pattern needs an even address
+// -- an odd-sized fp8 tile would otherwise push the next region onto an odd one -- and 4 keeps fp32 elements aligned
+// (D-EXEC-ALIGN). docs/gemm-tiling.md D-GEMM-ALIGN.
+constexpr std::size_t kRegionAlign = 4;
+
+std::size_t region_bytes(std::size_t elements, std::size_t es) {
+  return (elements * es + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
+}
+
+std::vector<Span> split(std::size_t total, std::size_t tile) {
+  std::vector<Span> out;
+  for (std::size_t s = 0; s < total; s += tile) out.push_back({s, std::min(tile, total - s)});
+  return out;
+}
+
+// Up to 8 output tiles that hold PSUM banks 0.. together while they accumulate over every k-tile. `units` are
+// (m-block, n-tile) index pairs in m-major order; `mblocks` / `ntiles` the distinct ones, in first-use order.
+struct Round {
+  std::vector<std::pair<std::size_t, std::size_t>> units;
+  std::vector<std::size_t> mblocks, ntiles;
+  std::size_t bytes_per_ktile = 0;  // SBUF bytes per partition one k-tile of the round occupies
+};
+
+// Greedy rounds: add output tiles in m-major order while the round has a free PSUM bank and one k-tile of all its
+// operand tiles fits the SBUF budget. validate_gemm() guarantees a single tile fits.
+std::vector<Round> make_rounds(const std::vector<Span>& mb, const std::vector<Span>& nt, std::size_t es,
+                               std::size_t budget, std::size_t banks) {
+  auto contains = [](const std::vector<std::size_t>& v, std::size_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  // SBUF bytes per partition per k-tile once tile (i, j) joins `r`: a new m-block or n-tile adds its operand tile.
+  auto bytes_with = [&](const Round& r, std::size_t i, std::size_t j) {
+    return r.bytes_per_ktile + (contains(r.mblocks, i) ? 0 : region_bytes(mb[i].size, es)) +
+           (contains(r.ntiles, j) ? 0 : region_bytes(nt[j].size, es));
+  };
+  std::vector<Round> rounds;
+  Round cur;
+  for (std::size_t i = 0; i < mb.size(); ++i)
+    for (std::size_t j = 0; j < nt.size(); ++j) {
+      if (!cur.units.empty() && (cur.units.size() == banks || bytes_with(cur, i, j) > budget)) {
+        rounds.push_back(std::move(cur));
+        cur = Round{};
+      }
+      cur.bytes_per_ktile = bytes_with(cur, i, j);
+      if (!contains(cur.mblocks, i)) cur.mblocks.push_back(i);
+      if (!contains(cur.ntiles, j)) cur.ntiles.push_back(j);
+      cur.units.push_back({i, j});
+    }
+  if (!cur.units.empty()) rounds.push_back(std::move(cur));
+  return rounds;
+}
+
+// The PSUM group flags of k-tile t of T (spec 4.1 group modes).
+std::uint8_t group_flags(std::size_t t, std::size_t tiles) {
+  if (tiles == 1) return isa::psum_flags::SINGLE;
+  if (t == 0) return isa::psum_flags::MULTI_START;
+  if (t + 1 == tiles) return isa::psum_flags::MULTI_END;
+  return isa::psum_flags::MULTI_MID;
+}
+
+// Every instruction runs on the full 128 x 128 tile with num_active_rows/cols giving the partial K and M. The ISA
+// accepts any 1..128 active rows/cols in a tile (validate.cpp tile.num_active_rows/cols), so partial tiles need
+// neither padding nor a smaller (32-aligned) placement. docs/gemm-tiling.md D-GEMM-TILE.
+constexpr isa::Placement kFullTile{0, 128, 0, 128};
+
+isa::RawInstruction ldweights(const GemmOptions& o, std::uint32_t addr, std::size_t k, std::size_t m) {
+  isa::LdweightsArgs a;
+  a.src = isa::Pattern::row(addr, static_cast<std::uint16_t>(m));
+  a.in_dtype = o.dtype;
+  a.fp32_mode = o.fp32_mode;
+  a.num_active_rows = static_cast<unsigned>(k);
+  a.num_active_cols = static_cast<unsigned>(m);
+  a.tile = kFullTile;
+  return isa::encode_ldweights(o.gen, a);
+}
+
+isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_t dst, std::size_t k, std::size_t m,
+                           std::size_t n, std::uint8_t flags) {
+  isa::MatmulArgs a;
+  a.src = isa::Pattern::row(src, static_cast<std::uint16_t>(n));
+  a.dst = isa::Pattern::row(dst, static_cast<std::uint16_t>(n));
+  a.in_dtype = o.dtype;
+  a.fp32_mode = o.fp32_mode;
+  a.out_dtype = isa::Dtype::FP32;
+  a.num_active_rows = static_cast<unsigned>(k);
+  a.num_active_cols = static_cast<unsigned>(m);
+  a.tile = kFullTile;
+  a.psum_flags = flags;  // MARIANA / MAVERICK: accumulate_flag derived by the builder (first write overwrites)
+  return isa::encode_matmul(o.gen, a);
+}
+
+std::uint32_t budget_of(const GemmOptions& o) {
+  return o.sbuf_bytes_per_partition.value_or(isa::geometry(o.gen).sbuf_partition_bytes);
+}
+
+// Plans one round: its k-tiles split into as few steps as the SBUF budget allows (balanced), each step laying out,
+// per k-tile, the A^T tile of every m-block then the B tile of every n-tile of the round.
+void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const std::vector<Span>& kt,
+                GemmPlan& plan) {
+  const GemmOptions& o = plan.options;
+  const std::size_t es = plan.element_bytes;
+  const std::size_t per_step = std::min(kt.size(), budget_of(o) / r.bytes_per_ktile);
+  const std::size_t nsteps = (kt.size() + per_step - 1) / per_step;
+  if (nsteps > 1) ++plan.stats.k_split_rounds;
+  std::size_t t = 0;
+  for (std::size_t s = 0; s < nsteps; ++s) {
+    const std::size_t count = kt.size() / nsteps + (s < kt.size() % nsteps ? 1 : 0);
+    Step step;
+    std::uint32_t offset = 0;
+    for (std::size_t tt = t; tt < t + count; ++tt) {
+      // Lay out this k-tile's operand tiles; remember where each went.
+      std::vector<std::uint32_t> a_off(r.mblocks.size()), b_off(r.ntiles.size());
+      for (std::size_t i = 0; i < r.mblocks.size(); ++i) {
+        const Span& m = mb[r.mblocks[i]];
+        a_off[i] = offset;
+        step.loads.push_back({Operand::A, kt[tt].start, kt[tt].size, m.start, m.size, 0, offset, es});
+        offset += static_cast<std::uint32_t>(region_bytes(m.size, es));
+      }
+      for (std::size_t j = 0; j < r.ntiles.size(); ++j) {
+        const Span& n = nt[r.ntiles[j]];
+        b_off[j] = offset;
+        step.loads.push_back({Operand::B, kt[tt].start, kt[tt].size, n.start, n.size, 0, offset, es});
+        offset += static_cast<std::uint32_t>(region_bytes(n.size, es));
+      }
+      // One stationary per m-block, then the matmuls of that m-block's output tiles, each into its own bank.
+      for (std::size_t i = 0; i < r.mblocks.size(); ++i) {
+        const Span& m = mb[r.mblocks[i]];
+        step.program.push_back(ldweights(o, sbuf_address(o.gen, 0, a_off[i]), kt[tt].size, m.size));
+        ++plan.stats.instructions[isa::Opcode::LDWEIGHTS];
+        for (std::size_t u = 0; u < r.units.size(); ++u) {
+          if (r.units[u].first != r.mblocks[i]) continue;
+          const std::size_t j = static_cast<std::size_t>(
+              std::find(r.ntiles.begin(), r.ntiles.end(), r.units[u].second) - r.ntiles.begin());
+          const Span& n = nt[r.units[u].second];
+          step.program.push_back(matmul(o, sbuf_address(o.gen, 0, b_off[j]),
+                                        psum_address(o.gen, 0, static_cast<std::uint32_t>(u), 0), kt[tt].size, m.size,
+                                        n.size, group_flags(tt, kt.size())));
+          ++plan.stats.instructions[isa::Opcode::MATMUL];
+          plan.stats.macs += static_cast<std::uint64_t>(kt[tt].size) * m.size * n.size;
+        }
+      }
+    }
+    for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.k_count * l.bytes_per_partition();
+    plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
+    t += count;
+    if (s + 1 == nsteps) {
+      for (std::size_t u = 0; u < r.units.size(); ++u) {
+        const Span& m = mb[r.units[u].first];
+        const Span& n = nt[r.units[u].second];
+        step.reads.push_back({0, static_cast<std::uint32_t>(m.size), static_cast<std::uint32_t>(u),
+                              static_cast<std::uint32_t>(n.size), m.start, n.start});
+        plan.stats.psum_bytes_read += m.size * n.size * 4;
+      }
+    }
+    plan.steps.push_back(std::move(step));
+  }
+}
+
+std::string text(std::size_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::uint32_t sbuf_address(isa::Generation g, std::uint32_t partition, std::uint32_t offset) {
+  return isa::Geometry::kSbufBase + partition * isa::geometry(g).sbuf_partition_bytes + offset;
+}
+
+std::uint32_t psum_address(isa::Generation g, std::uint32_t partition, std::uint32_t bank, std::uint32_t offset) {
+  const auto& geo = isa::geometry(g);
+  return isa::Geometry::kPsumBase + partition * geo.psum_partition_bytes + bank * geo.psum_bank_bytes + offset;
+}
+
+void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
+  for (const auto& [dim, v] : {std::pair{"M", shape.m}, std::pair{"K", shape.k}, std::pair{"N", shape.n}})
+    if (v == 0) throw PlanError(std::string("shape: ") + dim + " = 0: every GEMM dimension must be at least 1");
+  if (o.tile_n < 1 || o.tile_n > kMaxTileN)
+    throw PlanError("options.tile_n = " + text(o.tile_n) + ": must be 1..512 (fp32 elements of one 2 KiB PSUM bank)");
+  const std::string gen(isa::name(o.gen));
+  if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
+    throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
+                    std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
+  const auto& geo = isa::geometry(o.gen);
+  const std::size_t es = pe::operand_bytes(o.dtype);
+  const std::size_t need =
+      region_bytes(std::min(shape.m, kTileM), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
+  if (o.sbuf_bytes_per_partition) {
+    const std::uint32_t cap = *o.sbuf_bytes_per_partition;
+    if (cap > geo.sbuf_partition_bytes)
+      throw PlanError("options.sbuf_bytes_per_partition = " + text(cap) + ": " + gen + "'s SBUF partitions hold " +
+                      text(geo.sbuf_partition_bytes) + " bytes");
+    if (cap < need)
+      throw PlanError("options.sbuf_bytes_per_partition = " + text(cap) + ": one k-tile of one output tile needs " +
+                      text(need) + " bytes per partition (" + text(std::min(shape.m, kTileM)) + " stationary + " +
+                      text(std::min<std::size_t>(shape.n, o.tile_n)) + " moving elements of " + text(es) +
+                      " bytes, each region 4-byte aligned)");
+  }
+}
+
+GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
+  validate_gemm(shape, options);
+  GemmPlan plan;
+  plan.shape = shape;
+  plan.options = options;
+  plan.element_bytes = pe::operand_bytes(options.dtype);
+  const auto mb = split(shape.m, kTileM), kt = split(shape.k, kTileK), nt = split(shape.n, options.tile_n);
+  const auto rounds =
+      make_rounds(mb, nt, plan.element_bytes, budget_of(options), isa::geometry(options.gen).psum_banks);
+  plan.stats.rounds = rounds.size();
+  try {
+    for (const Round& r : rounds) plan_round(r, mb, nt, kt, plan);
+  } catch (const isa::EncodeError& e) {
+    // validate_gemm() admits only encodable options, so this is a planner bug; still an error, not a crash.
+    throw PlanError(std::string("internal: an instruction of the plan does not encode: ") + e.what());
+  }
+  plan.stats.steps = plan.steps.size();
+  return plan;
+}
+
+void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b) {
+  const GemmShape& s = plan.shape;
+  auto shape_text = [](std::size_t r, std::size_t c) { return "(" + text(r) + ", " + text(c) + ")"; };
+  if (a.rows != s.m || a.cols != s.k)
+    throw HostError("operand A is " + shape_text(a.rows, a.cols) + " but the plan needs M x K = " +
+                    shape_text(s.m, s.k));
+  if (b.rows != s.k || b.cols != s.n)
+    throw HostError("operand B is " + shape_text(b.rows, b.cols) + " but the plan needs K x N = " +
+                    shape_text(s.k, s.n));
+  for (const auto& [what, op] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    if (op->dtype != plan.options.dtype || op->gen != plan.options.gen)
+      throw HostError(std::string("operand ") + what + " is " + std::string(isa::name(op->dtype)) + " for " +
+                      std::string(isa::name(op->gen)) + " but the plan is " +
+                      std::string(isa::name(plan.options.dtype)) + " for " +
+                      std::string(isa::name(plan.options.gen)));
+    if (op->bytes.size() != op->rows * op->cols * op->element_bytes || op->element_bytes != plan.element_bytes)
+      throw HostError(std::string("operand ") + what + ": its byte buffer does not match its shape and dtype");
+  }
+}
+
+std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
+  const std::size_t es = l.element_bytes;
+  std::vector<std::uint8_t> out(l.k_count * l.f_count * es);
+  std::uint8_t* p = out.data();
+  for (std::size_t i = 0; i < l.k_count; ++i) {
+    const std::size_t k = l.k0 + i;
+    if (l.operand == Operand::A) {
+      // Transposed: the row of partition k gathers column k of A.
+      for (std::size_t j = 0; j < l.f_count; ++j, p += es) std::memcpy(p, a.element(l.f0 + j, k), es);
+    } else {
+      std::memcpy(p, b.element(k, l.f0), l.f_count * es);
+      p += l.f_count * es;
+    }
+  }
+  return out;
+}
+
+void store_read(const PsumRead& r, const std::uint8_t* bytes, Matrix& c) {
+  for (std::size_t p = 0; p < r.partitions; ++p)
+    for (std::size_t j = 0; j < r.elements; ++j) {
+      const std::uint8_t* e = bytes + (p * r.elements + j) * 4;
+      const std::uint32_t u = static_cast<std::uint32_t>(e[0]) | static_cast<std::uint32_t>(e[1]) << 8 |
+                              static_cast<std::uint32_t>(e[2]) << 16 | static_cast<std::uint32_t>(e[3]) << 24;
+      c.at(r.row0 + p, r.col0 + j) = num::bits_float(u);
+    }
+}
+
+}  // namespace pevp::host

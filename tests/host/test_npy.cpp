@@ -1,0 +1,240 @@
+// .npy I/O: the bytes written match numpy's own layout, files round-trip every fp32 bit pattern, hand-built
+// version 1.0 / 2.0 files of every readable dtype decode to the expected values, and every class of malformed input
+// gives an NpyError naming the file and the problem.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "host_test_util.h"
+#include "pevp/host/npy.h"
+
+namespace {
+
+using namespace host_test;
+
+// A .npy file built by hand (independently of encode_npy): magic, version, little-endian header length of 2 (v1) or
+// 4 (v2) bytes, the header text, then the data.
+std::vector<std::uint8_t> npy_file(const std::string& header, const std::vector<std::uint8_t>& data, int major = 1,
+                                   int minor = 0) {
+  std::vector<std::uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(major),
+                                   static_cast<std::uint8_t>(minor)};
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  for (std::size_t i = 0; i < len_bytes; ++i) out.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+std::vector<std::uint8_t> le_bytes(std::uint64_t v, int n) {
+  std::vector<std::uint8_t> out;
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  return out;
+}
+
+std::vector<std::uint8_t> f4_data(const std::vector<std::uint32_t>& bits) {
+  std::vector<std::uint8_t> out;
+  for (auto u : bits) {
+    const auto b = le_bytes(u, 4);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "pevp_host_" + name; }
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+const std::string kF4x2x2 = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+
+TEST(Npy, EncodeMatchesNumpyLayout) {
+  host::Matrix m(2, 3);
+  for (std::size_t i = 0; i < 6; ++i) m.data[i] = static_cast<float>(i) + 0.5f;
+  const auto bytes = host::encode_npy(m);
+  // numpy.save of a float32 (2, 3) array: 10-byte prefix + 118-byte header = 128, then 24 data bytes.
+  ASSERT_EQ(bytes.size(), 128u + 24u);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.begin() + 6), "\x93NUMPY");
+  EXPECT_EQ(bytes[6], 1);
+  EXPECT_EQ(bytes[7], 0);
+  EXPECT_EQ(bytes[8] | bytes[9] << 8, 118);
+  const std::string header(bytes.begin() + 10, bytes.begin() + 128);
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  EXPECT_EQ(header.substr(0, dict.size()), dict);
+  EXPECT_EQ(header.back(), '\n');
+  EXPECT_EQ(header.find_first_not_of(' ', dict.size()), header.size() - 1);
+  // 2.5f = 0x40200000, little-endian at data offset 8.
+  EXPECT_EQ(std::vector<std::uint8_t>(bytes.begin() + 136, bytes.begin() + 140),
+            (std::vector<std::uint8_t>{0x00, 0x00, 0x20, 0x40}));
+}
+
+TEST(Npy, FileRoundTripKeepsEveryBitPattern) {
+  const std::vector<std::uint32_t> bits = {0x3F800000, 0x80000000, 0x7F800000, 0xFF800000, 0x00000001,
+                                           0x7F800001 /* signalling NaN */, 0xFFFFFFFF, 0x7FC00000, 0x3EAAAAAB};
+  host::Matrix m(3, 3);
+  for (std::size_t i = 0; i < bits.size(); ++i) m.data[i] = from_bits(bits[i]);
+  const std::string path = temp_path("roundtrip.npy");
+  host::write_npy(path, m);
+  const host::Matrix back = host::read_npy_matrix(path);
+  ASSERT_EQ(back.rows, 3u);
+  ASSERT_EQ(back.cols, 3u);
+  for (std::size_t i = 0; i < bits.size(); ++i) EXPECT_EQ(to_bits(back.data[i]), bits[i]) << i;
+  std::remove(path.c_str());
+}
+
+TEST(Npy, EmptyMatrixRoundTrips) {
+  const std::string path = temp_path("empty.npy");
+  host::write_npy(path, host::Matrix(0, 5));
+  const host::Matrix back = host::read_npy_matrix(path);
+  EXPECT_EQ(back.rows, 0u);
+  EXPECT_EQ(back.cols, 5u);
+  std::remove(path.c_str());
+}
+
+TEST(Npy, ReadsVersion2Float64RoundingToFloat32) {
+  // 0.1 rounds to 0x3DCCCCCD; 1e300 overflows to +Inf; FLT_MAX + a quarter ulp rounds back to FLT_MAX; -0 stays.
+  std::vector<std::uint8_t> data;
+  for (double d : {0.1, 1e300, -1e300, 0x1.fffffe8p127, -0.0, 3.0}) {
+    std::uint64_t u;
+    std::memcpy(&u, &d, 8);
+    const auto b = le_bytes(u, 8);
+    data.insert(data.end(), b.begin(), b.end());
+  }
+  const auto file = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3)}\n", data, 2, 0);
+  const auto arr = host::parse_npy(file.data(), file.size(), "v2.npy");
+  EXPECT_EQ(arr.descr, "<f8");
+  EXPECT_EQ(arr.value(0), 0.1);
+  const host::Matrix m = host::to_matrix(arr, "v2.npy");
+  const std::vector<std::uint32_t> want = {0x3DCCCCCD, 0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x80000000, 0x40400000};
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(to_bits(m.data[i]), want[i]) << i;
+}
+
+TEST(Npy, ReadsFloat16Exactly) {
+  // 1.0, +Inf, the smallest subnormal 2^-24, -2.0.
+  std::vector<std::uint8_t> data;
+  for (std::uint16_t h : {0x3C00, 0x7C00, 0x0001, 0xC000}) {
+    const auto b = le_bytes(h, 2);
+    data.insert(data.end(), b.begin(), b.end());
+  }
+  const auto file = npy_file("{\"descr\": \"<f2\", \"shape\": (1, 4), \"fortran_order\": False}", data);
+  const host::Matrix m = host::to_matrix(host::parse_npy(file.data(), file.size(), "h.npy"), "h.npy");
+  EXPECT_EQ(m.data[0], 1.0f);
+  EXPECT_EQ(to_bits(m.data[1]), 0x7F800000u);
+  EXPECT_EQ(m.data[2], 0x1p-24f);
+  EXPECT_EQ(m.data[3], -2.0f);
+}
+
+TEST(Npy, OneDimensionalArrayReadsButIsNotAMatrix) {
+  const auto file = npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", f4_data({0, 0, 0}));
+  const auto arr = host::parse_npy(file.data(), file.size(), "vec.npy");
+  EXPECT_EQ(arr.shape, (std::vector<std::size_t>{3}));
+  EXPECT_EQ(arr.size(), 3u);
+  try {
+    host::to_matrix(arr, "vec.npy");
+    FAIL() << "a 1-D array became a matrix";
+  } catch (const host::NpyError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("vec.npy"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(3,) is 1-D"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("2-D shape (rows, cols)"), std::string::npos) << msg;
+  }
+}
+
+struct Malformed {
+  const char* name;
+  std::vector<std::uint8_t> bytes;
+  const char* problem;  // a substring the message must contain
+};
+
+std::vector<Malformed> malformed_cases() {
+  const auto good_data = f4_data({0, 0, 0, 0});
+  auto with_header = [&](const std::string& h) { return npy_file(h, good_data); };
+  std::vector<std::uint8_t> truncated_len = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 10, 0};
+  std::vector<std::uint8_t> truncated_header = npy_file(kF4x2x2, {});
+  truncated_header[8] = 200;  // the header length says 200 bytes, 60 follow
+  auto bad_magic = npy_file(kF4x2x2, good_data);
+  bad_magic[5] = 'X';
+  auto non_ascii = npy_file(kF4x2x2, good_data);
+  non_ascii[12] = 0xC3;
+  return {
+      {"empty", {}, "not a .npy file"},
+      {"bad_magic", bad_magic, "not a .npy file"},
+      {"version3", npy_file(kF4x2x2, good_data, 3, 0), "version 3.0 is not supported"},
+      {"version1_1", npy_file(kF4x2x2, good_data, 1, 1), "version 1.1 is not supported"},
+      {"truncated_length", truncated_len, "ends inside the 4-byte header length"},
+      {"truncated_header", truncated_header, "truncated header"},
+      {"non_ascii", non_ascii, "not printable ASCII"},
+      {"not_a_dict", with_header("[1, 2]"), "dict literal starting with '{'"},
+      {"unclosed_dict", with_header("{'descr': '<f4'"), "ends inside the dict"},
+      {"missing_shape", with_header("{'descr': '<f4', 'fortran_order': False}"), "no 'shape' key"},
+      {"unknown_key", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}"),
+       "unknown key 'x'"},
+      {"duplicate_key", with_header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 2)}"),
+       "'descr' appears twice"},
+      {"bad_bool", with_header("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 2)}"), "True or False"},
+      {"unquoted_descr", with_header("{'descr': f4, 'fortran_order': False, 'shape': (2, 2)}"), "quoted string"},
+      {"trailing_text", with_header(kF4x2x2 + " x"), "after the closing '}'"},
+      {"fortran_order", with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }"),
+       "fortran_order is True"},
+      {"big_endian", with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }"), "big-endian"},
+      {"int32", with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }"),
+       "'<i4' is not supported"},
+      {"complex", with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 2), }"),
+       "'<c8' is not supported"},
+      {"shape_3d", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }"),
+       "(1, 2, 2) is 3-D"},
+      {"shape_0d", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (), }"), "() is 0-D"},
+      {"shape_negative", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 2), }"),
+       "non-negative integers"},
+      {"shape_not_tuple", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': [2, 2], }"),
+       "tuple such as (3, 4)"},
+      {"shape_overflow",
+       with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 1), }"),
+       "overflows"},
+      {"shape_too_large",
+       with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"),
+       "too large"},
+      {"data_short", npy_file(kF4x2x2, f4_data({0, 0, 0})), "data is 12 bytes but shape (2, 2) of '<f4' needs 16"},
+      {"data_long", npy_file(kF4x2x2, f4_data({0, 0, 0, 0, 0})), "data is 20 bytes"},
+  };
+}
+
+TEST(Npy, EveryMalformedInputNamesFileAndProblem) {
+  for (const auto& c : malformed_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string path = temp_path(std::string(c.name) + ".npy");
+    write_file(path, c.bytes);
+    try {
+      host::read_npy_matrix(path);
+      ADD_FAILURE() << "accepted";
+    } catch (const host::NpyError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+      EXPECT_NE(msg.find(c.problem), std::string::npos) << msg;
+    }
+    std::remove(path.c_str());
+  }
+}
+
+TEST(Npy, MissingFileAndUnwritablePath) {
+  const std::string missing = temp_path("does_not_exist.npy");
+  try {
+    host::read_npy(missing);
+    FAIL();
+  } catch (const host::NpyError& e) {
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open for reading");
+  }
+  const std::string bad_dir = temp_path("no_such_dir/out.npy");
+  EXPECT_THROW(host::write_npy(bad_dir, host::Matrix(1, 1)), host::NpyError);
+  host::Matrix inconsistent(2, 2);
+  inconsistent.data.pop_back();
+  EXPECT_THROW(host::write_npy(temp_path("inconsistent.npy"), inconsistent), host::NpyError);
+}
+
+}  // namespace
