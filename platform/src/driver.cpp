@@ -305,6 +305,9 @@ const AddressMap& VirtualPlatform::map() const { return impl_->platform.config()
 
 sc_core::sc_time VirtualPlatform::run(std::function<void(Driver&)> program) {
   impl_->host.program = std::move(program);
+  // The host ends the simulation with sc_stop(); the kernel's "Simulation stopped
+  // by user" info (type /OSCI/SystemC) is the normal end of a program, not news.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sc_core::sc_start();
   if (impl_->host.failure) std::rethrow_exception(impl_->host.failure);
   if (!impl_->host.finished)

@@ -12,6 +12,7 @@
 
 #include "pevp/isa/format.h"
 #include "pevp/platform/disasm.h"
+#include "pevp/platform/gemm.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/samples.h"
 
@@ -99,7 +100,32 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::IsMember({"top", "cluster", "protected", "vp"}));
   regs->add_flag("--json", regs_json, "JSON instead of text");
 
+  platform::GemmCommand gemm_cmd;
+  std::string gemm_gen = "MARIANA";
+  auto* gemm = app.add_subcommand("gemm", "Run C = A @ B through the driver path of the virtual platform");
+  gemm->add_option("--gen", gemm_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+  gemm->add_option("--m", gemm_cmd.m, "Rows of A and C")->capture_default_str()->check(CLI::PositiveNumber);
+  gemm->add_option("--k", gemm_cmd.k, "Columns of A, rows of B")->capture_default_str()->check(CLI::PositiveNumber);
+  gemm->add_option("--n", gemm_cmd.n, "Columns of B and C")->capture_default_str()->check(CLI::PositiveNumber);
+  gemm->add_option("--dtype", gemm_cmd.dtype,
+                   "Input type: bf16, fp16, fp8_e4m3 (CAYMAN) / fp8_e4m3fn (v4+), fp8_e5m2, fp8_e3m4, fp8_e2m5, "
+                   "tf32, fp32, or an ISA name (BFLOAT16, FP8_EXP4, ...)")
+      ->capture_default_str();
+  gemm->add_option("--fp32-mode", gemm_cmd.fp32_mode, "FP32 inputs: low (tf32), high, low_high");
+  gemm->add_option("--tile-n", gemm_cmd.tile_n, "Moving free size per Matmul (1..512)")->capture_default_str();
+  gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
+  gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
+  gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");
+  gemm->add_option("--seed", gemm_cmd.seed, "Seed of the random operands")->capture_default_str();
+  bool no_check = false;
+  gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
+
   CLI11_PARSE(app, argc, argv);
+  if (*gemm) {
+    gemm_cmd.gen = generation_or_exit(gemm_gen);
+    gemm_cmd.check = !no_check;
+    return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
+  }
   if (*regs) {
     platform::print_regfile(**platform::regfile_by_name(regfile_name), regs_json, std::cout);
     return 0;

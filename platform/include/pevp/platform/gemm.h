@@ -1,0 +1,35 @@
+// `pe-vp gemm`: a whole GEMM C[M,N] = A[M,K] @ B[K,N] through the driver path of
+// the virtual platform -- operands converted to the dtype and written to SBUF
+// over the bus, the sequencer armed (003 section 6), the tiled Ldweights/Matmul
+// program (host::plan_gemm) submitted step by step, results read back from PSUM
+// -- then checked against the defined-order fp32 reference (bit-exact) and an
+// fp64 reference. docs/gemm.md.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "pevp/isa/generation.h"
+
+namespace pevp::platform {
+
+struct GemmCommand {
+  isa::Generation gen = isa::Generation::MARIANA;
+  std::size_t m = 256, k = 512, n = 512;
+  std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
+  std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
+  unsigned tile_n = 512;          // moving free size per Matmul
+  std::string a_path, b_path;     // .npy operands; both or neither
+  std::string out_path;           // C as fp32 .npy ("" = not written)
+  std::uint64_t seed = 1;
+  bool check = true;              // compute the references (O(M K N) on the host)
+};
+
+// Runs the command, printing the summary to `out` and errors to `err`. Returns the
+// exit status: 0 success, 1 the result differs from the defined-order reference,
+// 2 bad arguments or input files, 3 the platform reported an error.
+int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err);
+
+}  // namespace pevp::platform

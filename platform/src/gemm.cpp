@@ -1,0 +1,225 @@
+#include "pevp/platform/gemm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "pevp/host/error.h"
+#include "pevp/host/gemm_plan.h"
+#include "pevp/host/gemm_reference.h"
+#include "pevp/host/npy.h"
+#include "pevp/host/operands.h"
+#include "pevp/isa/opcode.h"
+#include "pevp/platform/driver.h"
+
+namespace pevp::platform {
+
+namespace {
+
+// Seeded operands that are the same on every machine: uniform in [-1, 1) from the
+// top 24 bits of a 64-bit Mersenne Twister (std::uniform_real_distribution's
+// algorithm is not pinned by the standard).
+host::Matrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
+  host::Matrix m(rows, cols);
+  for (float& x : m.data) x = static_cast<float>(static_cast<double>(rng() >> 40) * 0x1p-23 - 1.0);
+  return m;
+}
+
+std::optional<isa::Fp32Mode> parse_fp32_mode(const std::string& s) {
+  if (s == "low") return isa::Fp32Mode::Low;
+  if (s == "high") return isa::Fp32Mode::High;
+  if (s == "low_high") return isa::Fp32Mode::Low_High;
+  return std::nullopt;
+}
+
+std::string mib(std::uint64_t bytes) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return s.str();
+}
+
+// The platform-bus address of an ISA SBUF/PSUM address.
+std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::Geometry::kSbufBase); }
+std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::Geometry::kPsumBase); }
+
+struct DriverRun {
+  host::Matrix c;
+  std::uint64_t retired = 0;
+  std::uint64_t matmul_counter = 0, weight_load_counter = 0;
+  std::optional<ErrorInfo> error;
+  std::size_t failed_step = 0;
+  bool timed_out = false;
+};
+
+// The driver program: per step, load SBUF, submit, wait, read PSUM back.
+DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b) {
+  PlatformConfig cfg;
+  cfg.gen = plan.options.gen;
+  VirtualPlatform vp(cfg);
+  DriverRun r;
+  r.c = host::Matrix(plan.shape.m, plan.shape.n);
+  vp.run([&](Driver& d) {
+    d.arm();
+    std::vector<std::uint8_t> row;
+    for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+      const host::Step& step = plan.steps[s];
+      for (const host::SbufLoad& load : step.loads) {
+        const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
+        const std::size_t per = load.bytes_per_partition();
+        for (std::size_t i = 0; i < load.k_count; ++i)
+          d.write(bus_sbuf(d.map(), host::sbuf_address(cfg.gen, load.partition0 + static_cast<std::uint32_t>(i),
+                                                       load.offset)),
+                  payload.data() + i * per, per);
+      }
+      d.submit(step.program);
+      const Completion c = d.wait_idle();
+      if (c.error || c.timed_out) {
+        r.error = d.error_record();
+        r.timed_out = c.timed_out;
+        r.failed_step = s;
+        return;
+      }
+      d.clear_done();
+      for (const host::PsumRead& rd : step.reads) {
+        row.resize(std::size_t{rd.partitions} * rd.elements * 4);
+        for (std::uint32_t p = 0; p < rd.partitions; ++p)
+          d.read(bus_psum(d.map(), host::psum_address(cfg.gen, rd.partition0 + p, rd.bank, 0)),
+                 row.data() + std::size_t{p} * rd.elements * 4, std::size_t{rd.elements} * 4);
+        host::store_read(rd, row.data(), r.c);
+      }
+    }
+    r.retired = d.read_counter48("vp", "retired_cnt_lsb");
+    // The perf counters a driver would read: the full-array tile is what the
+    // plan uses for 128-row k-tiles and 128-column m-blocks.
+    r.matmul_counter = d.read_counter48("top", "arr_seq_ififo_perf_matmul.tile_128x128_tile0_instr_cnt_lsb");
+    r.weight_load_counter =
+        d.read_counter48("top", "arr_seq_ififo_perf_weight_load.tile_128x128_tile0_instr_cnt_lsb");
+  });
+  return r;
+}
+
+}  // namespace
+
+int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
+  host::Matrix a, b;
+  host::GemmOptions options;
+  host::GemmPlan plan;
+  host::EncodedOperand ea, eb;
+  try {
+    if (cmd.a_path.empty() != cmd.b_path.empty()) {
+      err << "pe-vp gemm: give both --a and --b, or neither (random operands)\n";
+      return 2;
+    }
+    std::size_t m = cmd.m, k = cmd.k, n = cmd.n;
+    if (!cmd.a_path.empty()) {
+      a = host::read_npy_matrix(cmd.a_path);
+      b = host::read_npy_matrix(cmd.b_path);
+      if (a.cols != b.rows) {
+        err << "pe-vp gemm: A is " << a.rows << "x" << a.cols << " and B is " << b.rows << "x" << b.cols
+            << ": A's columns must equal B's rows\n";
+        return 2;
+      }
+      m = a.rows, k = a.cols, n = b.cols;
+    } else {
+      std::mt19937_64 rng(cmd.seed);
+      a = random_matrix(m, k, rng);
+      b = random_matrix(k, n, rng);
+    }
+    const host::InputType type = host::parse_input_type(cmd.gen, cmd.dtype);
+    options.gen = cmd.gen;
+    options.dtype = type.dtype;
+    options.fp32_mode = type.fp32_mode;
+    if (!cmd.fp32_mode.empty()) {
+      auto mode = parse_fp32_mode(cmd.fp32_mode);
+      if (!mode) {
+        err << "pe-vp gemm: --fp32-mode '" << cmd.fp32_mode << "' is not low, high or low_high\n";
+        return 2;
+      }
+      options.fp32_mode = *mode;
+    }
+    options.tile_n = cmd.tile_n;
+    plan = host::plan_gemm({m, k, n}, options);
+    ea = host::encode_operand(a, cmd.gen, options.dtype);
+    eb = host::encode_operand(b, cmd.gen, options.dtype);
+  } catch (const std::exception& e) {
+    err << "pe-vp gemm: " << e.what() << '\n';
+    return 2;
+  }
+
+  const auto& st = plan.stats;
+  out << "pe-vp gemm: " << isa::name(cmd.gen) << ", " << cmd.dtype << ": C[" << plan.shape.m << "x" << plan.shape.n
+      << "] = A[" << plan.shape.m << "x" << plan.shape.k << "] @ B[" << plan.shape.k << "x" << plan.shape.n << "]"
+      << (cmd.a_path.empty() ? " (random operands, seed " + std::to_string(cmd.seed) + ")" : "") << '\n';
+  std::size_t total = 0;
+  std::ostringstream by_op;
+  for (const auto& [op, count] : st.instructions) {
+    by_op << (total ? ", " : "") << isa::name(op) << " " << count;
+    total += count;
+  }
+  out << "  plan:     " << st.steps << " step(s), " << total << " instructions (" << by_op.str() << "), "
+      << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
+      << '\n';
+
+  const auto t0 = std::chrono::steady_clock::now();
+  DriverRun run;
+  try {
+    run = run_on_platform(plan, ea, eb);
+  } catch (const std::exception& e) {
+    err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
+    return 3;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (run.error || run.timed_out) {
+    err << "pe-vp gemm: step " << run.failed_step << ": "
+        << (run.error ? run.error->describe() : std::string("the SEQ did not settle (timeout)")) << '\n';
+    return 3;
+  }
+  out << "  platform: " << run.retired << " instructions retired; perf counters (tile_128x128_tile0): weight_load "
+      << run.weight_load_counter << ", matmul " << run.matmul_counter << "; wall " << std::fixed
+      << std::setprecision(3) << wall << " s, " << std::setprecision(2)
+      << static_cast<double>(st.macs) / wall / 1e9 << " G simulated MACs per wall second\n";
+  out.unsetf(std::ios::floatfield);
+
+  int status = 0;
+  if (cmd.check) {
+    const host::Matrix defined = host::reference_defined_order(plan, ea, eb);
+    const std::size_t diff = host::count_bit_mismatches(run.c, defined);
+    out << "  check:    " << (diff == 0 ? "bit-exact" : "MISMATCH") << " against the defined-order fp32 reference ("
+        << diff << " of " << run.c.data.size() << " elements differ)\n";
+    if (diff != 0) status = 1;
+    const host::MatrixF64 ref = host::reference_fp64(a, b);
+    const host::ErrorStats e64 = host::compare(run.c, ref);
+    const host::ErrorStats q64 = host::compare(run.c, host::reference_fp64(ea.quantized, eb.quantized));
+    // The elementwise relative error is dominated by outputs that cancel to near
+    // zero; the error scaled by sum_k |a||b| (the dot product's rounding scale)
+    // is the figure to compare against the dtype's precision.
+    const host::MatrixF64 scale = host::abs_product_sums(a, b);
+    double scaled = 0.0;
+    for (std::size_t i = 0; i < ref.data.size(); ++i)
+      if (scale.data[i] > 0) scaled = std::max(scaled, std::abs(run.c.data[i] - ref.data[i]) / scale.data[i]);
+    out << std::setprecision(3) << std::scientific;
+    out << "  error:    vs fp64 of the given operands: max abs " << e64.max_abs_error << ", max rel "
+        << e64.max_rel_error << " at (" << e64.worst_row << ", " << e64.worst_col << "), max abs / sum|a||b| "
+        << scaled << '\n';
+    out << "            vs fp64 of the " << cmd.dtype << "-rounded operands: max abs " << q64.max_abs_error
+        << ", max rel " << q64.max_rel_error << " (the fp32 accumulation alone)\n";
+    out.unsetf(std::ios::floatfield);
+  }
+  if (!cmd.out_path.empty()) {
+    try {
+      host::write_npy(cmd.out_path, run.c);
+    } catch (const std::exception& e) {
+      err << "pe-vp gemm: " << e.what() << '\n';
+      return 2;
+    }
+    out << "  wrote:    " << cmd.out_path << " (fp32, " << run.c.rows << "x" << run.c.cols << ")\n";
+  }
+  return status;
+}
+
+}  // namespace pevp::platform
