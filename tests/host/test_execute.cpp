@@ -295,6 +295,22 @@ TEST(Execute, BrokenProgramsNameStepInstructionAndRule) {
   bad_read.steps[0].reads[0].bank = 8;
   expect_error(bad_read, "step 0: a PSUM read");
 
+  auto bad_load = good;
+  bad_load.steps[0].loads[1].f_count = 7;  // B has 6 columns
+  try {
+    host::execute_plan(bad_load, a, b);
+    ADD_FAILURE() << "a load past B accepted";
+  } catch (const host::HostError& e) {
+    EXPECT_NE(std::string(e.what()).find("SBUF load of operand B (k 0+5, free 0+7, 2-byte elements) does not fit the 5 "
+                                         "x 6 operand"),
+              std::string::npos)
+        << e.what();
+  }
+  host::Matrix c(4, 6);
+  host::PsumRead past{0, 4, 0, 6, 1, 0};  // rows 1..4 of a 4-row C
+  const std::vector<std::uint8_t> bytes(4 * 6 * 4);
+  EXPECT_THROW(host::store_read(past, bytes.data(), c), host::HostError);
+
   // The good plan still runs.
   EXPECT_EQ(host::count_bit_mismatches(host::execute_plan(good, a, b), host::reference_defined_order(good, a, b)), 0u);
 }

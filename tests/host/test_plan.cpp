@@ -4,6 +4,7 @@
 // precise errors.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -228,6 +229,10 @@ TEST(Plan, InvalidOptionsArePreciseErrors) {
   expect_error({200, 4, 600}, o, "needs 1280 bytes per partition");
   o.sbuf_bytes_per_partition = 12;  // a 4 x 4 x 4 GEMM needs only (4 + 4) x 2 bytes
   expect_error({4, 4, 4}, o, "needs 16 bytes");
+  // 2^12 x 2^12 x 2^9 tiles = 2^33 matmuls; the products of the tile counts must not overflow either.
+  expect_error({std::size_t{1} << 19, std::size_t{1} << 19, std::size_t{1} << 18}, bf16,
+               "needs more than 16777216 matmuls");
+  expect_error({SIZE_MAX, SIZE_MAX, SIZE_MAX}, bf16, "needs more than 16777216 matmuls");
 }
 
 }  // namespace

@@ -198,6 +198,17 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
                     std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
+  // The plan is materialised (64 bytes per instruction), so a shape whose program could not be held in memory is
+  // refused up front with its size rather than failing in an allocation half way.
+  // Ceiling divisions that cannot wrap for a dimension near SIZE_MAX; every count is >= 1 (checked above).
+  auto tiles_of = [](std::size_t v, std::size_t t) -> std::uint64_t { return v / t + (v % t != 0); };
+  const std::uint64_t tiles[] = {tiles_of(shape.m, kTileM), tiles_of(shape.k, kTileK), tiles_of(shape.n, o.tile_n)};
+  const bool too_many = tiles[0] > kMaxMatmuls || tiles[1] > kMaxMatmuls / tiles[0] ||
+                        tiles[2] > kMaxMatmuls / (tiles[0] * tiles[1]);
+  if (too_many)
+    throw PlanError("shape " + text(shape.m) + " x " + text(shape.k) + " x " + text(shape.n) + " with tile_n " +
+                    text(o.tile_n) + ": needs more than " + text(kMaxMatmuls) +
+                    " matmuls, the most one plan holds (a 1 GiB program); split the GEMM");
   const auto& geo = isa::geometry(o.gen);
   const std::size_t es = pe::operand_bytes(o.dtype);
   const std::size_t need =
@@ -256,6 +267,16 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
 }
 
 std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
+  // A plan may come from elsewhere (edited, deserialised): never read outside the operand.
+  const EncodedOperand& op = l.operand == Operand::A ? a : b;
+  const std::size_t k_extent = l.operand == Operand::A ? op.cols : op.rows;
+  const std::size_t f_extent = l.operand == Operand::A ? op.rows : op.cols;
+  if (l.k0 > k_extent || l.k_count > k_extent - l.k0 || l.f0 > f_extent || l.f_count > f_extent - l.f0 ||
+      l.element_bytes != op.element_bytes || op.bytes.size() != op.rows * op.cols * op.element_bytes)
+    throw HostError(std::string("SBUF load of operand ") + (l.operand == Operand::A ? "A" : "B") + " (k " +
+                    text(l.k0) + "+" + text(l.k_count) + ", free " + text(l.f0) + "+" + text(l.f_count) + ", " +
+                    text(l.element_bytes) + "-byte elements) does not fit the " + text(op.rows) + " x " +
+                    text(op.cols) + " operand of " + text(op.element_bytes) + "-byte elements");
   const std::size_t es = l.element_bytes;
   std::vector<std::uint8_t> out(l.k_count * l.f_count * es);
   std::uint8_t* p = out.data();
@@ -273,6 +294,10 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& 
 }
 
 void store_read(const PsumRead& r, const std::uint8_t* bytes, Matrix& c) {
+  if (r.row0 > c.rows || r.partitions > c.rows - r.row0 || r.col0 > c.cols || r.elements > c.cols - r.col0 ||
+      c.data.size() != c.rows * c.cols)
+    throw HostError("PSUM read-back of " + text(r.partitions) + " x " + text(r.elements) + " at C[" + text(r.row0) +
+                    "][" + text(r.col0) + "] does not fit the " + text(c.rows) + " x " + text(c.cols) + " result");
   for (std::size_t p = 0; p < r.partitions; ++p)
     for (std::size_t j = 0; j < r.elements; ++j) {
       const std::uint8_t* e = bytes + (p * r.elements + j) * 4;

@@ -32,6 +32,8 @@ namespace pevp::host {
 inline constexpr std::size_t kTileM = 128;
 inline constexpr std::size_t kTileK = 128;
 inline constexpr unsigned kMaxTileN = 512;
+// The most MATMULs one plan holds: plans are materialised, and 2^24 matmuls is a 1 GiB program.
+inline constexpr std::uint64_t kMaxMatmuls = std::uint64_t{1} << 24;
 
 struct GemmShape {
   std::size_t m = 0, k = 0, n = 0;  // C is m x n, A is m x k, B is k x n
@@ -98,8 +100,9 @@ struct GemmPlan {
 };
 
 // Throws PlanError naming the field and the rule when `shape` / `options` cannot be planned: a zero dimension,
-// tile_n outside 1..512, a dtype that is not a dense matmul input, an fp32_mode that does not fit the dtype, an SBUF
-// budget larger than the generation's partition or smaller than one k-tile of one output tile needs.
+// tile_n outside 1..512, a dtype that is not a dense matmul input, an fp32_mode that does not fit the dtype, more than
+// kMaxMatmuls matmuls, an SBUF budget larger than the generation's partition or smaller than one k-tile of one output
+// tile needs.
 void validate_gemm(const GemmShape& shape, const GemmOptions& options);
 
 GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options);
@@ -112,10 +115,11 @@ std::uint32_t psum_address(isa::Generation g, std::uint32_t partition, std::uint
 void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
 
 // The bytes of one load: k_count rows of bytes_per_partition() bytes, row i destined for partition partition0 + i at
-// `offset`. The operands must have passed check_operands().
+// `offset`. Throws HostError when the load's ranges or element size do not fit its operand.
 std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b);
 
 // Stores one read-back into `c` (M x N): `bytes` holds `partitions` rows of `elements` little-endian fp32 values.
+// Throws HostError when the region does not fit `c`.
 void store_read(const PsumRead& read, const std::uint8_t* bytes, Matrix& c);
 
 }  // namespace pevp::host
