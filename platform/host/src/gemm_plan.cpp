@@ -113,13 +113,71 @@ std::uint32_t budget_of(const GemmOptions& o) {
   return o.sbuf_bytes_per_partition.value_or(isa::geometry(o.gen).sbuf_partition_bytes);
 }
 
-// Plans one round: its k-tiles split into as few steps as the SBUF budget allows (balanced), each step laying out,
-// per k-tile, the A^T tile of every m-block then the B tile of every n-tile of the round.
+// Where one k-tile's operand tiles sit in SBUF (byte offsets in partition 0..), per position in Round::mblocks /
+// Round::ntiles.
+struct KtileLayout {
+  std::vector<std::uint32_t> a, b;
+};
+
+// Appends the loads of k-tile `k` of round `r` at `offset` (advanced past them): the A^T tile of every m-block, then
+// the B tile of every n-tile.
+KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
+                          std::size_t es, std::uint32_t& offset, Step& step) {
+  KtileLayout at;
+  for (std::size_t i : r.mblocks) {
+    at.a.push_back(offset);
+    step.loads.push_back({Operand::A, k.start, k.size, mb[i].start, mb[i].size, 0, offset, es});
+    offset += static_cast<std::uint32_t>(region_bytes(mb[i].size, es));
+  }
+  for (std::size_t j : r.ntiles) {
+    at.b.push_back(offset);
+    step.loads.push_back({Operand::B, k.start, k.size, nt[j].start, nt[j].size, 0, offset, es});
+    offset += static_cast<std::uint32_t>(region_bytes(nt[j].size, es));
+  }
+  return at;
+}
+
+// Appends k-tile `t` (of `tiles`) of round `r` to the step's program: one stationary per m-block, then the matmuls of
+// that m-block's output tiles, output tile u of the round into PSUM bank u.
+void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
+                   std::size_t t, std::size_t tiles, const KtileLayout& at, const GemmOptions& o, Step& step,
+                   PlanStats& stats) {
+  const auto pos = [](const std::vector<std::size_t>& v, std::size_t x) {
+    return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+  };
+  for (std::size_t ip = 0; ip < r.mblocks.size(); ++ip) {
+    const Span& m = mb[r.mblocks[ip]];
+    step.program.push_back(ldweights(o, sbuf_address(o.gen, 0, at.a[ip]), k.size, m.size));
+    ++stats.instructions[isa::Opcode::LDWEIGHTS];
+    for (std::size_t u = 0; u < r.units.size(); ++u) {
+      if (r.units[u].first != r.mblocks[ip]) continue;
+      const Span& n = nt[r.units[u].second];
+      const std::uint32_t src = sbuf_address(o.gen, 0, at.b[pos(r.ntiles, r.units[u].second)]);
+      const std::uint32_t dst = psum_address(o.gen, 0, static_cast<std::uint32_t>(u), 0);
+      step.program.push_back(matmul(o, src, dst, k.size, m.size, n.size, group_flags(t, tiles)));
+      ++stats.instructions[isa::Opcode::MATMUL];
+      stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
+    }
+  }
+}
+
+// The read-back of every output tile of the round, after its last step.
+void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, Step& step,
+               PlanStats& stats) {
+  for (std::size_t u = 0; u < r.units.size(); ++u) {
+    const Span& m = mb[r.units[u].first];
+    const Span& n = nt[r.units[u].second];
+    step.reads.push_back({0, static_cast<std::uint32_t>(m.size), static_cast<std::uint32_t>(u),
+                          static_cast<std::uint32_t>(n.size), m.start, n.start});
+    stats.psum_bytes_read += m.size * n.size * 4;
+  }
+}
+
+// Plans one round: its k-tiles split into as few steps as the SBUF budget allows, balanced (D-GEMM-STREAM); the
+// PSUM groups open in the first step and close in the last, which alone reads back.
 void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const std::vector<Span>& kt,
                 GemmPlan& plan) {
-  const GemmOptions& o = plan.options;
-  const std::size_t es = plan.element_bytes;
-  const std::size_t per_step = std::min(kt.size(), budget_of(o) / r.bytes_per_ktile);
+  const std::size_t per_step = std::min(kt.size(), budget_of(plan.options) / r.bytes_per_ktile);
   const std::size_t nsteps = (kt.size() + per_step - 1) / per_step;
   if (nsteps > 1) ++plan.stats.k_split_rounds;
   std::size_t t = 0;
@@ -127,51 +185,13 @@ void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
     const std::size_t count = kt.size() / nsteps + (s < kt.size() % nsteps ? 1 : 0);
     Step step;
     std::uint32_t offset = 0;
-    for (std::size_t tt = t; tt < t + count; ++tt) {
-      // Lay out this k-tile's operand tiles; remember where each went.
-      std::vector<std::uint32_t> a_off(r.mblocks.size()), b_off(r.ntiles.size());
-      for (std::size_t i = 0; i < r.mblocks.size(); ++i) {
-        const Span& m = mb[r.mblocks[i]];
-        a_off[i] = offset;
-        step.loads.push_back({Operand::A, kt[tt].start, kt[tt].size, m.start, m.size, 0, offset, es});
-        offset += static_cast<std::uint32_t>(region_bytes(m.size, es));
-      }
-      for (std::size_t j = 0; j < r.ntiles.size(); ++j) {
-        const Span& n = nt[r.ntiles[j]];
-        b_off[j] = offset;
-        step.loads.push_back({Operand::B, kt[tt].start, kt[tt].size, n.start, n.size, 0, offset, es});
-        offset += static_cast<std::uint32_t>(region_bytes(n.size, es));
-      }
-      // One stationary per m-block, then the matmuls of that m-block's output tiles, each into its own bank.
-      for (std::size_t i = 0; i < r.mblocks.size(); ++i) {
-        const Span& m = mb[r.mblocks[i]];
-        step.program.push_back(ldweights(o, sbuf_address(o.gen, 0, a_off[i]), kt[tt].size, m.size));
-        ++plan.stats.instructions[isa::Opcode::LDWEIGHTS];
-        for (std::size_t u = 0; u < r.units.size(); ++u) {
-          if (r.units[u].first != r.mblocks[i]) continue;
-          const std::size_t j = static_cast<std::size_t>(
-              std::find(r.ntiles.begin(), r.ntiles.end(), r.units[u].second) - r.ntiles.begin());
-          const Span& n = nt[r.units[u].second];
-          step.program.push_back(matmul(o, sbuf_address(o.gen, 0, b_off[j]),
-                                        psum_address(o.gen, 0, static_cast<std::uint32_t>(u), 0), kt[tt].size, m.size,
-                                        n.size, group_flags(tt, kt.size())));
-          ++plan.stats.instructions[isa::Opcode::MATMUL];
-          plan.stats.macs += static_cast<std::uint64_t>(kt[tt].size) * m.size * n.size;
-        }
-      }
+    for (std::size_t end = t + count; t < end; ++t) {
+      const KtileLayout at = lay_out_ktile(r, mb, nt, kt[t], plan.element_bytes, offset, step);
+      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, step, plan.stats);
     }
     for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.k_count * l.bytes_per_partition();
     plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
-    t += count;
-    if (s + 1 == nsteps) {
-      for (std::size_t u = 0; u < r.units.size(); ++u) {
-        const Span& m = mb[r.units[u].first];
-        const Span& n = nt[r.units[u].second];
-        step.reads.push_back({0, static_cast<std::uint32_t>(m.size), static_cast<std::uint32_t>(u),
-                              static_cast<std::uint32_t>(n.size), m.start, n.start});
-        plan.stats.psum_bytes_read += m.size * n.size * 4;
-      }
-    }
+    if (s + 1 == nsteps) add_reads(r, mb, nt, step, plan.stats);
     plan.steps.push_back(std::move(step));
   }
 }
