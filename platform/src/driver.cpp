@@ -92,7 +92,7 @@ std::string ErrorInfo::describe() const {
 }
 
 Driver::Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
-               const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq)
+               const sc_core::sc_signal_in_if<bool>& irq)
     : socket_(socket), map_(map), irq_(irq) {}
 
 void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged) {
@@ -270,7 +270,7 @@ class Host : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Host);
 
-  Host(sc_core::sc_module_name n, const AddressMap& map, const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq)
+  Host(sc_core::sc_module_name n, const AddressMap& map, const sc_core::sc_signal_in_if<bool>& irq)
       : sc_core::sc_module(n), socket("socket"), driver_(socket, map, irq) {
     SC_THREAD(main);
   }

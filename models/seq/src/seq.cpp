@@ -72,6 +72,9 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
   arr_.on_complete = [this](const pe::MicroOp& op) { on_complete(op); };
   arr_.on_fault = [this](const pe::MicroOp& op, const pe::ExecResult& res) { on_fault(op, res); };
   SC_THREAD(run);
+  SC_METHOD(drive_irq);
+  sensitive << irq_changed_;
+  dont_initialize();
   update_status();
 }
 
@@ -97,8 +100,13 @@ void Seq::update_status() {
   r.set(f_level_, level());
   r.set(f_space_, space());
   const bool line = (done_ && r.get(f_en_done_)) || (stopped && r.get(f_en_error_));
-  irq.write(line);
+  if (line != irq_level_) {
+    irq_level_ = line;
+    irq_changed_.notify(sc_core::SC_ZERO_TIME);
+  }
 }
+
+void Seq::drive_irq() { irq.write(irq_level_); }
 
 bool Seq::try_push(const isa::RawInstruction& raw) {
   if (queue_.size() >= config_.queue_depth) return false;
@@ -239,15 +247,22 @@ void Seq::run() {
     if (error_) continue;  // (an error cannot arrive while waiting with nothing in flight; defensive)
     queue_.pop_front();
     space_freed_.notify(sc_core::SC_ZERO_TIME);
-    pending_.push_back({entry, decoded});
+    pending_.push_back({entry, decoded, false});
     update_status();
+    bool pushed = true;
     for (pe::MicroOp& op : out.ops) {
-      // Wait for IFIFO space here rather than inside put(): if the array faults
-      // meanwhile, on_fault has already taken this instruction back.
+      // Wait for IFIFO space here rather than inside put(): if the queue stops
+      // meanwhile, take_back_after() has already returned this instruction.
       while (!error_ && !arr_.can_put()) sc_core::wait(arr_.space_event());
-      if (error_) break;
+      if (error_) {
+        pushed = false;
+        break;
+      }
       arr_.put(std::move(op));
     }
+    if (pushed)
+      for (Pending& p : pending_)
+        if (p.entry.index == entry.index) p.pushed = true;
   }
 }
 
@@ -259,6 +274,7 @@ void Seq::on_complete(const pe::MicroOp& op) {
   const Pending done = *it;
   pending_.erase(it);
   if (auto f = apply_update(*done.decoded)) {
+    take_back_after(done.entry.index);
     fault(done.entry.index, *done.decoded, f->rule, f->field, f->value, f->message);
     return;
   }
@@ -271,23 +287,34 @@ void Seq::on_complete(const pe::MicroOp& op) {
   update_status();
 }
 
-void Seq::on_fault(const pe::MicroOp& op, const pe::ExecResult& r) {
-  // Nothing after the faulting instruction may execute: take back what already
-  // reached the IFIFO and put those instructions at the head of the queue again,
-  // in order, so clear_error resumes with them.
-  arr_.flush();
-  std::deque<Entry> back;
+void Seq::take_back_after(std::uint64_t index) {
+  // Issue is in order, so everything still in the IFIFO, and every instruction
+  // whose micro-ops never reached it, comes after `index`. Micro-ops already in
+  // the array (independent tiles issued before the fault) complete normally.
+  std::vector<std::uint64_t> back;
+  for (const pe::MicroOp& op : arr_.flush())
+    if (back.empty() || back.back() != op.instr_index) back.push_back(op.instr_index);
+  for (const Pending& p : pending_)
+    if (!p.pushed) back.push_back(p.entry.index);
+  std::deque<Entry> entries;
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (it->entry.index > op.instr_index) {
-      back.push_back(it->entry);
-      it = pending_.erase(it);
-    } else if (it->entry.index == op.instr_index) {
+    if (it->entry.index > index && std::find(back.begin(), back.end(), it->entry.index) != back.end()) {
+      entries.push_back(it->entry);
       it = pending_.erase(it);
     } else {
       ++it;
     }
   }
-  queue_.insert(queue_.begin(), back.begin(), back.end());
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.index < b.index; });
+  queue_.insert(queue_.begin(), entries.begin(), entries.end());
+}
+
+void Seq::on_fault(const pe::MicroOp& op, const pe::ExecResult& r) {
+  // Nothing after the faulting instruction may execute (D-FAULT-REQUEUE).
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](const Pending& p) { return p.entry.index == op.instr_index; }),
+                 pending_.end());
+  take_back_after(op.instr_index);
   const std::string field = leading_field(*op.instr, r.message);
   fault(op.instr_index, *op.instr, r.rule, field, field.empty() ? 0 : op.instr->get(field), r.message);
 }

@@ -70,7 +70,7 @@ struct ErrorInfo {
 class Driver {
  public:
   Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
-         const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq);
+         const sc_core::sc_signal_in_if<bool>& irq);
 
   const AddressMap& map() const { return map_; }
 
@@ -112,7 +112,7 @@ class Driver {
 
   tlm::tlm_initiator_socket<>& socket_;
   AddressMap map_;
-  const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& irq_;
+  const sc_core::sc_signal_in_if<bool>& irq_;
 };
 
 // A platform plus a host that runs one driver program in an SC_THREAD. SystemC

@@ -63,7 +63,7 @@ class Seq : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Seq> iq;
   // The interrupt line: OR(irq_status & irq_enable). Bind an sc_in<bool> to it.
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> irq;
+  sc_core::sc_signal<bool> irq;
 
   SC_HAS_PROCESS(Seq);
 
@@ -89,9 +89,10 @@ class Seq : public sc_core::sc_module {
     std::uint64_t index;
     isa::RawInstruction raw;
   };
-  struct Pending {  // an instruction whose micro-ops are in the IFIFO or in flight
+  struct Pending {  // an instruction on its way through the IFIFO and the array
     Entry entry;
     std::shared_ptr<const isa::Decoded> decoded;
+    bool pushed = false;  // its micro-ops reached the IFIFO
   };
 
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -104,7 +105,11 @@ class Seq : public sc_core::sc_module {
   std::optional<fw::Fault> apply_update(const isa::Decoded& d);
   void set_semaphore(unsigned i, std::uint32_t v);
   void update_status();
+  void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();
+  // Stops the queue after instruction `index`: whatever of the later
+  // instructions has not issued to the array goes back to the head of the queue.
+  void take_back_after(std::uint64_t index);
 
   isa::Generation gen_;
   regfile::ArrSeqCsrs& csrs_;
@@ -119,7 +124,8 @@ class Seq : public sc_core::sc_module {
   bool waiting_semaphore_ = false;
   std::optional<ErrorRecord> error_;
   std::deque<std::string> fw_log_;
-  sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_;
+  sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_;
+  bool irq_level_ = false;
   regfile::FieldRef f_busy_, f_idle_, f_done_, f_error_, f_irq_done_, f_irq_error_, f_en_done_, f_en_error_;
   regfile::FieldRef f_level_, f_space_, f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_;
   regfile::CounterRef c_retired_;
