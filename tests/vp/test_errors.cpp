@@ -2,7 +2,7 @@
 // modelled opcodes, bad dtypes and dtype mixes, out-of-range patterns, PSUM bank overflow, accumulate into an
 // unopened group, a matmul with no stationary, malformed EVENTS and headers. Each runs the same frame:
 //
-//   [0] Ldweights tile A   [1] Matmul A -> bank 0   [prelude...]   [bad]   [Matmul A -> bank 1]  [Matmul A -> bank 2]
+//   [0] Ldweights tile A  [1] Matmul A -> bank 0  [prelude...]  [bad]  [Matmul A += bank 1]  [Matmul A += bank 2]
 //
 // and checks: the queue stopped with seq_status.error and the interrupt line raised; the error record names the
 // instruction index, opcode, field byte offset, value and rule (isa::rule_id of the number); everything before the
@@ -40,6 +40,13 @@ struct Frame {
   }
   isa::LdweightsArgs lw() const { return ldw(c, st, K, M, a); }
   isa::MatmulArgs mm(unsigned bank) const { return mmul(c, mv, psum_addr(0, bank * kBank), K, M, N, pf::SINGLE, a); }
+  // A one-shot accumulate onto what the bank holds: BEGIN_ACCUM|END on v3/v4, accumulate_flag on v5.
+  isa::MatmulArgs acc(unsigned bank) const {
+    auto x = mm(bank);
+    x.psum_flags = pf::BEGIN_ACCUM_MATMUL_GROUP | pf::END_MATMUL_GROUP;
+    x.accumulate = true;
+    return x;
+  }
   isa::RawInstruction enc(const isa::MatmulArgs& x) const { return isa::encode_matmul(g, x); }
 };
 
@@ -417,7 +424,8 @@ TEST_P(InstructionError, StopsRecordsAndResumes) {
       const auto dec = isa::decode(g, bad);
       for (const auto& viol : dec.violations) ADD_FAILURE() << "test bug, the instruction is not valid: " << viol.describe();
     }
-    const std::vector<Step> after = {mm_step(g, f.mm(1)), mm_step(g, f.mm(2))};
+    // The later instructions accumulate onto PSUM, so one that ran twice (or not at all) shows.
+    const std::vector<Step> after = {mm_step(g, f.acc(1)), mm_step(g, f.acc(2))};
     std::vector<isa::RawInstruction> prog;
     for (const auto& s : before) prog.push_back(s.raw);
     prog.push_back(bad);

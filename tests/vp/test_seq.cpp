@@ -57,6 +57,13 @@ struct Small {
   }
   isa::LdweightsArgs lw() const { return ldw(c, 0, K, M, t); }
   isa::MatmulArgs mm(unsigned bank) const { return mmul(c, 0x400, psum_addr(0, bank * kBank), K, M, N, pf::SINGLE, t); }
+  // A one-shot accumulate onto the bank (BEGIN_ACCUM|END; accumulate_flag on v5): running twice would show.
+  isa::MatmulArgs acc(unsigned bank) const {
+    auto x = mm(bank);
+    x.psum_flags = pf::BEGIN_ACCUM_MATMUL_GROUP | pf::END_MATMUL_GROUP;
+    x.accumulate = true;
+    return x;
+  }
 };
 
 std::vector<isa::RawInstruction> raws(const std::vector<Step>& s) {
@@ -218,7 +225,7 @@ TEST_P(SemaphoreMisuse, FaultsAtCompletionAndStopsTheQueue) {
     m0.events.update_sem = 5;
     m0.events.update_value = p.by;
     const std::vector<Step> before = {lw_step(g, f.lw()), mm_step(g, m0)};
-    const std::vector<Step> after = {mm_step(g, f.mm(1)), mm_step(g, f.mm(2))};
+    const std::vector<Step> after = {mm_step(g, f.acc(1)), mm_step(g, f.acc(2))};
     std::vector<Step> all = before;
     all.insert(all.end(), after.begin(), after.end());
     d.submit(raws(all));
@@ -255,6 +262,62 @@ INSTANTIATE_TEST_SUITE_P(Misuse, SemaphoreMisuse,
                                            SemMisuse{"IncrementPastMax", isa::UpdateMode::INCREMENT, 0xFFFFFFF0u,
                                                      0x11, "seq.semaphore_overflow"}),
                          [](const ::testing::TestParamInfo<SemMisuse>& i) { return std::string(i.param.name); });
+
+// A semaphore fault while an independent tile's matmul is already in the array: that one finishes, the rest
+// after the fault is taken back; after clear_error every instruction has executed exactly once (all of them
+// accumulate, so a repeat or a loss shows in PSUM) and the retired count covers all but the faulting one.
+TEST(Semaphores, FaultWithIndependentTilesExecutesEverythingOnce) {
+  const Generation g = Generation::MARIANA;
+  platform::VirtualPlatform vp(config(g));
+  const DtypeCase c{Dtype::FP16, Fp32Mode::None};
+  const isa::Placement ta{0, 64, 0, 64}, tb{64, 64, 64, 64};
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(16);
+    bench.garbage_psum(rng);
+    bench.put_rows(0, 0, random_elems(g, c, 64 * 64, rng), 64);
+    bench.put_rows(64, 0, random_elems(g, c, 64 * 64, rng), 64);
+    bench.put_rows(0, 0x400, random_elems(g, c, 64 * 32, rng), 64);
+    bench.put_rows(64, 0x400, random_elems(g, c, 64 * 32, rng), 64);
+    auto acc = [&](const isa::Placement& t, unsigned bank) {
+      auto a = mmul(c, bench.sbuf_addr(t.row0, 0x400), psum_addr(t.col0, bank * kBank), 64, 64, 32,
+                    pf::BEGIN_ACCUM_MATMUL_GROUP | pf::END_MATMUL_GROUP, t);
+      a.accumulate = true;
+      return a;
+    };
+    auto bad = acc(ta, 0);
+    bad.events = {isa::WaitMode::NONE, 0, 0, isa::UpdateMode::DECREMENT, 9, 1};  // semaphore 9 is 0
+    const std::vector<Step> s = {lw_step(g, ldw(c, bench.sbuf_addr(0, 0), 64, 64, ta)),
+                                 lw_step(g, ldw(c, bench.sbuf_addr(64, 0), 64, 64, tb)),
+                                 mm_step(g, bad),
+                                 mm_step(g, acc(tb, 1)),
+                                 mm_step(g, acc(ta, 2)),
+                                 mm_step(g, acc(tb, 3)),
+                                 mm_step(g, acc(ta, 4))};
+    d.submit(raws(s));
+    const platform::Completion c1 = d.wait_idle(kTimeout);
+    sc_core::wait(kSettle);
+    EXPECT_TRUE(c1.error);
+    const auto e = d.error_record();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->index, 2u) << e->describe();
+    EXPECT_EQ(e->rule, "seq.semaphore_underflow") << e->describe();
+    const std::uint64_t retired_at_fault = d.read_counter48("vp", "retired_cnt_lsb");
+    EXPECT_GE(retired_at_fault, 2u);
+    EXPECT_LE(retired_at_fault, 3u) << "at most the independent matmul already in the array finishes";
+    EXPECT_EQ(d.read_field("vp", "iq_status", "level"), s.size() - 1 - retired_at_fault)
+        << "everything after the fault that had not issued waits in the queue";
+    d.clear_error();
+    const platform::Completion c2 = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c2.done);
+    EXPECT_FALSE(c2.error);
+    EXPECT_EQ(c2.retired, s.size() - 1);
+    EXPECT_EQ(d.semaphore(9), 0u);
+    for (const auto& x : s) x.apply(bench.ref);
+    bench.expect_psum_matches("every instruction exactly once");
+  });
+}
 
 // The edges of the semaphore range are fine: INCREMENT to exactly 2^32 - 1 and DECREMENT to exactly 0.
 TEST(Semaphores, RangeEdgesAreNotErrors) {
