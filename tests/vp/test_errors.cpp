@@ -337,6 +337,16 @@ std::vector<ErrorCase> error_cases() {
                      return f.enc(a);
                    },
                    "", true});
+      if (g != Generation::CAYMAN)
+        v.push_back({G + "OverwriteIntoUnopenedGroupMid", g, "exec.psum_group_unopened", kPsumFlags, pf::MULTI_MID,
+                     none,
+                     [](const Frame& f) {
+                       auto a = f.mm(3);
+                       a.psum_flags = pf::MULTI_MID;
+                       a.accumulate = false;  // D-EXEC-UNOPENED-MARIANA: still needs an open group
+                       return f.enc(a);
+                     },
+                     "", true});
       v.push_back({G + "GroupAlreadyOpen", g, "exec.psum_group_open", kPsumFlags, pf::MULTI_START,
                    [](const Frame& f) {
                      auto a = f.mm(3);
@@ -479,6 +489,121 @@ TEST_P(InstructionError, StopsRecordsAndResumes) {
     EXPECT_EQ(d.read_field("vp", "err_info", "rule_id"), 0u);
     for (const auto& s : after) s.apply(bench.ref);
     bench.expect_psum_matches("after clear_error");
+  });
+}
+
+// An Ldweights that faults at execution changes nothing -- not the array's stationary, and not the dtype the
+// firmware's cross-instruction check (fp32/tf32 no-mix) believes is loaded: after clear_error a bf16 matmul on the
+// tile runs against the bf16 stationary that is still there.
+TEST(FaultState, FaultingLdweightsLeavesTheStationaryDtype) {
+  const Generation g = Generation::MARIANA;
+  platform::PlatformConfig cfg;
+  cfg.gen = g;
+  platform::VirtualPlatform vp(cfg);
+  const Frame f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(17);
+    bench.garbage_psum(rng);
+    bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
+    bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
+    // fp32 stationary whose rows run past the end of their SBUF partition: exec.pattern_partition_bounds.
+    auto bad = ldw({Dtype::FP32, Fp32Mode::High}, isa::geometry(g).sbuf_partition_bytes - 64, f.K, f.M, f.a);
+    const std::vector<Step> s = {lw_step(g, f.lw()), raw_step(isa::encode_ldweights(g, bad)), mm_step(g, f.mm(0))};
+    d.submit({s[0].raw, s[1].raw, s[2].raw});
+    const platform::Completion c = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c.error);
+    const auto e = d.error_record();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->index, 1u) << e->describe();
+    EXPECT_EQ(e->rule, "exec.pattern_partition_bounds") << e->describe();
+    d.clear_error();
+    const platform::Completion c2 = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c2.done);
+    EXPECT_FALSE(c2.error);
+    if (const auto e2 = d.error_record()) ADD_FAILURE() << "after clear_error: " << e2->describe();
+    EXPECT_EQ(c2.retired, 2u);
+    s[0].apply(bench.ref);
+    s[2].apply(bench.ref);
+    bench.expect_psum_matches("matmul on the bf16 stationary");
+  });
+}
+
+// Two faults back to back: an Ldweights that faults at execution, followed by an instruction that is invalid on its
+// own (unknown opcode). The record shows the first fault in program order; clear_error resumes with the next
+// instruction, which is the invalid one -- it must fault in its turn (its own record), not vanish; a second
+// clear_error runs the rest.
+TEST(FaultState, FaultBehindAnExecutionFaultIsNotLost) {
+  const Generation g = Generation::MARIANA;
+  platform::PlatformConfig cfg;
+  cfg.gen = g;
+  platform::VirtualPlatform vp(cfg);
+  const Frame f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(19);
+    bench.garbage_psum(rng);
+    bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
+    bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
+    auto bad_lw = f.lw();
+    bad_lw.src.start_addr = isa::geometry(g).sbuf_partition_bytes - 64;  // rows leave their partition
+    const std::vector<Step> s = {lw_step(g, f.lw()), raw_step(isa::encode_ldweights(g, bad_lw)),
+                                 raw_step(raw_opcode(0x05)), mm_step(g, f.acc(1))};
+    d.submit({s[0].raw, s[1].raw, s[2].raw, s[3].raw});
+    EXPECT_TRUE(d.wait_idle(kTimeout).error);
+    sc_core::wait(sc_core::sc_time(2, sc_core::SC_US));
+    auto e = d.error_record();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->index, 1u) << e->describe();
+    EXPECT_EQ(e->rule, "exec.pattern_partition_bounds") << e->describe();
+    EXPECT_EQ(d.read_field("vp", "iq_status", "level"), 2u) << "instructions 2 and 3 wait in the queue";
+    d.clear_error();
+    EXPECT_TRUE(d.wait_idle(kTimeout).error) << "instruction 2 (opcode 0x05) must fault when its turn comes";
+    e = d.error_record();
+    ASSERT_TRUE(e.has_value()) << "instruction 2 was dropped without a record";
+    EXPECT_EQ(e->index, 2u) << e->describe();
+    EXPECT_EQ(e->rule, "opcode.unknown") << e->describe();
+    d.clear_error();
+    const platform::Completion c = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c.done);
+    EXPECT_EQ(c.retired, 2u);
+    s[0].apply(bench.ref);
+    s[3].apply(bench.ref);
+    bench.expect_psum_matches("after both faults");
+  });
+}
+
+// While the queue is stopped on an error the driver may keep queuing; clear_error then runs the rest in order.
+TEST(FaultState, QueuingWhileStoppedRunsAfterClear) {
+  const Generation g = Generation::CAYMAN;
+  platform::PlatformConfig cfg;
+  cfg.gen = g;
+  platform::VirtualPlatform vp(cfg);
+  const Frame f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(18);
+    bench.garbage_psum(rng);
+    bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
+    bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
+    const std::vector<Step> first = {lw_step(g, f.lw()), raw_step(raw_opcode(0x05)), mm_step(g, f.acc(1))};
+    const std::vector<Step> more = {mm_step(g, f.acc(2)), mm_step(g, f.acc(1))};
+    d.submit({first[0].raw, first[1].raw, first[2].raw});
+    EXPECT_TRUE(d.wait_idle(kTimeout).error);
+    d.submit({more[0].raw, more[1].raw});
+    sc_core::wait(sc_core::sc_time(2, sc_core::SC_US));
+    EXPECT_EQ(d.read_field("vp", "iq_status", "level"), 3u);
+    EXPECT_EQ(d.read_counter48("vp", "retired_cnt_lsb"), 1u);
+    d.clear_error();
+    const platform::Completion c = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c.done);
+    EXPECT_EQ(c.retired, 4u);
+    for (const auto& s : first) s.apply(bench.ref);
+    for (const auto& s : more) s.apply(bench.ref);
+    bench.expect_psum_matches("after the resumed queue");
   });
 }
 
