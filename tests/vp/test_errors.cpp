@@ -575,6 +575,53 @@ TEST(FaultState, FaultBehindAnExecutionFaultIsNotLost) {
   });
 }
 
+// An execution fault while a later instruction waits for its semaphore at the head of the queue: the instruction
+// already in the IFIFO between them is taken back in front of the waiting one. After clear_error the taken-back
+// instruction runs (it waits on nothing), the waiting one runs once its semaphore is set, and each runs once.
+TEST(FaultState, TakenBackInstructionsAheadOfASemaphoreWait) {
+  const Generation g = Generation::MARIANA;
+  platform::PlatformConfig cfg;
+  cfg.gen = g;
+  platform::VirtualPlatform vp(cfg);
+  const Frame f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(20);
+    bench.garbage_psum(rng);
+    bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
+    bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
+    auto bad_lw = f.lw();
+    bad_lw.src.start_addr = isa::geometry(g).sbuf_partition_bytes - 64;  // exec.pattern_partition_bounds
+    auto waiting = f.acc(2);
+    waiting.events.wait_mode = isa::WaitMode::WAIT_GE;
+    waiting.events.wait_sem = 4;
+    waiting.events.wait_value = 1;
+    const std::vector<Step> s = {lw_step(g, f.lw()), raw_step(isa::encode_ldweights(g, bad_lw)),
+                                 mm_step(g, f.acc(1)), mm_step(g, waiting)};
+    d.submit({s[0].raw, s[1].raw, s[2].raw, s[3].raw});
+    EXPECT_TRUE(d.wait_idle(kTimeout).error);
+    sc_core::wait(sc_core::sc_time(2, sc_core::SC_US));
+    const auto e = d.error_record();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->index, 1u) << e->describe();
+    EXPECT_EQ(d.read_field("vp", "iq_status", "level"), 2u);
+    d.clear_error();
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_US));
+    EXPECT_EQ(d.read_counter48("vp", "retired_cnt_lsb"), 2u) << "instruction 2 waits on nothing and runs";
+    EXPECT_EQ(d.read_field("vp", "iq_status", "level"), 1u) << "instruction 3 waits for semaphore 4";
+    d.set_semaphore(4, 1);
+    const platform::Completion c = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c.done);
+    EXPECT_FALSE(c.error);
+    EXPECT_EQ(c.retired, 3u);
+    s[0].apply(bench.ref);
+    s[2].apply(bench.ref);
+    s[3].apply(bench.ref);
+    bench.expect_psum_matches("each instruction once");
+  });
+}
+
 // While the queue is stopped on an error the driver may keep queuing; clear_error then runs the rest in order.
 TEST(FaultState, QueuingWhileStoppedRunsAfterClear) {
   const Generation g = Generation::CAYMAN;
