@@ -143,6 +143,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       options.fp32_mode = *mode;
     }
     options.tile_n = cmd.tile_n;
+    options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     plan = host::plan_gemm({m, k, n}, options);
     ea = host::encode_operand(a, cmd.gen, options.dtype);
     eb = host::encode_operand(b, cmd.gen, options.dtype);

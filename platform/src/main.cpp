@@ -117,6 +117,8 @@ int sc_main(int argc, char* argv[]) {
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");
   gemm->add_option("--seed", gemm_cmd.seed, "Seed of the random operands")->capture_default_str();
+  gemm->add_option("--sbuf-budget", gemm_cmd.sbuf_budget,
+                   "SBUF bytes per partition the GEMM may use (default: all); smaller values force streaming");
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
 

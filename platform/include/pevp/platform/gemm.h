@@ -21,6 +21,8 @@ struct GemmCommand {
   std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
   std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
   unsigned tile_n = 512;          // moving free size per Matmul
+  // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
+  std::optional<std::uint32_t> sbuf_budget;
   std::string a_path, b_path;     // .npy operands; both or neither
   std::string out_path;           // C as fp32 .npy ("" = not written)
   std::uint64_t seed = 1;
