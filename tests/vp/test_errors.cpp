@@ -622,6 +622,31 @@ TEST(FaultState, TakenBackInstructionsAheadOfASemaphoreWait) {
   });
 }
 
+// The last instruction of a program faults: after clear_error nothing is left, so the program is complete --
+// seq_status.done rises (and the driver's wait_idle returns instead of timing out).
+TEST(FaultState, ClearingAFaultAtTheEndCompletesTheProgram) {
+  const Generation g = Generation::MAVERICK;
+  platform::PlatformConfig cfg;
+  cfg.gen = g;
+  platform::VirtualPlatform vp(cfg);
+  const Frame f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(22);
+    bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
+    bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
+    d.submit({isa::encode_ldweights(g, f.lw()), f.enc(f.mm(0)), raw_opcode(0x05)});
+    EXPECT_TRUE(d.wait_idle(kTimeout).error);
+    d.clear_error();
+    const platform::Completion c = d.wait_idle(sc_core::sc_time(100, sc_core::SC_US));
+    EXPECT_FALSE(c.timed_out);
+    EXPECT_TRUE(c.done);
+    EXPECT_EQ(c.retired, 2u);
+    EXPECT_EQ(d.read_field("vp", "seq_status", "idle"), 1u);
+  });
+}
+
 // While the queue is stopped on an error the driver may keep queuing; clear_error then runs the rest in order.
 TEST(FaultState, QueuingWhileStoppedRunsAfterClear) {
   const Generation g = Generation::CAYMAN;
