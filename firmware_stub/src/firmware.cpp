@@ -81,7 +81,8 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
     return out;
   }
   // Rules that span instructions (the fp32/tf32 no-mix between a stationary and
-  // its matmul). Only instructions that will execute update the state.
+  // its matmul), with a checkpoint so a fault can rewind them.
+  checkpoints_[index] = stream_;
   if (auto v = stream_.check(*d); !v.empty()) {
     out.fault = from_violation(v.front());
     return out;
@@ -98,6 +99,18 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
   op.tile = *tile;
   out.ops.push_back(std::move(op));
   return out;
+}
+
+void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,
+                      const std::vector<std::uint64_t>& survivor_indices) {
+  const auto at = checkpoints_.find(index);
+  if (at == checkpoints_.end()) return;  // never reached the stream check: nothing to undo
+  stream_ = at->second;
+  checkpoints_.erase(at, checkpoints_.end());
+  for (std::size_t i = 0; i < survivors.size(); ++i) {
+    checkpoints_[survivor_indices[i]] = stream_;
+    (void)stream_.check(*survivors[i]);
+  }
 }
 
 }  // namespace pevp::fw

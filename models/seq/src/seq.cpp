@@ -218,6 +218,12 @@ void Seq::clear_error() {
   error_.reset();
   auto& r = csrs_.seq.regs();
   for (const auto& f : {f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_}) r.set(f, 0);
+  // The fault was the program's last instruction: nothing is left, so the
+  // program is complete (otherwise done comes with the last retirement).
+  if (queue_.empty() && pending_.empty()) {
+    done_ = true;
+    settled_.notify(sc_core::SC_ZERO_TIME);
+  }
   update_status();
   resumed_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -233,8 +239,13 @@ void Seq::run() {
       SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
     }
     if (out.fault) {
+      // Report in program order: an earlier instruction still in the array may
+      // fault first, and then this one is behind the stop, not the cause of it.
+      while (!pending_.empty() && !error_) sc_core::wait(retired_ev_ | settled_);
+      if (error_) continue;  // it stays queued and is handled again after clear_error
       queue_.pop_front();
       space_freed_.notify(sc_core::SC_ZERO_TIME);
+      firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
       const fw::Fault& f = *out.fault;
       fault(entry.index, *decoded, f.rule, f.field, f.value, f.message);
       continue;
@@ -242,9 +253,11 @@ void Seq::run() {
     // EVENTS: wait before issue. The instruction stays at the head of the queue
     // while it waits, so level/space show it.
     waiting_semaphore_ = !wait_satisfied(*decoded);
-    while (!error_ && !wait_satisfied(*decoded)) sc_core::wait(semaphore_changed_);
+    while (!error_ && !wait_satisfied(*decoded)) sc_core::wait(semaphore_changed_ | settled_);
     waiting_semaphore_ = false;
-    if (error_) continue;  // (an error cannot arrive while waiting with nothing in flight; defensive)
+    // An earlier instruction faulted meanwhile: the queue stopped and instructions
+    // were taken back in front of this one; start again from the head.
+    if (error_ || queue_.empty() || queue_.front().index != entry.index) continue;
     queue_.pop_front();
     space_freed_.notify(sc_core::SC_ZERO_TIME);
     pending_.push_back({entry, decoded, false});
@@ -253,6 +266,7 @@ void Seq::run() {
     for (pe::MicroOp& op : out.ops) {
       // Wait for IFIFO space here rather than inside put(): if the queue stops
       // meanwhile, take_back_after() has already returned this instruction.
+      if (!arr_.can_put()) arr_.note_ififo_full();
       while (!error_ && !arr_.can_put()) sc_core::wait(arr_.space_event());
       if (error_) {
         pushed = false;
@@ -273,6 +287,8 @@ void Seq::on_complete(const pe::MicroOp& op) {
   if (it == pending_.end()) return;
   const Pending done = *it;
   pending_.erase(it);
+  firmware_.retire(done.entry.index);
+  retired_ev_.notify(sc_core::SC_ZERO_TIME);
   if (auto f = apply_update(*done.decoded)) {
     take_back_after(done.entry.index);
     fault(done.entry.index, *done.decoded, f->rule, f->field, f->value, f->message);
@@ -307,6 +323,16 @@ void Seq::take_back_after(std::uint64_t index) {
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.index < b.index; });
   queue_.insert(queue_.begin(), entries.begin(), entries.end());
+  // The firmware's cross-instruction state forgets `index` and everything taken
+  // back, and keeps the instructions still in the array.
+  std::vector<std::shared_ptr<const isa::Decoded>> survivors;
+  std::vector<std::uint64_t> survivor_indices;
+  for (const Pending& p : pending_)
+    if (p.entry.index > index) {
+      survivors.push_back(p.decoded);
+      survivor_indices.push_back(p.entry.index);
+    }
+  firmware_.rewind(index, survivors, survivor_indices);
 }
 
 void Seq::on_fault(const pe::MicroOp& op, const pe::ExecResult& r) {

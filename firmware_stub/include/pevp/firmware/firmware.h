@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,11 +58,26 @@ class Firmware {
   // isa::StreamChecker), so feed instructions in program order.
   HandlerOutput handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index);
 
+  // The cross-instruction state must describe what the array will really hold.
+  // When instruction `index` faults (it and the instructions taken back behind
+  // it never execute), rewind to the state before it and replay the
+  // instructions after it that do execute (`survivors`, in program order:
+  // micro-ops already in the array on independent tiles).
+  void rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,
+              const std::vector<std::uint64_t>& survivor_indices);
+  // Instruction `index` completed: its checkpoint is no longer needed.
+  void retire(std::uint64_t index) { checkpoints_.erase(index); }
+
   // Forget the cross-instruction state (a reset of the SEQ).
-  void reset() { stream_ = {}; }
+  void reset() {
+    stream_ = {};
+    checkpoints_.clear();
+  }
 
  private:
   isa::StreamChecker stream_;
+  // The checker as it was before each instruction still in flight.
+  std::map<std::uint64_t, isa::StreamChecker> checkpoints_;
 };
 
 }  // namespace pevp::fw

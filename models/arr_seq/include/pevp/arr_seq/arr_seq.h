@@ -56,6 +56,8 @@ class ArrSeq : public sc_core::sc_module {
   unsigned ififo_level() const { return static_cast<unsigned>(ififo_.size()); }
   unsigned ififo_capacity() const;  // 1 with fifo_size_sel, else the configured depth
   bool can_put() const { return ififo_.size() < ififo_capacity(); }
+  // For a pusher that waits for space itself (the SEQ): count the full IFIFO.
+  void note_ififo_full() { ++stats_.ififo_full_waits; }
   // Notified when an entry leaves the IFIFO (issued or flushed).
   const sc_core::sc_event& space_event() const { return popped_; }
   // Drops every micro-op not yet issued and returns them in order (after a fault).

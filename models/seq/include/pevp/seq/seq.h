@@ -124,7 +124,7 @@ class Seq : public sc_core::sc_module {
   bool waiting_semaphore_ = false;
   std::optional<ErrorRecord> error_;
   std::deque<std::string> fw_log_;
-  sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_;
+  sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   bool irq_level_ = false;
   regfile::FieldRef f_busy_, f_idle_, f_done_, f_error_, f_irq_done_, f_irq_error_, f_en_done_, f_en_error_;
   regfile::FieldRef f_level_, f_space_, f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_;
