@@ -3,7 +3,7 @@
 // over the bus, the sequencer armed (003 section 6), the tiled Ldweights/Matmul
 // program (host::plan_gemm) submitted step by step, results read back from PSUM
 // -- then checked against the defined-order fp32 reference (bit-exact) and an
-// fp64 reference. docs/gemm.md.
+// fp64 reference. docs/gemm-tiling.md ("pe-vp gemm").
 #pragma once
 
 #include <cstdint>
