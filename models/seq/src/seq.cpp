@@ -1,6 +1,7 @@
 #include "pevp/seq/seq.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -12,6 +13,12 @@ namespace pevp::seq {
 namespace {
 
 constexpr const char* kMsgType = "/pevp/seq";
+
+std::string hex(std::uint64_t v, int digits = 1) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%0*llx", digits, static_cast<unsigned long long>(v));
+  return b;
+}
 
 bool in_thread_context() {
   const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
@@ -131,9 +138,9 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
       (trans.get_streaming_width() != 0 && trans.get_streaming_width() < len)) {
     trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     SC_REPORT_WARNING(kMsgType, ("instruction queue: a write must be n x 64 bytes at a 64-byte aligned offset inside "
-                                 "the window, without byte enables (address 0x" +
-                                 [&] { char b[24]; std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(addr)); return std::string(b); }() +
-                                 ", length " + std::to_string(len) + ")").c_str());
+                                 "the window, without byte enables (address " +
+                                 hex(addr) + ", length " + std::to_string(len) + ")")
+                                    .c_str());
     return;
   }
   const unsigned n = len / isa::kInstructionBytes;
@@ -148,7 +155,7 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
     std::memcpy(raw.data(), data + std::size_t{i} * isa::kInstructionBytes, raw.size());
     while (!try_push(raw)) sc_core::wait(space_freed_);  // back-pressure (thread context only)
   }
-  (void)delay;
+  (void)delay;  // the queue write's bus time belongs to the timing issue's cost model
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -192,11 +199,7 @@ void Seq::fault(std::uint64_t index, const isa::Decoded& d, std::string rule, st
   e.rule = std::move(rule);
   e.field = std::move(field);
   e.value = value;
-  const std::string op = d.opcode ? std::string(isa::name(*d.opcode)) : "opcode 0x" + [&] {
-    char b[8];
-    std::snprintf(b, sizeof b, "%02x", d.opcode_byte);
-    return std::string(b);
-  }();
+  const std::string op = d.opcode ? std::string(isa::name(*d.opcode)) : "opcode " + hex(d.opcode_byte, 2);
   e.message = "instruction " + std::to_string(index) + " (" + op + "): " +
               (e.field.empty() || message.rfind(e.field, 0) == 0 ? "" : e.field + " = " + std::to_string(value) + ": ") +
               message + " [" + e.rule + "]";
