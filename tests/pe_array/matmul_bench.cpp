@@ -1,16 +1,26 @@
-// MAC rate of back-to-back 128x128x512 matmuls (K x M x N) on bf16 operands decoded to fp32: the fast kernel, the
-// reference loop, the fast kernel including the moving tile's bf16 decode, and -- when OpenBLAS was found at
-// configure time -- single-threaded OpenBLAS cblas_sgemm on the same shape in the same run. Run by hand:
-//   build-pe/tests/pe_array/pe_array_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// Figures go to docs/numerics-matmul.md.
+// MAC rate of back-to-back 128x128x512 matmuls (K x M x N) on bf16 operands decoded to fp32: the fast kernel (on the
+// SIMD target it dispatches to, and on every other target the host supports), the fast kernel including the
+// moving tile's bf16 decode, the reference loop, and -- when OpenBLAS was found at configure time --
+// single-threaded OpenBLAS cblas_sgemm on the same shape in the same run, both alone and interleaved call by call
+// with the fast kernel (BM_fast_vs_openblas), whose "ratio" counter is the figure docs/performance.md reports:
+// interleaving puts both under the same machine load, which separate benchmarks minutes apart on a shared 2-core
+// host do not. The OpenBLAS benchmarks are labelled with the kernel OpenBLAS picked for this CPU
+// (openblas_get_corename): Debian's 0.3.21 does not recognise every newer CPU and then falls back to an SSE3 kernel;
+// OPENBLAS_CORETYPE=SkylakeX (or Haswell) forces its AVX-512 (AVX2) kernel. Run by hand:
+//   OPENBLAS_NUM_THREADS=1 build/tests/pe_array/pe_array_bench --benchmark_repetitions=5
+//     --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
+#include <time.h>
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/fast_kernel.h"
 
 #ifdef PEVP_HAVE_OPENBLAS
 #include <cblas.h>
@@ -22,6 +32,7 @@ namespace pe = pevp::pe;
 namespace isa = pevp::isa;
 
 constexpr pe::MatmulShape kShape{128, 128, 512};
+constexpr double kMacs = static_cast<double>(kShape.k * kShape.m * kShape.n);
 
 struct Operands {
   std::vector<std::uint8_t> st_bytes, mv_bytes;
@@ -47,12 +58,12 @@ struct Operands {
 };
 
 void set_rate(benchmark::State& state) {
-  const double macs = static_cast<double>(kShape.k * kShape.m * kShape.n);
-  state.counters["MAC/s"] = benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["MAC/s"] = benchmark::Counter(kMacs, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_fast(benchmark::State& state) {
+void run_fast(benchmark::State& state) {
   Operands o;
+  state.SetLabel(pe::matmul_fast_target());
   for (auto _ : state) {
     pe::matmul_pass_fast(o.st.data(), o.mv.data(), o.dst.data(), kShape, true);
     benchmark::DoNotOptimize(o.dst.data());
@@ -61,8 +72,19 @@ void BM_fast(benchmark::State& state) {
   set_rate(state);
 }
 
+// The target Highway picks for this host.
+void BM_fast(benchmark::State& state) { run_fast(state); }
+
+// One compiled-in target, forced (registered per supported target in main).
+void BM_fast_target(benchmark::State& state, std::int64_t target) {
+  hwy::SetSupportedTargetsForTest(target);
+  run_fast(state);
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 void BM_fast_with_moving_decode(benchmark::State& state) {
   Operands o;
+  state.SetLabel(pe::matmul_fast_target());
   for (auto _ : state) {
     pe::decode_operands(Operands::bf16(), o.mv_bytes.data(), o.mv.size(), o.mv.data());
     pe::matmul_pass_fast(o.st.data(), o.mv.data(), o.dst.data(), kShape, true);
@@ -87,22 +109,72 @@ BENCHMARK(BM_fast_with_moving_decode)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_reference)->Unit(benchmark::kMicrosecond);
 
 #ifdef PEVP_HAVE_OPENBLAS
+// dst[M][N] += stationary[K][M]^T @ moving[K][N], row-major: the same computation as matmul_pass_fast(accumulate),
+// in OpenBLAS's own (FMA, blocked) order.
+void sgemm(Operands& o) {
+  const int m = static_cast<int>(kShape.m), n = static_cast<int>(kShape.n), k = static_cast<int>(kShape.k);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0f, o.st.data(), m, o.mv.data(), n, 1.0f,
+              o.dst.data(), n);
+}
+
 void BM_openblas_sgemm(benchmark::State& state) {
   Operands o;
   openblas_set_num_threads(1);  // the simulator kernel is single-threaded
-  const int m = static_cast<int>(kShape.m), n = static_cast<int>(kShape.n), k = static_cast<int>(kShape.k);
+  state.SetLabel(openblas_get_corename());
   for (auto _ : state) {
-    // dst[M][N] += stationary[K][M]^T @ moving[K][N], row-major.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0f, o.st.data(), m, o.mv.data(), n, 1.0f,
-                o.dst.data(), n);
+    sgemm(o);
     benchmark::DoNotOptimize(o.dst.data());
     benchmark::ClobberMemory();
   }
   set_rate(state);
 }
 BENCHMARK(BM_openblas_sgemm)->Unit(benchmark::kMicrosecond);
+
+// This thread's CPU time in seconds -- what Google Benchmark's rates use too.
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Each iteration runs one fast-kernel matmul and one sgemm on separate dst buffers and times each; "ratio" is the
+// fast kernel's MAC rate over OpenBLAS's.
+void BM_fast_vs_openblas(benchmark::State& state) {
+  Operands fast, blas;
+  openblas_set_num_threads(1);
+  state.SetLabel(std::string(pe::matmul_fast_target()) + " vs " + openblas_get_corename());
+  double t_fast = 0, t_blas = 0;
+  for (auto _ : state) {
+    const double t0 = thread_seconds();
+    pe::matmul_pass_fast(fast.st.data(), fast.mv.data(), fast.dst.data(), kShape, true);
+    benchmark::DoNotOptimize(fast.dst.data());
+    benchmark::ClobberMemory();
+    const double t1 = thread_seconds();
+    sgemm(blas);
+    benchmark::DoNotOptimize(blas.dst.data());
+    benchmark::ClobberMemory();
+    t_fast += t1 - t0;
+    t_blas += thread_seconds() - t1;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["fast_MAC/s"] = kMacs * n / t_fast;
+  state.counters["openblas_MAC/s"] = kMacs * n / t_blas;
+  state.counters["ratio"] = t_blas / t_fast;
+}
+BENCHMARK(BM_fast_vs_openblas)->Unit(benchmark::kMicrosecond);
 #endif
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    const std::string name = std::string("BM_fast_target/") + hwy::TargetName(target);
+    benchmark::RegisterBenchmark(name.c_str(), [target](benchmark::State& s) { BM_fast_target(s, target); })
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

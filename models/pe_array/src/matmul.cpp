@@ -1,4 +1,5 @@
-// The fp32 matmul kernels of the PE array (see compute.h and docs/numerics-matmul.md).
+// The reference fp32 matmul pass and the fp32_mode driver of the PE array (see compute.h and
+// docs/numerics-matmul.md); the fast kernel, matmul_pass_fast, is the Highway SIMD code in matmul_simd.cpp.
 //
 // This file is compiled with -ffp-contract=off (CMakeLists.txt): "sum = sum + a * b" must stay a rounded multiply
 // followed by a rounded add. Fusing them into an FMA skips the product's rounding; that is harmless for the narrow
@@ -28,46 +29,6 @@ inline float store_value(float v) {
   return v;
 }
 
-// One MR x NR block of dst, its accumulators held in registers, k innermost so every element sums in k order.
-// The fixed trip counts let the compiler unroll i and vectorise j (NR lanes across N).
-template <std::size_t MR, std::size_t NR>
-inline void block(const float* stationary, const float* moving, float* dst, const MatmulShape& s, std::size_t m0,
-                  std::size_t n0, bool accumulate) {
-  float acc[MR][NR] = {};  // +0: the defined starting value
-  for (std::size_t k = 0; k < s.k; ++k) {
-    // Row pointers are formed from the index, never stepped past the last row
-    // (that would be undefined behaviour). The target is built without GCC's
-    // loop vectorizer, which read a row past the operands (CMakeLists.txt).
-    const float* a = stationary + k * s.m + m0;
-    const float* b = moving + k * s.n + n0;
-    float bv[NR];
-    for (std::size_t j = 0; j < NR; ++j) bv[j] = b[j];
-    for (std::size_t i = 0; i < MR; ++i) {
-      const float ai = a[i];
-      for (std::size_t j = 0; j < NR; ++j) acc[i][j] = acc[i][j] + ai * bv[j];
-    }
-  }
-  for (std::size_t i = 0; i < MR; ++i) {
-    float* d = dst + (m0 + i) * s.n + n0;
-    for (std::size_t j = 0; j < NR; ++j) d[j] = store_value(accumulate ? d[j] + acc[i][j] : acc[i][j]);
-  }
-}
-
-// Rows m0..m0+MR-1 across one column panel [n0, n1): NR = 8 tiles, then 4, then single columns.
-template <std::size_t MR>
-inline void rows_panel(const float* st, const float* mv, float* dst, const MatmulShape& s, std::size_t m0,
-                       std::size_t n0, std::size_t n1, bool accumulate) {
-  std::size_t n = n0;
-  for (; n + 8 <= n1; n += 8) block<MR, 8>(st, mv, dst, s, m0, n, accumulate);
-  for (; n + 4 <= n1; n += 4) block<MR, 4>(st, mv, dst, s, m0, n, accumulate);
-  for (; n < n1; ++n) block<MR, 1>(st, mv, dst, s, m0, n, accumulate);
-}
-
-// Register block: 6 rows x 8 columns = 12 SSE (or 6 AVX) accumulators.
-constexpr std::size_t kMr = 6;
-// Column panel: the moving panel K x kPanel (128 x 64 fp32 = 32 KiB) stays in L1 while every row block uses it.
-constexpr std::size_t kPanel = 64;
-
 }  // namespace
 
 void matmul_pass_reference(const float* stationary, const float* moving, float* dst, const MatmulShape& s,
@@ -79,17 +40,6 @@ void matmul_pass_reference(const float* stationary, const float* moving, float* 
       float& d = dst[m * s.n + n];
       d = store_value(accumulate ? d + sum : sum);
     }
-  }
-}
-
-void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& s,
-                      bool accumulate) {
-  for (std::size_t n0 = 0; n0 < s.n; n0 += kPanel) {
-    const std::size_t n1 = n0 + kPanel < s.n ? n0 + kPanel : s.n;
-    std::size_t m = 0;
-    for (; m + kMr <= s.m; m += kMr) rows_panel<kMr>(stationary, moving, dst, s, m, n0, n1, accumulate);
-    for (; m + 2 <= s.m; m += 2) rows_panel<2>(stationary, moving, dst, s, m, n0, n1, accumulate);
-    for (; m < s.m; ++m) rows_panel<1>(stationary, moving, dst, s, m, n0, n1, accumulate);
   }
 }
 

@@ -1,0 +1,193 @@
+// The fast fp32 matmul kernel, matmul_pass_fast (compute.h, docs/numerics-matmul.md "The kernels"): explicit SIMD
+// with Google Highway, compiled once per x86 target (AVX-512, AVX2, SSE4, SSSE3 and a portable fallback -- SCALAR,
+// which Highway 1.0.3 uses instead of EMU128 with GCC < 12.3) by re-including this file through
+// hwy/foreach_target.h, and dispatched at run time to the best target the CPU supports.
+//
+// Why it is bit-identical to matmul_pass_reference on every target: each SIMD lane owns one output column n and
+// runs the k loop in order, so every lane performs exactly the reference's "sum = sum + a * b" from +0; vectors
+// only put independent columns side by side, and register blocking only interleaves independent outputs. The
+// product and the sum are a Mul and an Add: GCC implements the x86 mul/add intrinsics as plain vector arithmetic,
+// so with the AVX2/AVX-512 targets' FMA enabled it would fuse them unless contraction is off -- this target is
+// built with -ffp-contract=off (CMakeLists.txt), and the per-target tests would catch a fused build.
+//
+// Why it never touches memory outside its operands (tests/pe_array/test_guard.cpp): the kernel loads full vectors
+// only from packed, zero-padded scratch copies of the operands; the packing reads the caller's arrays with
+// vectors only where a whole vector lies inside the row and element by element otherwise, and dst is read and
+// written with full vectors only where all lanes are inside the row, through a small buffer otherwise.
+
+// foreach_target.h re-includes this file once per target; the path is relative to models/pe_array, which is a
+// private include directory of pevp_pe_compute.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/matmul_simd.cpp"
+#include <hwy/foreach_target.h>  // must precede highway.h
+
+#include <hwy/aligned_allocator.h>
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/fast_kernel.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace pevp::pe {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using std::size_t;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+
+// Register block: kMr rows of M x kNv vectors of N accumulators, plus kNv moving vectors, one broadcast and one
+// product in flight. The kernel is arithmetic-bound (an unfused MAC is two vector operations), so the shape only
+// has to leave enough independent adds to hide the add latency, keep the loads (kNv + kMr per k) well below the
+// arithmetic, and avoid spills. Measured on a Sapphire Rapids host at 128 x 128 x 512 (docs/performance.md):
+// AVX-512 (32 registers) 4 x 4 = 16 accumulators was fastest, ahead of 5 x 4, 6 x 4, 3 x 8 and by 5-8 % of 8 x 3,
+// 12 x 2 and 8 x 2; the 16-register targets (AVX2, SSE) 4 x 3 (AVX2 within noise of 6 x 2, 3 x 4 and 2 x 4; SSE4
+// 12 % ahead of 6 x 2, whose two-operand SSE code needs register copies).
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kMr = 4;
+constexpr size_t kNv = 4;
+#else
+constexpr size_t kMr = 4;
+constexpr size_t kNv = 3;
+#endif
+
+// Per-thread scratch for the packed operands, grown on demand and reused: a fresh allocation per call would cost
+// an mmap and page faults per matmul once K x N outgrows malloc's mmap threshold. Every element that is read is
+// rewritten by the packing of the same call, so nothing carries over between calls.
+float* Scratch(size_t floats) {
+  thread_local hwy::AlignedFreeUniquePtr<float[]> buf;
+  thread_local size_t capacity = 0;
+  if (floats > capacity || !buf) {
+    buf = hwy::AllocateAligned<float>(floats);
+    capacity = floats;
+  }
+  return buf.get();
+}
+
+// Stationary rows m0 .. m0 + kMr - 1 as [k][i] (kMr consecutive floats per k: the broadcasts of one k are
+// adjacent), rows past M zero. The zero rows are computed and never stored.
+void PackStationary(const float* st, const MatmulShape& s, size_t m0, float* out) {
+  const size_t rows = s.m - m0 < kMr ? s.m - m0 : kMr;
+  for (size_t k = 0; k < s.k; ++k) {
+    float* o = out + k * kMr;
+    std::memcpy(o, st + k * s.m + m0, rows * sizeof(float));
+    for (size_t i = rows; i < kMr; ++i) o[i] = 0.0f;
+  }
+}
+
+// Moving columns n0 .. n0 + pitch - 1 as [k][j] with a row pitch of kNv vectors, columns past N zero, so the
+// kernel's full-vector loads stay inside the scratch. Copied with vectors where a whole vector lies inside the row
+// (GCC turns a 256-byte memcpy of runtime length into "rep movsq", whose start-up cost showed in profiles).
+HWY_INLINE void PackMoving(D d, const float* mv, const MatmulShape& s, size_t n0, size_t pitch, float* out) {
+  const size_t L = hn::Lanes(d);
+  const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
+  for (size_t k = 0; k < s.k; ++k) {
+    const float* src = mv + k * s.n + n0;
+    float* o = out + k * pitch;
+    size_t j = 0;
+    for (; j + L <= cols; j += L) hn::Store(hn::LoadU(d, src + j), d, o + j);
+    for (; j < cols; ++j) o[j] = src[j];
+    for (; j < pitch; ++j) o[j] = 0.0f;
+  }
+}
+
+// dst = accumulate ? dst + acc : acc, NaN stored as kCanonicalNan -- the reference's store_value. `lanes` (1 ..
+// Lanes(d)) columns of dst are valid; a partial vector goes through a buffer so dst is touched element-exactly.
+HWY_INLINE void StoreLanes(D d, V acc, float* dst, size_t lanes, bool accumulate) {
+  const hn::RebindToUnsigned<D> du;
+  const V canonical = hn::BitCast(d, hn::Set(du, kCanonicalNan));
+  if (lanes == hn::Lanes(d)) {
+    V out = accumulate ? hn::Add(hn::LoadU(d, dst), acc) : acc;
+    hn::StoreU(hn::IfThenElse(hn::IsNaN(out), canonical, out), d, dst);
+    return;
+  }
+  HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
+  std::memcpy(buf, dst, lanes * sizeof(float));
+  V out = accumulate ? hn::Add(hn::Load(d, buf), acc) : acc;
+  hn::Store(hn::IfThenElse(hn::IsNaN(out), canonical, out), d, buf);
+  std::memcpy(dst, buf, lanes * sizeof(float));
+}
+
+// One kMr x (kNv vectors) block of dst over the whole K: `a` is the packed stationary block, `b` the packed moving
+// panel (pitch kNv vectors); `rows` / `cols` say how much of the block lies inside dst. The loops over i and v have
+// constant trip counts, so the compiler unrolls them and keeps acc in registers.
+HWY_INLINE void Block(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t K, float* dst,
+                      size_t ldd, size_t rows, size_t cols, bool accumulate) {
+  const size_t L = hn::Lanes(d);
+  // dst is 2 KiB per row at N = 512 and mostly in L2 by now; fetching the block's lines while the k loop runs
+  // hides that latency from the stores at the end (measured: the dst load stalled about 5% of the time).
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < cols; j += 64 / sizeof(float)) hwy::Prefetch(dst + i * ldd + j);
+  V acc[kMr][kNv];
+  for (size_t i = 0; i < kMr; ++i)
+    for (size_t v = 0; v < kNv; ++v) acc[i][v] = hn::Zero(d);  // +0: the defined starting value
+  for (size_t k = 0; k < K; ++k) {
+    V bv[kNv];
+    for (size_t v = 0; v < kNv; ++v) bv[v] = hn::Load(d, b + (k * kNv + v) * L);
+    for (size_t i = 0; i < kMr; ++i) {
+      const V ai = hn::Set(d, a[k * kMr + i]);
+      for (size_t v = 0; v < kNv; ++v) acc[i][v] = hn::Add(acc[i][v], hn::Mul(ai, bv[v]));
+    }
+  }
+  for (size_t i = 0; i < kMr; ++i) {
+    if (i == rows) break;
+    for (size_t v = 0; v < kNv; ++v) {
+      if (v * L >= cols) break;
+      const size_t lanes = cols - v * L < L ? cols - v * L : L;
+      StoreLanes(d, acc[i][v], dst + i * ldd + v * L, lanes, accumulate);
+    }
+  }
+}
+
+void PassFast(const float* stationary, const float* moving, float* dst, const MatmulShape& s, bool accumulate) {
+  if (s.m == 0 || s.n == 0) return;
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const size_t pitch = kNv * L;  // floats per packed moving row = columns per block
+  const size_t m_blocks = (s.m + kMr - 1) / kMr;
+  // One allocation for both packs; the moving pack, loaded with aligned loads, starts on a vector boundary.
+  const size_t st_floats = (m_blocks * s.k * kMr + L - 1) / L * L;
+  float* const scratch = Scratch(st_floats + s.k * pitch + 1);
+  float* const st_pack = scratch;
+  float* const mv_pack = scratch + st_floats;
+  for (size_t mb = 0; mb < m_blocks; ++mb) PackStationary(stationary, s, mb * kMr, st_pack + mb * s.k * kMr);
+  // Column panels outside, row blocks inside: the K x pitch moving panel (32 KiB for K = 128 on AVX-512) stays in
+  // L1 while every row block streams its packed stationary block past it. Packing also keeps the panel's rows
+  // contiguous: read in place, rows N floats apart (2 KiB at N = 512) would all fall into a few L1 sets.
+  for (size_t n0 = 0; n0 < s.n; n0 += pitch) {
+    PackMoving(d, moving, s, n0, pitch, mv_pack);
+    const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
+    for (size_t mb = 0; mb < m_blocks; ++mb) {
+      const size_t m0 = mb * kMr;
+      const size_t rows = s.m - m0 < kMr ? s.m - m0 : kMr;
+      Block(d, st_pack + mb * s.k * kMr, mv_pack, s.k, dst + m0 * s.n + n0, s.n, rows, cols, accumulate);
+    }
+  }
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace pevp::pe
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace pevp::pe {
+
+HWY_EXPORT(PassFast);
+HWY_EXPORT(TargetName);
+
+void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
+                      bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(PassFast)(stationary, moving, dst, shape, accumulate);
+}
+
+const char* matmul_fast_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+}  // namespace pevp::pe
+#endif  // HWY_ONCE
