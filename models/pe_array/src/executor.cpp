@@ -2,6 +2,7 @@
 // docs/pe-array-executor.md.
 #include "pevp/pe_array/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -48,8 +49,9 @@ ExecResult read_pattern(const isa::Decoded& d, const std::string& name, Pattern3
   return ExecResult::success();
 }
 
-// The buffer offsets of every element of `pat` in each of `partitions` partitions, partition-major then pattern
-// order (dimension 0 innermost). Region: base address, bytes per partition, partition count, buffer size.
+// Where an access pattern's elements are: a Region (base address, bytes per partition, partition count, buffer
+// size), the partitions used, and the byte offsets of the pattern's elements inside one partition -- the same in
+// every partition, so they are computed and bounds-checked once, never materialised per element and partition.
 struct Region {
   const char* what;  // "SBUF" / "PSUM"
   std::uint32_t base;
@@ -58,62 +60,85 @@ struct Region {
   std::size_t buffer_bytes;
 };
 
-ExecResult gather_offsets(const Pattern3& pat, const Region& r, std::size_t partitions, std::size_t elem_bytes,
-                          std::vector<std::size_t>& offsets, std::size_t& first_partition,
-                          std::size_t& start_in_partition) {
+struct Access {
+  std::size_t first_partition = 0;
+  std::size_t partition_bytes = 0;
+  std::size_t start_in_partition = 0;  // byte offset of the pattern's start inside its partition
+  std::vector<std::size_t> in_part;    // byte offsets of the elements inside a partition, pattern order
+  bool contiguous = false;             // in_part[i] == in_part[0] + i * element bytes: one row per partition
+
+  // Buffer offset of element i of partition p (p counted from first_partition).
+  std::size_t at(std::size_t p, std::size_t i) const { return (first_partition + p) * partition_bytes + in_part[i]; }
+};
+
+ExecResult plan_access(const Pattern3& pat, const Region& r, std::size_t partitions, std::size_t elem_bytes,
+                       Access& a) {
   if (pat.start < r.base || pat.start - r.base >= std::uint64_t{r.partition_bytes} * r.partitions)
     return ExecResult::error("exec.pattern_region", pat.name + ".start_addr = " + hex(pat.start) + ": not in " +
                                                         r.what);
   const std::uint64_t rel = pat.start - r.base;
-  first_partition = static_cast<std::size_t>(rel / r.partition_bytes);
-  start_in_partition = static_cast<std::size_t>(rel % r.partition_bytes);
-  if (start_in_partition % elem_bytes != 0)
+  a.first_partition = static_cast<std::size_t>(rel / r.partition_bytes);
+  a.partition_bytes = r.partition_bytes;
+  a.start_in_partition = static_cast<std::size_t>(rel % r.partition_bytes);
+  if (a.start_in_partition % elem_bytes != 0)
     return ExecResult::error("exec.pattern_align", pat.name + ".start_addr = " + hex(pat.start) + ": not aligned to the " +
                                                        std::to_string(elem_bytes) + "-byte element");
-  if (first_partition + partitions > r.partitions)
+  if (a.first_partition + partitions > r.partitions)
     return ExecResult::error("exec.pattern_partitions",
                              pat.name + ".start_addr = " + hex(pat.start) + ": partitions " +
-                                 std::to_string(first_partition) + ".." +
-                                 std::to_string(first_partition + partitions - 1) + " leave the " +
+                                 std::to_string(a.first_partition) + ".." +
+                                 std::to_string(a.first_partition + partitions - 1) + " leave the " +
                                  std::to_string(r.partitions) + " " + r.what + " partitions");
-  // Offsets within one partition, checked once (the pattern is the same in every partition).
-  std::vector<std::size_t> in_part;
-  in_part.reserve(pat.count());
+  a.in_part.clear();
+  a.in_part.reserve(pat.count());
+  std::size_t highest = 0;
   for (std::int64_t i2 = 0; i2 < pat.num[2]; ++i2)
     for (std::int64_t i1 = 0; i1 < pat.num[1]; ++i1)
       for (std::int64_t i0 = 0; i0 < pat.num[0]; ++i0) {
         const std::int64_t elem = i0 * pat.step[0] + i1 * pat.step[1] + i2 * pat.step[2];
-        const std::int64_t off = static_cast<std::int64_t>(start_in_partition) + elem * static_cast<std::int64_t>(elem_bytes);
+        const std::int64_t off =
+            static_cast<std::int64_t>(a.start_in_partition) + elem * static_cast<std::int64_t>(elem_bytes);
         if (off < 0 || off + static_cast<std::int64_t>(elem_bytes) > static_cast<std::int64_t>(r.partition_bytes))
           return ExecResult::error("exec.pattern_partition_bounds",
                                    pat.name + ": element [" + std::to_string(i2) + "][" + std::to_string(i1) + "][" +
                                        std::to_string(i0) + "] at partition byte offset " + std::to_string(off) +
                                        " leaves the " + std::to_string(r.partition_bytes) + "-byte " + r.what +
                                        " partition");
-        in_part.push_back(static_cast<std::size_t>(off));
+        a.in_part.push_back(static_cast<std::size_t>(off));
+        highest = std::max(highest, static_cast<std::size_t>(off));
       }
-  offsets.clear();
-  offsets.reserve(in_part.size() * partitions);
-  for (std::size_t p = 0; p < partitions; ++p) {
-    const std::size_t pbase = (first_partition + p) * r.partition_bytes;
-    for (std::size_t off : in_part) {
-      const std::size_t a = pbase + off;
-      if (a + elem_bytes > r.buffer_bytes)
-        return ExecResult::error("exec.buffer_bounds", pat.name + ": " + r.what + " address " +
-                                                           hex(r.base + a) + " is beyond the " +
-                                                           std::to_string(r.buffer_bytes) + "-byte " + r.what +
-                                                           " buffer");
-      offsets.push_back(a);
-    }
+  // The buffer may be smaller than the region (a test's short buffer): the highest element of the last partition
+  // must fit.
+  if (partitions > 0 && !a.in_part.empty()) {
+    const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
+    if (last + elem_bytes > r.buffer_bytes)
+      return ExecResult::error("exec.buffer_bounds", pat.name + ": " + r.what + " address " + hex(r.base + last) +
+                                                         " is beyond the " + std::to_string(r.buffer_bytes) +
+                                                         "-byte " + r.what + " buffer");
   }
+  a.contiguous = true;
+  for (std::size_t i = 1; i < a.in_part.size() && a.contiguous; ++i)
+    a.contiguous = a.in_part[i] == a.in_part[0] + i * elem_bytes;
   return ExecResult::success();
 }
 
-std::vector<std::uint8_t> pack_elements(const std::uint8_t* buf, const std::vector<std::size_t>& offsets,
-                                        std::size_t elem_bytes) {
-  std::vector<std::uint8_t> out(offsets.size() * elem_bytes);
-  for (std::size_t i = 0; i < offsets.size(); ++i) std::memcpy(&out[i * elem_bytes], buf + offsets[i], elem_bytes);
-  return out;
+// Decodes `partitions` x in_part.size() elements of type t into dst (partition-major): straight from the buffer
+// when each partition's elements are one contiguous row, else through `row` (one partition's elements packed).
+bool decode_access(const OperandType& t, const std::uint8_t* buf, const Access& a, std::size_t partitions,
+                   std::vector<std::uint8_t>& row, float* dst) {
+  const std::size_t n = a.in_part.size(), eb = operand_bytes(t.dtype);
+  row.resize(n * eb);
+  for (std::size_t p = 0; p < partitions; ++p) {
+    const std::uint8_t* src = nullptr;
+    if (a.contiguous && n > 0) {
+      src = buf + a.at(p, 0);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) std::memcpy(&row[i * eb], buf + a.at(p, i), eb);
+      src = row.data();
+    }
+    if (!decode_operands(t, src, n, dst + p * n)) return false;
+  }
+  return true;
 }
 
 Region sbuf_region(Generation g, std::size_t bytes) {
@@ -198,12 +223,10 @@ ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* s
                                  (xpose ? "num_active_rows (K, transposed) = " : "num_active_cols (M) = ") +
                                  std::to_string(per));
   const std::size_t eb = operand_bytes(t.dtype);
-  std::vector<std::size_t> offs;
-  std::size_t p0 = 0, o0 = 0;
-  if (auto r = gather_offsets(pat, sbuf_region(d.gen, sbuf_bytes), parts, eb, offs, p0, o0); !r.ok) return r;
-  const auto bytes = pack_elements(sbuf, offs, eb);
+  Access acc;
+  if (auto r = plan_access(pat, sbuf_region(d.gen, sbuf_bytes), parts, eb, acc); !r.ok) return r;
   std::vector<float> tilev(parts * per);
-  if (!decode_operands(t, bytes.data(), tilev.size(), tilev.data()))
+  if (!decode_access(t, sbuf, acc, parts, row_, tilev.data()))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
   Stationary s;
   s.tile = tile;
@@ -277,19 +300,18 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
                                                        " elements per partition, src_mem_pattern " +
                                                        std::to_string(n) + " (N)");
   const std::size_t eb = operand_bytes(t.dtype);
-  std::vector<std::size_t> soffs, doffs;
-  std::size_t sp0 = 0, so0 = 0, dp0 = 0, do0 = 0;
-  if (auto r = gather_offsets(src, sbuf_region(d.gen, sbuf_bytes), k, eb, soffs, sp0, so0); !r.ok) return r;
-  const Region pr = psum_region(d.gen, psum_bytes);
-  if (auto r = gather_offsets(dst, pr, m, ob, doffs, dp0, do0); !r.ok) return r;
+  Access sa, da;
+  if (auto r = plan_access(src, sbuf_region(d.gen, sbuf_bytes), k, eb, sa); !r.ok) return r;
+  if (auto r = plan_access(dst, psum_region(d.gen, psum_bytes), m, ob, da); !r.ok) return r;
   const auto& geo = isa::geometry(d.gen);
   const std::size_t bank_bytes = geo.psum_bank_bytes;
-  const unsigned bank = static_cast<unsigned>(do0 / bank_bytes);
+  const std::size_t dp0 = da.first_partition;
+  const unsigned bank = static_cast<unsigned>(da.start_in_partition / bank_bytes);
   // Every dst element stays in the start's bank (D-EXEC-BANK). The validator
   // already demands this on CAYMAN; a v4+ output spanning banks is valid ISA
   // but not modelled by the executor yet.
-  for (std::size_t i = 0; i < n && !doffs.empty(); ++i) {
-    const std::size_t in_part = doffs[i] % geo.psum_partition_bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t in_part = da.in_part[i];
     if (in_part / bank_bytes != bank)
       return ExecResult::error("exec.psum_bank_cross", "dst_mem_pattern: element " + std::to_string(i) +
                                                            " at partition byte offset " + std::to_string(in_part) +
@@ -343,34 +365,46 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
                                                          hex(isa::Geometry::kPsumBase + last - 1) + " is beyond the " +
                                                          std::to_string(psum_bytes) + "-byte PSUM buffer");
   }
-  // Compute.
-  const auto sbytes = pack_elements(sbuf, soffs, eb);
-  std::vector<float> moving(k * n);
-  if (!decode_operands(t, sbytes.data(), moving.size(), moving.data()))
+  // Compute, in scratch buffers that live across instructions (no allocation per matmul once warm).
+  moving_.resize(k * n);
+  if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
-  std::vector<float> out(m * n, 0.0f);
+  out_.assign(m * n, 0.0f);
+  float* out = out_.data();
   if (accumulate && !zero) {
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out_bf16) {
-        std::uint16_t h;
-        std::memcpy(&h, psum + doffs[i], 2);
-        out[i] = num::from_bf16(h);
-      } else {
-        std::memcpy(&out[i], psum + doffs[i], 4);
+    for (std::size_t p = 0; p < m; ++p) {
+      if (!out_bf16 && da.contiguous && n > 0) {
+        std::memcpy(out + p * n, psum + da.at(p, 0), n * 4);
+        continue;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        if (out_bf16) {
+          std::uint16_t h;
+          std::memcpy(&h, psum + da.at(p, i), 2);
+          out[p * n + i] = num::from_bf16(h);
+        } else {
+          std::memcpy(&out[p * n + i], psum + da.at(p, i), 4);
+        }
       }
     }
   }
-  pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving.data(), out.data(), {k, m, n}, accumulate);
+  pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out, {k, m, n}, accumulate);
   // Commit: zero, then write.
   if (zero)
     for (std::size_t p = 0; p < m; ++p)
       std::memset(psum + (dp0 + p) * geo.psum_partition_bytes + zlo, 0, zhi - zlo);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out_bf16) {
-      const std::uint16_t h = num::to_bf16(out[i]);
-      std::memcpy(psum + doffs[i], &h, 2);
-    } else {
-      std::memcpy(psum + doffs[i], &out[i], 4);
+  for (std::size_t p = 0; p < m; ++p) {
+    if (!out_bf16 && da.contiguous && n > 0) {
+      std::memcpy(psum + da.at(p, 0), out + p * n, n * 4);
+      continue;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (out_bf16) {
+        const std::uint16_t h = num::to_bf16(out[p * n + i]);
+        std::memcpy(psum + da.at(p, i), &h, 2);
+      } else {
+        std::memcpy(psum + da.at(p, i), &out[p * n + i], 4);
+      }
     }
   }
   if (has_groups) open_[bank] = open_after;

@@ -70,6 +70,9 @@ class ArrayExecutor {
   std::vector<Stationary> stationaries_;
   std::array<bool, kBanks> open_{};
   ExecStats stats_;
+  // Scratch reused across instructions: one packed row, the decoded moving tile, the output tile.
+  std::vector<std::uint8_t> row_;
+  std::vector<float> moving_, out_;
 };
 
 }  // namespace pevp::pe
