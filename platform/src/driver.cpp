@@ -80,7 +80,48 @@ FieldAt find_field(std::string_view face, std::string_view reg, std::string_view
                               "'");
 }
 
+const regfile::FieldDesc* field_named(const regfile::RegisterDesc& r, std::string_view field) {
+  for (std::size_t f = 0; f < r.num_fields; ++f)
+    if (r.fields[f].name == field) return &r.fields[f];
+  return nullptr;
+}
+
+std::uint64_t face_base_of(const AddressMap& map, std::string_view face) {
+  if (face == "top") return map.top();
+  if (face == "cluster") return map.cluster();
+  if (face == "protected") return map.protect();
+  if (face == "vp") return map.vp_seq();
+  throw std::invalid_argument("unknown register face '" + std::string(face) + "' (top, cluster, protected, vp)");
+}
+
 }  // namespace
+
+std::string RegisterRef::name() const {
+  return face + ":" + (reg ? std::string(reg->bundle) + "." + std::string(reg->name) : std::string("?")) +
+         (field ? "." + std::string(field->name) : std::string());
+}
+
+RegisterRef resolve_register(const AddressMap& map, std::string_view face, std::string_view name) {
+  const regfile::RegFileDesc& d = desc_of(face);
+  RegisterRef out;
+  out.face = std::string(face);
+  // "x.y" is a register and its field when that register has that field;
+  // otherwise the whole name is a (bundle-qualified) register.
+  if (const auto dot = name.rfind('.'); dot != std::string_view::npos) {
+    try {
+      const regfile::RegisterDesc& r = find_register(d, name.substr(0, dot));
+      if (const regfile::FieldDesc* f = field_named(r, name.substr(dot + 1))) {
+        out.reg = &r;
+        out.field = f;
+      }
+    } catch (const std::invalid_argument&) {
+      // not a register prefix: fall through to the whole name
+    }
+  }
+  if (!out.reg) out.reg = &find_register(d, name);
+  out.address = face_base_of(map, face) + out.reg->offset;
+  return out;
+}
 
 BusError::BusError(std::uint64_t a, tlm::tlm_response_status s, const std::string& what)
     : std::runtime_error(what + " at " + hex(a) + ": " + status_text(s)), address(a), status(s) {}
@@ -137,13 +178,7 @@ void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
   transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
 }
 
-std::uint64_t Driver::face_base(std::string_view face) const {
-  if (face == "top") return map_.top();
-  if (face == "cluster") return map_.cluster();
-  if (face == "protected") return map_.protect();
-  if (face == "vp") return map_.vp_seq();
-  throw std::invalid_argument("unknown register face '" + std::string(face) + "' (top, cluster, protected, vp)");
-}
+std::uint64_t Driver::face_base(std::string_view face) const { return face_base_of(map_, face); }
 
 std::uint32_t Driver::read_field(std::string_view face, std::string_view reg, std::string_view field) {
   const FieldAt f = find_field(face, reg, field);
@@ -177,6 +212,20 @@ std::uint64_t Driver::read_counter48(std::string_view face, std::string_view lsb
     const std::uint32_t hi2 = read32(base + msb_off, priv) & 0xFFFF;
     if (hi1 == hi2) return (std::uint64_t{hi1} << 32) | lo;
   }
+}
+
+std::uint32_t Driver::read(const RegisterRef& r) {
+  const std::uint32_t v = read32(r.address, r.privileged());
+  return r.field ? (v & r.field->mask()) >> r.field->lsb : v;
+}
+
+void Driver::write(const RegisterRef& r, std::uint32_t value) {
+  if (!r.field) {
+    write32(r.address, value, r.privileged());
+    return;
+  }
+  const std::uint32_t old = read32(r.address, r.privileged());
+  write32(r.address, (old & ~r.field->mask()) | ((value << r.field->lsb) & r.field->mask()), r.privileged());
 }
 
 void Driver::arm(const ArmOptions& o) {

@@ -13,6 +13,7 @@
 #include "pevp/isa/format.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/samples.h"
 
@@ -122,7 +123,28 @@ int sc_main(int argc, char* argv[]) {
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
 
+  platform::RunCommand run_cmd;
+  std::string run_gen = "MARIANA";
+  std::vector<std::string> run_loads, run_dumps;
+  auto* run = app.add_subcommand("run", "Run a program on the virtual platform (load, arm, script, run, dump)");
+  run->add_option("--gen", run_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+  run->add_option("program", run_cmd.program, "Program: .bin (64-byte records) or .pes (assembly)")->required();
+  run->add_option("--load", run_loads, "FILE.npy@ADDR:DTYPE -- rows to consecutive partitions from ADDR");
+  run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32");
+  run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
+
   CLI11_PARSE(app, argc, argv);
+  if (*run) {
+    run_cmd.gen = generation_or_exit(run_gen);
+    try {
+      for (const auto& l : run_loads) run_cmd.loads.push_back(platform::parse_load(l));
+      for (const auto& d : run_dumps) run_cmd.dumps.push_back(platform::parse_dump(d));
+    } catch (const std::exception& e) {
+      std::cerr << "pe-vp run: " << e.what() << '\n';
+      return 2;
+    }
+    return platform::run_program(run_cmd, std::cout, std::cerr);
+  }
   if (*gemm) {
     gemm_cmd.gen = generation_or_exit(gemm_gen);
     gemm_cmd.check = !no_check;

@@ -28,6 +28,7 @@
 
 #include "pevp/isa/decode.h"
 #include "pevp/platform/platform.h"
+#include "pevp/regfile/desc.h"
 
 namespace pevp::platform {
 
@@ -67,6 +68,19 @@ struct ErrorInfo {
   std::string describe() const;
 };
 
+// A register or one of its fields, found by name in the generated tables. Names:
+// "reg", "bundle.reg" (for names several bundles share), and either with ".field".
+struct RegisterRef {
+  std::string face;                          // top, cluster, protected, vp
+  std::uint64_t address = 0;                 // on the platform bus
+  const regfile::RegisterDesc* reg = nullptr;
+  const regfile::FieldDesc* field = nullptr;  // null: the whole register
+  bool privileged() const { return face == "protected"; }
+  std::string name() const;                   // "top:queue_cfg.fifo_size_sel"
+};
+// Throws std::invalid_argument naming the face, the register or the field that does not exist.
+RegisterRef resolve_register(const AddressMap& map, std::string_view face, std::string_view name);
+
 class Driver {
  public:
   Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
@@ -89,6 +103,10 @@ class Driver {
   // A 48-bit counter from its _lsb/_msb pair, read msb-lsb-msb so a carry between
   // the two reads is never mixed (the driver idiom for split counters).
   std::uint64_t read_counter48(std::string_view face, std::string_view lsb_reg);
+  // A resolved register or field: read returns the field's value (right-aligned);
+  // a field write is read-modify-write.
+  std::uint32_t read(const RegisterRef& r);
+  void write(const RegisterRef& r, std::uint32_t value);
 
   // ---- the engine ---------------------------------------------------------------------
   void arm(const ArmOptions& options = {});

@@ -1,0 +1,339 @@
+#include "pevp/platform/run.h"
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+#include "pevp/host/npy.h"
+#include "pevp/host/operands.h"
+#include "pevp/platform/driver.h"
+
+namespace pevp::platform {
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+std::uint64_t parse_number(std::string_view text, std::string_view what) {
+  const std::string t(text);
+  std::size_t used = 0;
+  std::uint64_t v = 0;
+  try {
+    v = std::stoull(t, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || t[0] == '-')
+    throw std::invalid_argument(std::string(what) + " '" + t + "' is not a number (decimal or 0x hex)");
+  return v;
+}
+
+// Which memory an address is in, and its partition geometry.
+struct Place {
+  const char* memory;
+  std::uint32_t partition, offset, partition_bytes, partitions;
+};
+
+Place place_of(const AddressMap& map, isa::Generation gen, std::uint64_t address, const std::string& what) {
+  const auto& geo = isa::geometry(gen);
+  const std::uint64_t sbuf_size = std::uint64_t{geo.partitions} * geo.sbuf_partition_bytes;
+  const std::uint64_t psum_size = std::uint64_t{geo.partitions} * geo.psum_partition_bytes;
+  if (address >= map.sbuf && address - map.sbuf < sbuf_size) {
+    const std::uint64_t rel = address - map.sbuf;
+    return {"SBUF", static_cast<std::uint32_t>(rel / geo.sbuf_partition_bytes),
+            static_cast<std::uint32_t>(rel % geo.sbuf_partition_bytes), geo.sbuf_partition_bytes, geo.partitions};
+  }
+  if (address >= map.psum && address - map.psum < psum_size) {
+    const std::uint64_t rel = address - map.psum;
+    return {"PSUM", static_cast<std::uint32_t>(rel / geo.psum_partition_bytes),
+            static_cast<std::uint32_t>(rel % geo.psum_partition_bytes), geo.psum_partition_bytes, geo.partitions};
+  }
+  throw std::invalid_argument(what + ": address " + hex(address) + " is in neither SBUF nor PSUM");
+}
+
+// Rows x cols elements of `eb` bytes from `p` must stay inside partitions and memory.
+void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_t eb, const std::string& what) {
+  if (p.partition + rows > p.partitions)
+    throw std::invalid_argument(what + ": " + std::to_string(rows) + " rows from partition " +
+                                std::to_string(p.partition) + " leave the " + std::to_string(p.partitions) + " " +
+                                p.memory + " partitions");
+  if (std::uint64_t{p.offset} + cols * eb > p.partition_bytes)
+    throw std::invalid_argument(what + ": a row of " + std::to_string(cols) + " elements (" +
+                                std::to_string(cols * eb) + " bytes) at partition offset " + hex(p.offset) +
+                                " leaves the " + std::to_string(p.partition_bytes) + "-byte " + p.memory +
+                                " partition");
+}
+
+std::vector<isa::RawInstruction> read_program(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot open");
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const bool assembly = path.size() >= 4 && path.substr(path.size() - 4) == ".pes";
+  if (assembly) throw std::invalid_argument(path + ": assembly input is not supported by this build");
+  if (bytes.size() % isa::kInstructionBytes != 0)
+    throw std::invalid_argument(path + ": " + std::to_string(bytes.size()) +
+                                " bytes is not a whole number of 64-byte instructions");
+  std::vector<isa::RawInstruction> program(bytes.size() / isa::kInstructionBytes);
+  for (std::size_t i = 0; i < program.size(); ++i)
+    std::memcpy(program[i].data(), bytes.data() + i * isa::kInstructionBytes, isa::kInstructionBytes);
+  return program;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot open");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A failure inside the driver program that ends the run with a status.
+struct RunFailure : std::runtime_error {
+  int status;
+  RunFailure(int st, const std::string& what) : std::runtime_error(what), status(st) {}
+};
+
+}  // namespace
+
+LoadSpec parse_load(std::string_view text) {
+  const auto at = text.rfind('@');
+  const auto colon = text.rfind(':');
+  if (at == std::string_view::npos || colon == std::string_view::npos || colon < at || at == 0)
+    throw std::invalid_argument("--load '" + std::string(text) + "': expected FILE.npy@ADDR:DTYPE");
+  LoadSpec s;
+  s.file = std::string(text.substr(0, at));
+  s.address = parse_number(text.substr(at + 1, colon - at - 1), "--load address");
+  s.dtype = std::string(text.substr(colon + 1));
+  if (s.dtype.empty()) throw std::invalid_argument("--load '" + std::string(text) + "': missing DTYPE");
+  return s;
+}
+
+DumpSpec parse_dump(std::string_view text) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq + 1 == text.size())
+    throw std::invalid_argument("--dump '" + std::string(text) + "': expected ADDR:RxC:DTYPE=FILE.npy");
+  DumpSpec s;
+  s.file = std::string(text.substr(eq + 1));
+  const std::string_view spec = text.substr(0, eq);
+  const auto c1 = spec.find(':'), c2 = spec.rfind(':');
+  if (c1 == std::string_view::npos || c2 == c1)
+    throw std::invalid_argument("--dump '" + std::string(text) + "': expected ADDR:RxC:DTYPE=FILE.npy");
+  s.address = parse_number(spec.substr(0, c1), "--dump address");
+  const std::string_view shape = spec.substr(c1 + 1, c2 - c1 - 1);
+  const auto x = shape.find('x');
+  if (x == std::string_view::npos)
+    throw std::invalid_argument("--dump '" + std::string(text) + "': shape '" + std::string(shape) +
+                                "' must be ROWSxCOLS");
+  s.rows = parse_number(shape.substr(0, x), "--dump rows");
+  s.cols = parse_number(shape.substr(x + 1), "--dump columns");
+  if (s.rows == 0 || s.cols == 0) throw std::invalid_argument("--dump '" + std::string(text) + "': empty shape");
+  s.dtype = std::string(spec.substr(c2 + 1));
+  return s;
+}
+
+std::vector<ScriptLine> parse_script(const std::string& text, const std::string& file) {
+  std::vector<ScriptLine> out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  bool submitted = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    if (w.empty()) continue;
+    const std::string where = file + ":" + std::to_string(n) + ": ";
+    ScriptLine s;
+    s.line = n;
+    auto want = [&](std::size_t count, const char* form) {
+      if (w.size() != count) throw std::invalid_argument(where + "expected '" + form + "'");
+    };
+    if (w[0] == "write" || w[0] == "expect" || w[0] == "poll") {
+      want(4, (w[0] + " FACE NAME VALUE").c_str());
+      s.op = w[0] == "write" ? ScriptLine::Op::Write : w[0] == "expect" ? ScriptLine::Op::Expect : ScriptLine::Op::Poll;
+      const std::uint64_t v = parse_number(w[3], where + "value");
+      if (v > 0xFFFFFFFFull) throw std::invalid_argument(where + "value " + w[3] + " does not fit 32 bits");
+      s.value = static_cast<std::uint32_t>(v);
+    } else if (w[0] == "read") {
+      want(3, "read FACE NAME");
+      s.op = ScriptLine::Op::Read;
+    } else if (w[0] == "submit") {
+      want(1, "submit");
+      if (submitted) throw std::invalid_argument(where + "the program is submitted once");
+      submitted = true;
+      s.op = ScriptLine::Op::Submit;
+    } else if (w[0] == "wait") {
+      want(1, "wait");
+      s.op = ScriptLine::Op::Wait;
+    } else {
+      throw std::invalid_argument(where + "unknown command '" + w[0] + "' (write, read, expect, poll, submit, wait)");
+    }
+    if (w.size() >= 3) {
+      s.face = w[1];
+      s.name = w[2];
+      if (s.face != "top" && s.face != "cluster" && s.face != "protected" && s.face != "vp")
+        throw std::invalid_argument(where + "unknown register face '" + s.face + "' (top, cluster, protected, vp)");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
+  // Everything that can be checked before simulating is checked here, so a typo
+  // costs no simulation and gets a precise message.
+  PlatformConfig cfg;
+  cfg.gen = cmd.gen;
+  std::vector<isa::RawInstruction> program;
+  std::vector<ScriptLine> script;
+  std::vector<std::pair<Place, host::EncodedOperand>> loads;
+  std::vector<std::pair<Place, isa::Dtype>> dumps;
+  try {
+    program = read_program(cmd.program);
+    if (!cmd.regs.empty()) {
+      script = parse_script(read_text(cmd.regs), cmd.regs);
+      for (const ScriptLine& s : script)
+        if (!s.face.empty())
+          (void)resolve_register(cfg.map, s.face, s.name);  // throws naming the register
+    }
+    for (const LoadSpec& l : cmd.loads) {
+      const std::string what = "--load " + l.file;
+      const host::NpyArray arr = host::read_npy(l.file);
+      host::Matrix m;
+      if (arr.shape.size() == 1) {  // one row
+        m = host::Matrix(1, arr.shape[0]);
+        for (std::size_t i = 0; i < arr.size(); ++i) m.data[i] = static_cast<float>(arr.value(i));
+      } else {
+        m = host::to_matrix(arr, l.file);
+      }
+      const isa::Dtype dt = host::parse_input_type(cmd.gen, l.dtype).dtype;
+      host::EncodedOperand e = host::encode_operand(m, cmd.gen, dt);
+      const Place p = place_of(cfg.map, cmd.gen, l.address, what);
+      check_region(p, e.rows, e.cols, e.element_bytes, what);
+      loads.emplace_back(p, std::move(e));
+    }
+    for (const DumpSpec& d : cmd.dumps) {
+      const std::string what = "--dump " + d.file;
+      const isa::Dtype dt = host::parse_input_type(cmd.gen, d.dtype).dtype;
+      const Place p = place_of(cfg.map, cmd.gen, d.address, what);
+      check_region(p, d.rows, d.cols, host::encode_operand(host::Matrix(1, 1), cmd.gen, dt).element_bytes, what);
+      dumps.emplace_back(p, dt);
+    }
+  } catch (const std::exception& e) {
+    err << "pe-vp run: " << e.what() << '\n';
+    return 2;
+  }
+
+  VirtualPlatform vp(cfg);
+  std::vector<host::Matrix> dumped(cmd.dumps.size());
+  Completion last;
+  try {
+    vp.run([&](Driver& d) {
+      auto address = [&](const Place& p, std::uint32_t row) {
+        const std::uint64_t base = std::string(p.memory) == "SBUF" ? d.map().sbuf : d.map().psum;
+        return base + std::uint64_t{p.partition + row} * p.partition_bytes + p.offset;
+      };
+      for (const auto& [p, e] : loads)
+        for (std::size_t r = 0; r < e.rows; ++r)
+          d.write(address(p, static_cast<std::uint32_t>(r)), e.bytes.data() + r * e.cols * e.element_bytes,
+                  e.cols * e.element_bytes);
+      d.arm();
+      bool submitted = false, waited = false;
+      auto submit = [&] {
+        if (!submitted) d.submit(program);
+        submitted = true;
+      };
+      auto wait = [&] {
+        submit();
+        last = d.wait_idle();
+        waited = true;
+        if (last.error) {
+          const auto& rec = vp.platform().seq.error();
+          throw RunFailure(1, "the program faulted: " + (rec ? rec->message : std::string("(no record)")));
+        }
+        if (last.timed_out)
+          throw RunFailure(1, "the SEQ did not settle within 1 s of simulated time (a semaphore nobody sets?)");
+      };
+      for (const ScriptLine& s : script) {
+        const std::string where = cmd.regs + ":" + std::to_string(s.line) + ": ";
+        switch (s.op) {
+          case ScriptLine::Op::Submit: submit(); break;
+          case ScriptLine::Op::Wait: wait(); break;
+          case ScriptLine::Op::Write: d.write(resolve_register(d.map(), s.face, s.name), s.value); break;
+          case ScriptLine::Op::Read: {
+            const RegisterRef r = resolve_register(d.map(), s.face, s.name);
+            out << r.name() << " = " << d.read(r) << " (" << hex(d.read(r)) << ")\n";
+            break;
+          }
+          case ScriptLine::Op::Expect: {
+            const RegisterRef r = resolve_register(d.map(), s.face, s.name);
+            const std::uint32_t v = d.read(r);
+            if (v != s.value)
+              throw RunFailure(1, where + "expect " + r.name() + " = " + std::to_string(s.value) + ", read " +
+                                      std::to_string(v));
+            break;
+          }
+          case ScriptLine::Op::Poll: {
+            const RegisterRef r = resolve_register(d.map(), s.face, s.name);
+            const sc_core::sc_time deadline = sc_core::sc_time_stamp() + sc_core::sc_time(1, sc_core::SC_MS);
+            std::uint32_t v = d.read(r);
+            while (v != s.value && sc_core::sc_time_stamp() < deadline) {
+              sc_core::wait(d.poll_interval);
+              v = d.read(r);
+            }
+            if (v != s.value)
+              throw RunFailure(1, where + "poll " + r.name() + " = " + std::to_string(s.value) +
+                                      ": still " + std::to_string(v) + " after 1 ms");
+            break;
+          }
+        }
+      }
+      if (!waited) wait();
+      for (std::size_t i = 0; i < dumps.size(); ++i) {
+        const auto& [p, dt] = dumps[i];
+        const DumpSpec& spec = cmd.dumps[i];
+        const std::size_t eb = host::encode_operand(host::Matrix(1, 1), cmd.gen, dt).element_bytes;
+        std::vector<std::uint8_t> row(spec.cols * eb);
+        host::Matrix m(spec.rows, spec.cols);
+        for (std::size_t r = 0; r < spec.rows; ++r) {
+          d.read(address(p, static_cast<std::uint32_t>(r)), row.data(), row.size());
+          for (std::size_t c = 0; c < spec.cols; ++c) {
+            std::uint32_t code = 0;
+            std::memcpy(&code, &row[c * eb], eb);
+            m.at(r, c) = host::decode_element(cmd.gen, dt, code);
+          }
+        }
+        dumped[i] = std::move(m);
+      }
+    });
+  } catch (const RunFailure& f) {
+    err << "pe-vp run: " << f.what() << '\n';
+    return f.status;
+  } catch (const std::exception& e) {
+    err << "pe-vp run: " << e.what() << '\n';
+    return 1;
+  }
+  out << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
+      << " retired, done at " << sc_core::sc_time_stamp().to_string() << " simulated\n";
+  try {
+    for (std::size_t i = 0; i < dumped.size(); ++i) {
+      host::write_npy(cmd.dumps[i].file, dumped[i]);
+      out << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
+          << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
+    }
+  } catch (const std::exception& e) {
+    err << "pe-vp run: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace pevp::platform
