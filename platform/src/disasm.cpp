@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <ostream>
 
+#include "pevp/isa/assembly.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/format.h"
 
@@ -14,6 +15,9 @@ DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOpt
   const std::size_t trailing = bytes.size() % kInstructionBytes;
   bool all_valid = trailing == 0;
   StreamChecker stream;
+  // The directive makes the text self-describing: `pe-vp asm` with another
+  // --gen refuses it instead of assembling different bytes.
+  if (!options.json) out << ".gen " << name(options.gen) << '\n';
   for (std::size_t i = 0; i < records; ++i) {
     Decoded d = decode(options.gen, bytes.data() + i * kInstructionBytes);
     for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
@@ -24,8 +28,8 @@ DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOpt
       out << j.dump() << '\n';
       continue;
     }
-    out << '[' << std::setw(4) << std::setfill('0') << i << std::setfill(' ') << "] " << to_text(d) << '\n';
-    for (const Violation& v : d.violations) out << "       ! instruction " << i << ": " << v.describe() << '\n';
+    out << to_assembly(d) << "  # [" << std::setw(4) << std::setfill('0') << i << std::setfill(' ') << "]\n";
+    for (const Violation& v : d.violations) out << "#   ! instruction " << i << ": " << v.describe() << '\n';
   }
   if (trailing != 0) {
     const std::string message = std::to_string(trailing) + " trailing byte(s) at offset " +
@@ -34,7 +38,7 @@ DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOpt
     if (options.json)
       out << nlohmann::json{{"index", records}, {"valid", false}, {"error", message}}.dump() << '\n';
     else
-      out << "[" << records << "] ! " << message << '\n';
+      out << "#   ! " << message << '\n';
   }
   return all_valid ? DisasmStatus::Ok : DisasmStatus::InvalidRecords;
 }

@@ -1,10 +1,12 @@
 // pevp_tools' disassembler against hand-built streams: valid programs print one
-// line per record, broken records keep their fields and name index + rule.
+// assembly line per record, broken records keep their fields and name index +
+// rule in comment lines, and the text assembles back to the same bytes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "pevp/isa/assembly.h"
 #include "pevp/isa/builders.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/samples.h"
@@ -39,11 +41,16 @@ TEST(Disasm, ValidStreamPrintsOneLinePerRecordAndReturnsOk) {
                                             {Generation::MARIANA, false}, out);
   EXPECT_EQ(status, platform::DisasmStatus::Ok);
   const auto l = lines(out.str());
-  ASSERT_EQ(l.size(), 2u);
-  EXPECT_EQ(l[0].rfind("[0000] MATMUL ", 0), 0u) << l[0];
-  EXPECT_EQ(l[1].rfind("[0001] MATMUL ", 0), 0u) << l[1];
-  EXPECT_NE(l[0].find("in_dtype=BFLOAT16"), std::string::npos);
-  EXPECT_NE(l[0].find("dst_mem_pattern={start_addr=0x2000000"), std::string::npos);
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0], ".gen MARIANA");
+  EXPECT_EQ(l[1].rfind("matmul ", 0), 0u) << l[1];
+  EXPECT_EQ(l[2].rfind("matmul ", 0), 0u) << l[2];
+  EXPECT_NE(l[1].find("# [0000]"), std::string::npos) << l[1];
+  EXPECT_NE(l[2].find("# [0001]"), std::string::npos) << l[2];
+  EXPECT_NE(l[1].find("in_dtype=BFLOAT16"), std::string::npos);
+  // src 0x400 (SBUF partition 0), dst 0x2000000 = PSUM partition 0 byte 0 (D-ADDR).
+  EXPECT_NE(l[1].find("src_mem_pattern=sbuf[0]+0x400:[1,512][0,1][0,1]"), std::string::npos) << l[1];
+  EXPECT_NE(l[1].find("dst_mem_pattern=psum[0]:[1,512]"), std::string::npos) << l[1];
 }
 
 TEST(Disasm, InvalidRecordKeepsFieldsAndNamesIndexAndRule) {
@@ -54,10 +61,26 @@ TEST(Disasm, InvalidRecordKeepsFieldsAndNamesIndexAndRule) {
                                             {Generation::CAYMAN, false}, out);
   EXPECT_EQ(status, platform::DisasmStatus::InvalidRecords);
   const auto l = lines(out.str());
-  ASSERT_EQ(l.size(), 3u);
-  EXPECT_NE(l[1].find("out_dtype=BFLOAT16"), std::string::npos) << "fields of a bad record are still printed";
-  EXPECT_NE(l[2].find("instruction 1: out_dtype = 6"), std::string::npos) << l[2];
-  EXPECT_NE(l[2].find("[mm.out_dtype]"), std::string::npos) << l[2];
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_NE(l[2].find("out_dtype=BFLOAT16"), std::string::npos) << "fields of a bad record are still printed";
+  EXPECT_EQ(l[3].rfind("#", 0), 0u) << "the violation is a comment, so the text still assembles: " << l[3];
+  EXPECT_NE(l[3].find("instruction 1: out_dtype = 6"), std::string::npos) << l[3];
+  EXPECT_NE(l[3].find("[mm.out_dtype]"), std::string::npos) << l[3];
+}
+
+TEST(Disasm, TextAssemblesBackToTheSameBytesInvalidRecordsIncluded) {
+  auto bad = valid_matmul(Generation::MAVERICK);
+  bad[60] = 0x7f;  // a dst_mem_pattern count: any bytes must survive
+  isa::RawInstruction unknown{};
+  unknown[0] = 0x55;
+  const auto bytes = bytes_of({valid_matmul(Generation::MAVERICK), bad, unknown});
+  std::ostringstream out;
+  platform::disassemble(bytes, {Generation::MAVERICK, false}, out);
+  const auto strict = isa::assemble(Generation::MAVERICK, out.str());
+  EXPECT_FALSE(strict.ok()) << "rule breaks are errors by default";
+  const auto lenient = isa::assemble(Generation::MAVERICK, out.str(), {true});
+  ASSERT_TRUE(lenient.ok()) << out.str();
+  EXPECT_EQ(lenient.bytes(), bytes) << out.str();
 }
 
 TEST(Disasm, JsonLinesCarryIndexFieldsAndViolations) {
@@ -87,7 +110,7 @@ TEST(Disasm, TrailingPartialRecordIsAnError) {
   bytes.resize(64 + 10, 0);
   std::ostringstream out;
   EXPECT_EQ(platform::disassemble(bytes, {Generation::MARIANA, false}, out), platform::DisasmStatus::InvalidRecords);
-  EXPECT_NE(out.str().find("10 trailing byte(s) at offset 64"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("#   ! 10 trailing byte(s) at offset 64"), std::string::npos) << out.str();
 }
 
 TEST(Disasm, StreamRuleFlagsFp32MixBetweenStationaryAndMoving) {
@@ -104,10 +127,13 @@ TEST(Disasm, StreamRuleFlagsFp32MixBetweenStationaryAndMoving) {
   EXPECT_NE(out.str().find("[mm.fp32_no_mix]"), std::string::npos) << out.str();
 }
 
-TEST(Disasm, EmptyInputIsValidAndPrintsNothing) {
+TEST(Disasm, EmptyInputIsValidAndPrintsOnlyTheGeneration) {
   std::ostringstream out;
   EXPECT_EQ(platform::disassemble({}, {Generation::CAYMAN, false}, out), platform::DisasmStatus::Ok);
-  EXPECT_TRUE(out.str().empty());
+  EXPECT_EQ(out.str(), ".gen CAYMAN\n");
+  std::ostringstream json;
+  EXPECT_EQ(platform::disassemble({}, {Generation::CAYMAN, true}, json), platform::DisasmStatus::Ok);
+  EXPECT_TRUE(json.str().empty());
 }
 
 }  // namespace

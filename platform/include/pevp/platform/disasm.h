@@ -1,5 +1,6 @@
-// `pe-vp disasm`: decode a binary stream of 64-byte instruction records, one
-// readable line (or one JSON object) per record, with the rules each breaks.
+// `pe-vp disasm`: decode a binary stream of 64-byte instruction records into the
+// assembly text of docs/assembly.md (which `pe-vp asm` turns back into the same
+// bytes), or one JSON object per record; each broken rule is a comment line.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,12 @@ struct DisasmOptions {
 // Exit status of a disassembly: every record valid, or not.
 enum class DisasmStatus : int { Ok = 0, InvalidRecords = 1 };
 
-// Decodes `bytes` as consecutive 64-byte records into `out`. A record that
-// breaks a rule is still printed with its fields, followed by its violations
-// (each naming the record index); a trailing partial record is reported as an
-// error. Never throws on any input.
+// Decodes `bytes` as consecutive 64-byte records into `out`. Text output opens
+// with `.gen G`, then one assembly line per record ending in `# [index]`; a
+// record that breaks a rule is still printed in full (so it re-assembles with
+// --allow-invalid), followed by comment lines naming its index and each rule. A
+// trailing partial record is reported as an error comment. Never throws on any
+// input.
 DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOptions& options, std::ostream& out);
 
 }  // namespace pevp::platform

@@ -1,0 +1,27 @@
+// `pe-vp asm`: assemble a text file of PE instructions (docs/assembly.md) into a
+// binary stream of 64-byte records, the input `pe-vp disasm` and the SEQ read.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "pevp/isa/generation.h"
+
+namespace pevp::platform {
+
+struct AsmCmdOptions {
+  // Rule violations (validate.cpp, StreamChecker) become warnings and the
+  // records are written anyway: for negative tests that need invalid records.
+  bool allow_invalid = false;
+};
+
+// Assembles `input_path` for `gen` into `output_path`. Every diagnostic goes to
+// `err` as FILE:LINE:COL: error|warning: field: message [rule]; a summary line to
+// `out`. The output file is written only when assembly succeeds, through a
+// temporary file renamed over it, so a failed run never leaves a partial or
+// truncated file. Returns 0 on success, 1 on assembly errors, 2 when a file
+// cannot be read or written.
+int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
+            const AsmCmdOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace pevp::platform

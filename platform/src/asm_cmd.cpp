@@ -1,0 +1,82 @@
+#include "pevp/platform/asm_cmd.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <system_error>
+
+#include "pevp/isa/assembly.h"
+
+namespace pevp::platform {
+
+namespace {
+// Writes `bytes` next to `path` and renames it into place: the rename is atomic
+// on one file system, so readers see the old file or the whole new one.
+bool write_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes, std::string& why) {
+  const std::filesystem::path target(path);
+  std::filesystem::path tmp = target;
+  tmp += ".asm-partial";
+  {
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    if (!o) {
+      why = "cannot create '" + tmp.string() + "'";
+      return false;
+    }
+    o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    o.close();
+    if (!o) {
+      why = "cannot write '" + tmp.string() + "'";
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    why = "cannot rename '" + tmp.string() + "' to '" + path + "': " + ec.message();
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
+            const AsmCmdOptions& options, std::ostream& out, std::ostream& err) {
+  std::ifstream in(input_path, std::ios::binary);
+  if (!in) {
+    err << "pe-vp asm: cannot open '" << input_path << "'\n";
+    return 2;
+  }
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (output_path.empty()) {
+    err << "pe-vp asm: no output file given\n";
+    return 2;
+  }
+  const isa::AsmResult result = isa::assemble(gen, source, {options.allow_invalid});
+  std::size_t errors = 0, warnings = 0;
+  for (const auto& d : result.diagnostics) {
+    err << d.describe(input_path) << '\n';
+    (d.severity == isa::AsmDiagnostic::Severity::Error ? errors : warnings)++;
+  }
+  if (!result.ok()) {
+    err << "pe-vp asm: " << errors << " error(s); '" << output_path << "' not written\n";
+    return 1;
+  }
+  std::string why;
+  if (!write_atomically(output_path, result.bytes(), why)) {
+    err << "pe-vp asm: " << why << '\n';
+    return 2;
+  }
+  out << "pe-vp asm: wrote " << result.records.size() << " instruction(s) (" << result.records.size() * 64
+      << " bytes) for " << isa::name(gen) << " to " << output_path;
+  if (warnings) out << ", " << warnings << " warning(s)";
+  out << '\n';
+  return 0;
+}
+
+}  // namespace pevp::platform
