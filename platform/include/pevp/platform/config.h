@@ -1,0 +1,104 @@
+// One configuration for the whole virtual platform (issue 6 section 3): a
+// preset per generation, a JSON format that covers every model parameter that
+// exists today, `--set key=value` overrides and a file loader. Every rejected
+// input is a ConfigError whose message names the dotted key, the value given and
+// what is allowed -- a configuration mistake must never reach a model
+// constructor, where it would end as an SC_REPORT_ERROR or a bad_alloc.
+//
+// The geometry (partitions, SBUF/PSUM bytes, PSUM banks, PE rows/cols) is fixed
+// by the generation in this model: the ISA rules, the executor and the footprint
+// check all read isa::geometry(gen) directly. It is dumped for information and
+// accepted in a file only when equal to the generation's value.
+//
+// docs/configuration.md lists every key with its unit, default, range and source.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "pevp/isa/generation.h"
+#include "pevp/memory/memory.h"
+#include "pevp/platform/platform.h"
+#include "pevp/regfile/arr_seq_csrs.h"
+
+namespace pevp::platform {
+
+// What the platform simulates. Only the functional model exists; the timing
+// issue adds the other two. The key is kept so that files written today stay
+// valid, and a request for timing fails loudly instead of silently running the
+// functional model.
+enum class SimMode : std::uint8_t { Functional, Timing, Both };
+std::string_view name(SimMode mode);  // "functional", "timing", "both"
+
+struct VpConfig {
+  // Generation, address map, arr_seq and SEQ parameters. platform.seq.window_bytes
+  // always equals platform.map.iq_size (one parameter, the key address_map.iq_size).
+  PlatformConfig platform;
+  // Tensor-engine (PE array) clock. Nothing reads it in the functional model; the
+  // timing issue converts its cycle counts with it.
+  double tensor_engine_clock_ghz = 2.4;
+  SimMode mode = SimMode::Functional;
+  // SBUF and PSUM: the geometry fields come from the generation, the latencies
+  // and beat size are parameters.
+  memory::MemoryConfig sbuf = memory::sbuf_config(isa::Generation::MARIANA);
+  memory::MemoryConfig psum = memory::psum_config(isa::Generation::MARIANA);
+  // The arr_seq CSR block: APB access time and the unmapped-offset policy. The
+  // face offsets inside the block are fixed (AddressMap::top() ...).
+  regfile::ArrSeqCsrsConfig csrs;
+
+  isa::Generation gen() const { return platform.gen; }
+};
+
+// A configuration mistake. what() is the whole message, e.g.
+//   "arr_seq.ififo_depth = 0: out of range (1..65536)";
+// key() is the dotted key it is about ("" when it is about no single key, such
+// as a JSON syntax error).
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string key, const std::string& message);
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// The defaults of one generation: geometry from isa::geometry, the address map
+// of D-ADDR / D-PLATFORM-MAP, the model's depths and latencies, the FACTS.md
+// tensor-engine clock (2.4 GHz on CAYMAN and MARIANA; a model choice after that).
+// VpConfig{} equals preset(isa::Generation::MARIANA).
+VpConfig preset(isa::Generation gen);
+
+// Every key (geometry included), times in nanoseconds, addresses as "0x..."
+// strings. nlohmann::json keeps object keys sorted, so the output is stable.
+nlohmann::json to_json(const VpConfig& config);
+
+// Applies a (possibly partial) JSON object on top of `base`. A "generation" key
+// first replaces `base` by that generation's preset, then the other keys apply.
+// Throws ConfigError on an unknown key (naming the dotted path and the valid keys
+// at that level), a wrong type, an out-of-range value, a geometry different from
+// the generation's, overlapping address windows, or a mode not modelled yet.
+VpConfig from_json(const nlohmann::json& json, const VpConfig& base = VpConfig{});
+
+// One `--set key=value`: a dotted key and a value parsed for that key's type --
+// integers in decimal or 0x hex, times as "20", "20 ns", "1.5 us" (ps/ns/us/ms/s;
+// a bare number is in the key's unit), clocks as "2.4", "2.4 GHz", "2400 MHz",
+// names as plain text. Same rules and errors as from_json; `config` is unchanged
+// when it throws.
+void apply_override(VpConfig& config, std::string_view assignment);
+
+// Reads a JSON file (// and /* */ comments allowed) and applies it on top of
+// `base` with from_json. Errors start with the file name; a syntax error gives
+// "<file>:<line>:<column>: JSON syntax error: ...".
+VpConfig load_config(const std::string& path, const VpConfig& base = VpConfig{});
+
+// Checks a configuration built in code the way from_json checks a file: every
+// key's range, the geometry against the generation, the window overlaps, the
+// mode, seq.window_bytes == map.iq_size. Throws ConfigError.
+void validate(const VpConfig& config);
+
+}  // namespace pevp::platform

@@ -1,0 +1,672 @@
+#include "pevp/platform/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iterator>
+#include <sstream>
+#include <vector>
+
+#include "pevp/isa/layout.h"
+
+namespace pevp::platform {
+
+using nlohmann::json;
+using sc_core::sc_time;
+
+ConfigError::ConfigError(std::string key, const std::string& message)
+    : std::runtime_error(message), key_(std::move(key)) {}
+
+std::string_view name(SimMode mode) {
+  switch (mode) {
+    case SimMode::Functional: return "functional";
+    case SimMode::Timing: return "timing";
+    case SimMode::Both: return "both";
+  }
+  return "?";
+}
+
+namespace {
+
+// ---- ranges (docs/configuration.md gives the reasons) ---------------------------------
+constexpr std::uint64_t kMap32 = std::uint64_t{1} << 32;  // the global map is 32-bit (D-ADDR)
+constexpr std::uint64_t kPage = 0x1000;                    // windows start on 4 KiB boundaries
+constexpr std::uint64_t kMaxDepth = 65536;
+constexpr std::uint64_t kMaxWindow = 0x1000000;  // 16 MiB: far above any register or queue block
+constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that it is a typo
+constexpr double kMinClockGhz = 0.1;
+constexpr double kMaxClockGhz = 10.0;
+
+enum class Kind { Generation, Mode, Unmapped, Count, Address, Size, Geometry, TimeNs, Ghz };
+
+// One key of the JSON format. The table below drives to_json, from_json,
+// apply_override and validate, so a key cannot exist in one and not the others.
+struct Leaf {
+  std::string_view section;  // "" = top level
+  std::string_view name;
+  Kind kind;
+  std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds
+  std::uint64_t (*get_u)(const VpConfig&) = nullptr;
+  void (*set_u)(VpConfig&, std::uint64_t) = nullptr;
+  std::uint64_t (*fixed)(const isa::Geometry&) = nullptr;  // Geometry: the generation's value
+  sc_time (*get_t)(const VpConfig&) = nullptr;
+  void (*set_t)(VpConfig&, const sc_time&) = nullptr;
+  double (*get_d)(const VpConfig&) = nullptr;
+  void (*set_d)(VpConfig&, double) = nullptr;
+
+  std::string path() const {
+    return section.empty() ? std::string(name) : std::string(section) + "." + std::string(name);
+  }
+};
+
+Leaf named(std::string_view section, std::string_view name, Kind kind) {
+  Leaf l;
+  l.section = section;
+  l.name = name;
+  l.kind = kind;
+  return l;
+}
+
+Leaf integer(std::string_view section, std::string_view name, Kind kind, std::uint64_t lo, std::uint64_t hi,
+             std::uint64_t align, std::uint64_t (*get)(const VpConfig&), void (*set)(VpConfig&, std::uint64_t)) {
+  Leaf l = named(section, name, kind);
+  l.lo = lo;
+  l.hi = hi;
+  l.align = align;
+  l.get_u = get;
+  l.set_u = set;
+  return l;
+}
+
+Leaf geometry_leaf(std::string_view name, std::uint64_t (*get)(const VpConfig&),
+                   std::uint64_t (*fixed)(const isa::Geometry&)) {
+  Leaf l = named("geometry", name, Kind::Geometry);
+  l.get_u = get;
+  l.fixed = fixed;
+  return l;
+}
+
+Leaf time_leaf(std::string_view section, std::string_view name, sc_time (*get)(const VpConfig&),
+               void (*set)(VpConfig&, const sc_time&)) {
+  Leaf l = named(section, name, Kind::TimeNs);
+  l.get_t = get;
+  l.set_t = set;
+  return l;
+}
+
+const std::vector<Leaf>& leaves() {
+  using C = VpConfig;
+  using G = isa::Geometry;
+  static const std::vector<Leaf> table = [] {
+    std::vector<Leaf> t;
+    t.push_back(named("", "generation", Kind::Generation));
+    t.push_back(named("", "mode", Kind::Mode));
+
+    Leaf clock = named("tensor_engine", "clock_ghz", Kind::Ghz);
+    clock.get_d = [](const C& c) { return c.tensor_engine_clock_ghz; };
+    clock.set_d = [](C& c, double v) { c.tensor_engine_clock_ghz = v; };
+    t.push_back(clock);
+
+    // Read from the memory configs (what Platform builds), checked against isa::geometry.
+    t.push_back(geometry_leaf(
+        "partitions", [](const C& c) -> std::uint64_t { return c.sbuf.partitions; },
+        [](const G& g) -> std::uint64_t { return g.partitions; }));
+    t.push_back(geometry_leaf(
+        "sbuf_partition_bytes", [](const C& c) -> std::uint64_t { return c.sbuf.partition_bytes; },
+        [](const G& g) -> std::uint64_t { return g.sbuf_partition_bytes; }));
+    t.push_back(geometry_leaf(
+        "psum_partition_bytes", [](const C& c) -> std::uint64_t { return c.psum.partition_bytes; },
+        [](const G& g) -> std::uint64_t { return g.psum_partition_bytes; }));
+    t.push_back(geometry_leaf(
+        "psum_bank_bytes", [](const C& c) -> std::uint64_t { return c.psum.bank_bytes; },
+        [](const G& g) -> std::uint64_t { return g.psum_bank_bytes; }));
+    t.push_back(geometry_leaf(
+        "psum_banks",
+        [](const C& c) -> std::uint64_t {
+          return c.psum.bank_bytes == 0 ? 0 : c.psum.partition_bytes / c.psum.bank_bytes;
+        },
+        [](const G& g) -> std::uint64_t { return g.psum_banks; }));
+    // The PE array takes its shape from isa::geometry alone; nothing to read back.
+    t.push_back(geometry_leaf(
+        "pe_rows", [](const C& c) -> std::uint64_t { return isa::geometry(c.gen()).pe_rows; },
+        [](const G& g) -> std::uint64_t { return g.pe_rows; }));
+    t.push_back(geometry_leaf(
+        "pe_cols", [](const C& c) -> std::uint64_t { return isa::geometry(c.gen()).pe_cols; },
+        [](const G& g) -> std::uint64_t { return g.pe_cols; }));
+
+    const std::uint64_t top = kMap32 - kPage;
+    t.push_back(integer(
+        "address_map", "sbuf", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.sbuf; },
+        [](C& c, std::uint64_t v) { c.platform.map.sbuf = v; }));
+    t.push_back(integer(
+        "address_map", "psum", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.psum; },
+        [](C& c, std::uint64_t v) { c.platform.map.psum = v; }));
+    t.push_back(integer(
+        "address_map", "apb", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.apb; },
+        [](C& c, std::uint64_t v) { c.platform.map.apb = v; }));
+    // At least the four 4 KiB faces ArrSeqCsrs places at +0x0..+0x3000.
+    t.push_back(integer(
+        "address_map", "apb_size", Kind::Size, 0x4000, kMaxWindow, kPage,
+        [](const C& c) { return c.platform.map.apb_size; }, [](C& c, std::uint64_t v) { c.platform.map.apb_size = v; }));
+    t.push_back(integer(
+        "address_map", "iq", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.iq; },
+        [](C& c, std::uint64_t v) { c.platform.map.iq = v; }));
+    // The queue window is the SEQ's window_bytes too: one parameter, kept in step.
+    t.push_back(integer(
+        "address_map", "iq_size", Kind::Size, isa::kInstructionBytes, kMaxWindow, isa::kInstructionBytes,
+        [](const C& c) { return c.platform.map.iq_size; },
+        [](C& c, std::uint64_t v) {
+          c.platform.map.iq_size = v;
+          c.platform.seq.window_bytes = v;
+        }));
+
+    t.push_back(integer(
+        "arr_seq", "ififo_depth", Kind::Count, 1, kMaxDepth, 1,
+        [](const C& c) -> std::uint64_t { return c.platform.arr_seq.ififo_depth; },
+        [](C& c, std::uint64_t v) { c.platform.arr_seq.ififo_depth = static_cast<unsigned>(v); }));
+    t.push_back(integer(
+        "seq", "queue_depth", Kind::Count, 1, kMaxDepth, 1,
+        [](const C& c) -> std::uint64_t { return c.platform.seq.queue_depth; },
+        [](C& c, std::uint64_t v) { c.platform.seq.queue_depth = static_cast<unsigned>(v); }));
+
+    t.push_back(time_leaf(
+        "sbuf", "access_latency_ns", [](const C& c) { return c.sbuf.access_latency; },
+        [](C& c, const sc_time& v) { c.sbuf.access_latency = v; }));
+    t.push_back(time_leaf(
+        "sbuf", "beat_latency_ns", [](const C& c) { return c.sbuf.beat_latency; },
+        [](C& c, const sc_time& v) { c.sbuf.beat_latency = v; }));
+    t.push_back(integer(
+        "sbuf", "beat_bytes", Kind::Count, 1, kMaxDepth, 1,
+        [](const C& c) -> std::uint64_t { return c.sbuf.beat_bytes; },
+        [](C& c, std::uint64_t v) { c.sbuf.beat_bytes = static_cast<std::uint32_t>(v); }));
+    t.push_back(time_leaf(
+        "psum", "access_latency_ns", [](const C& c) { return c.psum.access_latency; },
+        [](C& c, const sc_time& v) { c.psum.access_latency = v; }));
+    t.push_back(time_leaf(
+        "psum", "beat_latency_ns", [](const C& c) { return c.psum.beat_latency; },
+        [](C& c, const sc_time& v) { c.psum.beat_latency = v; }));
+    t.push_back(integer(
+        "psum", "beat_bytes", Kind::Count, 1, kMaxDepth, 1,
+        [](const C& c) -> std::uint64_t { return c.psum.beat_bytes; },
+        [](C& c, std::uint64_t v) { c.psum.beat_bytes = static_cast<std::uint32_t>(v); }));
+
+    t.push_back(time_leaf(
+        "csrs", "access_time_ns", [](const C& c) { return c.csrs.access_time; },
+        [](C& c, const sc_time& v) { c.csrs.access_time = v; }));
+    t.push_back(named("csrs", "unmapped", Kind::Unmapped));
+    return t;
+  }();
+  return table;
+}
+
+// Section names in table order ("" excluded).
+std::vector<std::string_view> sections() {
+  std::vector<std::string_view> out;
+  for (const Leaf& l : leaves())
+    if (!l.section.empty() && std::find(out.begin(), out.end(), l.section) == out.end()) out.push_back(l.section);
+  return out;
+}
+
+bool is_section(std::string_view s) {
+  const auto all = sections();
+  return std::find(all.begin(), all.end(), s) != all.end();
+}
+
+const Leaf* find_leaf(std::string_view section, std::string_view name) {
+  for (const Leaf& l : leaves())
+    if (l.section == section && l.name == name) return &l;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string_view>& items) {
+  std::string out;
+  for (std::string_view s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+std::string keys_of(std::string_view section) {
+  std::vector<std::string_view> names;
+  for (const Leaf& l : leaves())
+    if (l.section == section) names.push_back(l.name);
+  if (section.empty()) {
+    const auto s = sections();
+    names.insert(names.end(), s.begin(), s.end());
+  }
+  return join(names);
+}
+
+[[noreturn]] void unknown_key(std::string_view section, const std::string& path) {
+  if (section.empty()) throw ConfigError(path, "unknown key '" + path + "' (valid top-level keys: " + keys_of("") + ")");
+  throw ConfigError(path, "unknown key '" + path + "' (valid keys in '" + std::string(section) +
+                              "': " + keys_of(section) + ")");
+}
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+// A number for a message: integral values as integers ("1000000", not "1e+06").
+std::string number(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  std::ostringstream s;
+  s << std::setprecision(12) << v;
+  return s.str();
+}
+
+// "got a string", "got an array", "got null".
+std::string got(const json& v) {
+  if (v.is_null()) return "got null";
+  if (v.is_array() || v.is_object()) return std::string("got an ") + v.type_name();
+  return std::string("got a ") + v.type_name();
+}
+
+[[noreturn]] void bad(const std::string& key, const std::string& shown, const std::string& why) {
+  throw ConfigError(key, key + " = " + shown + ": " + why);
+}
+
+std::string range_text(const Leaf& l) {
+  const bool addr = l.kind == Kind::Address || l.kind == Kind::Size;
+  return addr ? hex(l.lo) + ".." + hex(l.hi) : std::to_string(l.lo) + ".." + std::to_string(l.hi);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Decimal or 0x hex, the whole text, no sign.
+bool parse_uint(std::string_view s, std::uint64_t& out) {
+  s = trim(s);
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  if (s.empty()) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// A finite number followed by an optional unit (returned lower-case, trimmed).
+bool parse_quantity(std::string_view s, double& value, std::string& unit) {
+  s = trim(s);
+  if (s.empty()) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || !std::isfinite(value)) return false;
+  unit = lower(trim(std::string_view(end, static_cast<std::size_t>(s.data() + s.size() - end))));
+  return true;
+}
+
+// sc_time ticks per nanosecond (1000 at the default 1 ps resolution).
+double ticks_per_ns() { return static_cast<double>(sc_time(1, sc_core::SC_NS).value()); }
+
+json time_to_json(const sc_time& t) {
+  const auto per_ns = static_cast<std::uint64_t>(ticks_per_ns());
+  // Integral nanoseconds print as integers, so a dump reads "10", not "10.0".
+  if (per_ns != 0 && t.value() % per_ns == 0) return t.value() / per_ns;
+  return static_cast<double>(t.value()) / ticks_per_ns();
+}
+
+double time_ns(const sc_time& t) { return static_cast<double>(t.value()) / ticks_per_ns(); }
+
+// ---- checks shared by from_json (value as given) and validate (value as held) ----------
+void check_uint(const Leaf& l, std::uint64_t v, const std::string& shown) {
+  if (v < l.lo || v > l.hi) bad(l.path(), shown, "out of range (" + range_text(l) + ")");
+  if (v % l.align != 0) bad(l.path(), shown, "must be a multiple of " + hex(l.align));
+}
+
+void check_geometry(const Leaf& l, std::uint64_t v, isa::Generation gen, const std::string& shown) {
+  const std::uint64_t want = l.fixed(isa::geometry(gen));
+  if (v != want)
+    bad(l.path(), shown,
+        "fixed by the generation in this model (" + std::string(isa::name(gen)) + ": " + std::to_string(want) + ")");
+}
+
+void check_time(const Leaf& l, double ns, const std::string& shown) {
+  if (!(ns >= 0 && ns <= kMaxTimeNs)) bad(l.path(), shown, "out of range (0.." + number(kMaxTimeNs) + " ns)");
+  const double ticks = ns * ticks_per_ns();
+  if (std::fabs(ticks - std::round(ticks)) > 1e-6)
+    bad(l.path(), shown, "not a multiple of the simulation time resolution (" + sc_core::sc_get_time_resolution().to_string() + ")");
+}
+
+void check_clock(const Leaf& l, double ghz, const std::string& shown) {
+  if (!(ghz >= kMinClockGhz && ghz <= kMaxClockGhz))
+    bad(l.path(), shown, "out of range (" + number(kMinClockGhz) + ".." + number(kMaxClockGhz) + " GHz)");
+}
+
+[[noreturn]] void not_modelled(const std::string& shown) {
+  bad("mode", shown, "not modelled yet (the timing model comes with a later issue); only \"functional\" is implemented");
+}
+
+SimMode parse_mode(const std::string& shown, const std::string& text) {
+  const std::string s = lower(text);
+  if (s == "functional") return SimMode::Functional;
+  if (s == "timing" || s == "both") not_modelled(shown);
+  bad("mode", shown, "unknown mode (functional; timing and both are not modelled yet)");
+}
+
+isa::Generation parse_gen(const json& v) {
+  if (!v.is_string()) bad("generation", v.dump(), "expected a string, " + got(v));
+  if (auto g = isa::parse_generation(v.get<std::string>())) return *g;
+  bad("generation", v.dump(), "unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK; or v3, v4, v4+, v5)");
+}
+
+std::uint64_t json_uint(const Leaf& l, const json& v) {
+  const bool addr = l.kind == Kind::Address || l.kind == Kind::Size;
+  const std::string expect = addr ? "expected an integer or a \"0x...\" string" : "expected an integer";
+  const std::string range = l.kind == Kind::Geometry ? "" : " (" + range_text(l) + ")";
+  // Parsed text gives unsigned for non-negative numbers; a json built in code may hold a signed one.
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  if (v.is_number_integer()) bad(l.path(), v.dump(), "out of range" + (range.empty() ? std::string(" (>= 0)") : range));
+  if (addr && v.is_string()) {
+    std::uint64_t out = 0;
+    if (parse_uint(v.get<std::string>(), out)) return out;
+    bad(l.path(), v.dump(), expect + range);
+  }
+  bad(l.path(), v.dump(), expect + range + ", " + (v.is_number_float() ? std::string("got a fraction") : got(v)));
+}
+
+double json_real(const Leaf& l, const json& v, const char* unit) {
+  if (v.is_number()) return v.get<double>();
+  bad(l.path(), v.dump(), std::string("expected a number of ") + unit + ", " + got(v));
+}
+
+void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
+  const std::string shown = v.dump();
+  switch (l.kind) {
+    case Kind::Generation: c = preset(parse_gen(v)); return;  // not reached from from_json (handled first)
+    case Kind::Mode:
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      c.mode = parse_mode(shown, v.get<std::string>());
+      return;
+    case Kind::Unmapped: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "error") c.csrs.unmapped = regfile::UnmappedPolicy::Error;
+      else if (s == "read_zero_write_ignore") c.csrs.unmapped = regfile::UnmappedPolicy::ReadZeroWriteIgnore;
+      else bad(l.path(), shown, "unknown policy (error, read_zero_write_ignore)");
+      return;
+    }
+    case Kind::Count:
+    case Kind::Address:
+    case Kind::Size: {
+      const std::uint64_t u = json_uint(l, v);
+      check_uint(l, u, shown);
+      l.set_u(c, u);
+      return;
+    }
+    case Kind::Geometry: check_geometry(l, json_uint(l, v), c.gen(), shown); return;
+    case Kind::TimeNs: {
+      const double ns = json_real(l, v, "nanoseconds");
+      check_time(l, ns, shown);
+      l.set_t(c, sc_time(ns, sc_core::SC_NS));
+      return;
+    }
+    case Kind::Ghz: {
+      const double ghz = json_real(l, v, "GHz");
+      check_clock(l, ghz, shown);
+      l.set_d(c, ghz);
+      return;
+    }
+  }
+}
+
+json leaf_to_json(const Leaf& l, const VpConfig& c) {
+  switch (l.kind) {
+    case Kind::Generation: return std::string(isa::name(c.gen()));
+    case Kind::Mode: return std::string(name(c.mode));
+    case Kind::Unmapped:
+      return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
+    case Kind::Address:
+    case Kind::Size: return hex(l.get_u(c));
+    case Kind::Count:
+    case Kind::Geometry: return l.get_u(c);
+    case Kind::TimeNs: return time_to_json(l.get_t(c));
+    case Kind::Ghz: return l.get_d(c);
+  }
+  return nullptr;
+}
+
+// ---- the address windows ---------------------------------------------------------------
+struct Window {
+  const char* name;
+  std::uint64_t base, size;
+  std::string size_from;
+};
+
+void check_windows(const VpConfig& c) {
+  const AddressMap& m = c.platform.map;
+  const std::string gen(isa::name(c.gen()));
+  const Window w[] = {{"sbuf", m.sbuf, c.sbuf.size(), "the " + gen + " SBUF size"},
+                      {"psum", m.psum, c.psum.size(), "the " + gen + " PSUM size"},
+                      {"apb", m.apb, m.apb_size, "address_map.apb_size"},
+                      {"iq", m.iq, m.iq_size, "address_map.iq_size"}};
+  auto span = [](const Window& x) { return "[" + hex(x.base) + ", " + hex(x.base + x.size) + ")"; };
+  for (const Window& x : w) {
+    if (x.base + x.size > kMap32)
+      bad(std::string("address_map.") + x.name, hex(x.base),
+          "the window " + span(x) + " (size " + hex(x.size) + ", " + x.size_from +
+              ") ends beyond the 32-bit address map");
+  }
+  for (std::size_t i = 0; i < std::size(w); ++i)
+    for (std::size_t j = i + 1; j < std::size(w); ++j)
+      if (w[i].base < w[j].base + w[j].size && w[j].base < w[i].base + w[i].size)
+        bad(std::string("address_map.") + w[j].name, hex(w[j].base),
+            std::string("the ") + w[j].name + " window " + span(w[j]) + " overlaps the " + w[i].name + " window " +
+                span(w[i]) + " (address_map." + w[i].name + " = " + hex(w[i].base) + ")");
+}
+
+}  // namespace
+
+// ---- public API ------------------------------------------------------------------------
+
+VpConfig preset(isa::Generation gen) {
+  VpConfig c;
+  c.platform = PlatformConfig{};
+  c.platform.gen = gen;
+  c.platform.seq.window_bytes = c.platform.map.iq_size;
+  // FACTS.md "Timing": 2.4 GHz on v3 and v4. MARIANA_PLUS and MAVERICK have no
+  // public figure; the model keeps v4's clock (docs/configuration.md).
+  c.tensor_engine_clock_ghz = 2.4;
+  c.mode = SimMode::Functional;
+  c.sbuf = memory::sbuf_config(gen);
+  c.psum = memory::psum_config(gen);
+  c.csrs = regfile::ArrSeqCsrsConfig{};
+  return c;
+}
+
+json to_json(const VpConfig& config) {
+  json out = json::object();
+  for (const Leaf& l : leaves()) {
+    if (l.section.empty()) out[std::string(l.name)] = leaf_to_json(l, config);
+    else out[std::string(l.section)][std::string(l.name)] = leaf_to_json(l, config);
+  }
+  return out;
+}
+
+VpConfig from_json(const json& j, const VpConfig& base) {
+  if (!j.is_object())
+    throw ConfigError("", "the configuration must be a JSON object, " + got(j));
+  // The generation decides the preset every other key applies on.
+  VpConfig c = j.contains("generation") ? preset(parse_gen(j.at("generation"))) : base;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "generation") continue;
+    if (const Leaf* l = find_leaf("", key)) {
+      apply_leaf(*l, value, c);
+      continue;
+    }
+    if (!is_section(key)) unknown_key("", key);
+    if (!value.is_object())
+      bad(key, value.dump(), "expected an object with the keys " + keys_of(key) + ", " + got(value));
+    for (const auto& [sub, v] : value.items()) {
+      const Leaf* l = find_leaf(key, sub);
+      if (l == nullptr) unknown_key(key, key + "." + sub);
+      apply_leaf(*l, v, c);
+    }
+  }
+  validate(c);
+  return c;
+}
+
+void apply_override(VpConfig& config, std::string_view assignment) {
+  const std::string text(assignment);
+  const auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || trim(assignment.substr(0, eq)).empty())
+    throw ConfigError("", "--set '" + text + "': expected key=value, e.g. arr_seq.ififo_depth=8");
+  const std::string key(trim(assignment.substr(0, eq)));
+  const std::string_view value = trim(assignment.substr(eq + 1));
+
+  const Leaf* leaf = nullptr;
+  const auto dot = key.find('.');
+  if (dot == std::string::npos) {
+    leaf = find_leaf("", key);
+    if (leaf == nullptr && is_section(key))
+      throw ConfigError(key, "--set '" + text + "': '" + key + "' is a section; set one of its keys: " + keys_of(key));
+    if (leaf == nullptr) unknown_key("", key);
+  } else {
+    const std::string section = key.substr(0, dot);
+    if (!is_section(section)) unknown_key("", key);
+    leaf = find_leaf(section, std::string_view(key).substr(dot + 1));
+    if (leaf == nullptr) unknown_key(section, key);
+  }
+
+  const std::string shown = "\"" + std::string(value) + "\"";
+  json v;
+  switch (leaf->kind) {
+    case Kind::Generation:
+    case Kind::Mode:
+    case Kind::Unmapped: v = std::string(value); break;
+    case Kind::Count:
+    case Kind::Address:
+    case Kind::Size:
+    case Kind::Geometry: {
+      std::uint64_t u = 0;
+      if (!parse_uint(value, u))
+        bad(key, shown,
+            "expected an integer (decimal or 0x hex)" +
+                (leaf->kind == Kind::Geometry ? std::string() : " in " + range_text(*leaf)));
+      v = u;
+      break;
+    }
+    case Kind::TimeNs: {
+      double n = 0;
+      std::string unit;
+      static const std::pair<const char*, double> units[] = {{"", 1}, {"ps", 1e-3}, {"ns", 1}, {"us", 1e3},
+                                                             {"ms", 1e6}, {"s", 1e9}};
+      const auto* u = parse_quantity(value, n, unit)
+                          ? std::find_if(std::begin(units), std::end(units), [&](const auto& p) { return unit == p.first; })
+                          : std::end(units);
+      if (u == std::end(units))
+        bad(key, shown, "expected a time such as 20, \"20 ns\" or \"1.5 us\" (units ps, ns, us, ms, s)");
+      v = n * u->second;
+      break;
+    }
+    case Kind::Ghz: {
+      double n = 0;
+      std::string unit;
+      const bool ok = parse_quantity(value, n, unit) && (unit.empty() || unit == "ghz" || unit == "mhz");
+      if (!ok) bad(key, shown, "expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
+      v = unit == "mhz" ? n / 1000.0 : n;
+      break;
+    }
+  }
+  json patch = json::object();
+  if (leaf->section.empty()) patch[std::string(leaf->name)] = v;
+  else patch[std::string(leaf->section)][std::string(leaf->name)] = v;
+  config = from_json(patch, config);  // assigns only when every check passed
+}
+
+VpConfig load_config(const std::string& path, const VpConfig& base) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError("", path + ": is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("", path + ": cannot open (" + std::strerror(errno) + ")");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ConfigError("", path + ": read error");
+
+  json j;
+  try {
+    j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    // e.byte counts the characters read, the offending one last: turn it into the
+    // line and column an editor shows.
+    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
+    std::size_t line = 1, column = 0;
+    for (std::size_t i = 0; i < upto; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 0;
+      } else {
+        ++column;
+      }
+    }
+    if (e.byte > text.size()) ++column;  // unexpected end of input: just past the last character
+    column = std::max<std::size_t>(column, 1);
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: <why>".
+    std::string why = e.what();
+    if (const auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+    throw ConfigError("", path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                              ": JSON syntax error: " + why);
+  }
+  try {
+    return from_json(j, base);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.key(), path + ": " + e.what());
+  }
+}
+
+void validate(const VpConfig& c) {
+  for (const Leaf& l : leaves()) {
+    switch (l.kind) {
+      case Kind::Generation:
+      case Kind::Unmapped: break;  // an enum always holds a valid value
+      case Kind::Mode:
+        if (c.mode != SimMode::Functional) not_modelled("\"" + std::string(name(c.mode)) + "\"");
+        break;
+      case Kind::Count: check_uint(l, l.get_u(c), std::to_string(l.get_u(c))); break;
+      case Kind::Address:
+      case Kind::Size: check_uint(l, l.get_u(c), hex(l.get_u(c))); break;
+      case Kind::Geometry: check_geometry(l, l.get_u(c), c.gen(), std::to_string(l.get_u(c))); break;
+      case Kind::TimeNs: check_time(l, time_ns(l.get_t(c)), number(time_ns(l.get_t(c)))); break;
+      case Kind::Ghz: check_clock(l, l.get_d(c), number(l.get_d(c))); break;
+    }
+  }
+  // Geometry held in the memory configs that no key reads back.
+  if (c.psum.partitions != c.sbuf.partitions)
+    bad("geometry.partitions", std::to_string(c.psum.partitions) + " (psum)",
+        "SBUF and PSUM have the same partitions (" + std::to_string(c.sbuf.partitions) + ")");
+  if (c.sbuf.bank_bytes != 0) bad("sbuf.bank_bytes", std::to_string(c.sbuf.bank_bytes), "SBUF is not banked (0)");
+  if (c.sbuf.name != "sbuf" || c.psum.name != "psum")
+    throw ConfigError("", "the memory configs must be named \"sbuf\" and \"psum\" (message IDs /pevp/sbuf/...)");
+  if (c.platform.seq.window_bytes != c.platform.map.iq_size)
+    bad("address_map.iq_size", hex(c.platform.map.iq_size),
+        "differs from seq.window_bytes (" + hex(c.platform.seq.window_bytes) + "); the two are one parameter");
+  // AddressMap::top()/cluster()/protect()/vp_seq() assume the default face offsets.
+  const regfile::ArrSeqApbMap faces{};
+  if (c.csrs.map.top_host_visible != faces.top_host_visible ||
+      c.csrs.map.cluster_host_visible != faces.cluster_host_visible ||
+      c.csrs.map.top_protected != faces.top_protected || c.csrs.map.vp_seq != faces.vp_seq)
+    throw ConfigError("", "csrs.map: the APB face offsets are fixed (0x0, 0x1000, 0x2000, 0x3000)");
+  check_windows(c);
+}
+
+}  // namespace pevp::platform

@@ -1,0 +1,95 @@
+// load_config: files on disk, their errors named with the file, JSON syntax
+// errors with line and column.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "config_test_util.h"
+
+namespace pevp::platform {
+namespace {
+
+using isa::Generation;
+using test::config_error;
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test (tests run in their own processes, possibly in parallel).
+class File : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("pevp_config_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(File, LoadsAPartialFileWithComments) {
+  const std::string path = write("cfg.json", R"({
+  // a CAYMAN with a shallow IFIFO
+  "generation": "CAYMAN",
+  "arr_seq": {"ififo_depth": 2},  /* model exploration */
+  "sbuf": {"access_latency_ns": 15}
+})");
+  VpConfig expected = preset(Generation::CAYMAN);
+  expected.platform.arr_seq.ififo_depth = 2;
+  expected.sbuf.access_latency = test::ns(15);
+  test::expect_same(load_config(path), expected);
+}
+
+TEST_F(File, ADumpLoadsBackForEveryGeneration) {
+  for (Generation g : isa::kAllGenerations) {
+    VpConfig c = preset(g);
+    apply_override(c, "seq.queue_depth=31");
+    const std::string path = write("dump.json", to_json(c).dump(2));
+    test::expect_same(load_config(path, preset(Generation::MARIANA)), c);
+  }
+}
+
+TEST_F(File, MissingFileAndDirectory) {
+  const std::string missing = (dir_ / "nope.json").string();
+  EXPECT_EQ(config_error([&] { load_config(missing); }, ""), missing + ": cannot open (No such file or directory)");
+  EXPECT_EQ(config_error([&] { load_config(dir_.string()); }, ""), dir_.string() + ": is a directory, not a JSON file");
+}
+
+TEST_F(File, SyntaxErrorsGiveLineAndColumn) {
+  // The stray comma is line 3, column 15 (1-based, as an editor counts).
+  const std::string path = write("bad.json", "{\n  \"seq\": {\"queue_depth\": 4},\n  \"arr_seq\": {,}\n}\n");
+  const std::string m = config_error([&] { load_config(path); }, "");
+  EXPECT_EQ(m.rfind(path + ":3:15: JSON syntax error: ", 0), 0u) << m;
+  EXPECT_NE(m.find("unexpected ','"), std::string::npos) << m;
+}
+
+TEST_F(File, TruncatedAndEmptyFiles) {
+  const std::string truncated = write("trunc.json", "{\n  \"seq\": {\"queue_depth\": 4}");
+  // Unexpected end of input: just past the last character of line 2 (27 characters).
+  const std::string m = config_error([&] { load_config(truncated); }, "");
+  EXPECT_EQ(m.rfind(truncated + ":2:28: JSON syntax error: ", 0), 0u) << m;
+  const std::string empty = write("empty.json", "");
+  EXPECT_EQ(config_error([&] { load_config(empty); }, "").rfind(empty + ":1:1: JSON syntax error: ", 0), 0u);
+}
+
+TEST_F(File, ConfigurationErrorsNameTheFileAndTheKey) {
+  const std::string path = write("cfg.json", R"({"arr_seq": {"ififo_depth": 0}})");
+  EXPECT_EQ(config_error([&] { load_config(path); }, "arr_seq.ififo_depth"),
+            path + ": arr_seq.ififo_depth = 0: out of range (1..65536)");
+  const std::string unknown = write("unknown.json", R"({"seq": {"depth": 4}})");
+  EXPECT_EQ(config_error([&] { load_config(unknown); }, "seq.depth"),
+            unknown + ": unknown key 'seq.depth' (valid keys in 'seq': queue_depth)");
+  const std::string array = write("array.json", "[]");
+  EXPECT_EQ(config_error([&] { load_config(array); }, ""),
+            array + ": the configuration must be a JSON object, got an array");
+}
+
+}  // namespace
+}  // namespace pevp::platform

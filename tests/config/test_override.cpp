@@ -1,0 +1,128 @@
+// apply_override: --set key=value with the value parsed for the key's type.
+#include <gtest/gtest.h>
+
+#include "config_test_util.h"
+
+namespace pevp::platform {
+namespace {
+
+using isa::Generation;
+using test::config_error;
+using test::ns;
+
+TEST(Override, IntegersInDecimalAndHex) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "arr_seq.ififo_depth=8");
+  apply_override(c, "seq.queue_depth=0x40");
+  apply_override(c, " address_map.iq = 0x3020000 ");
+  apply_override(c, "address_map.iq_size=8192");
+  EXPECT_EQ(c.platform.arr_seq.ififo_depth, 8u);
+  EXPECT_EQ(c.platform.seq.queue_depth, 64u);
+  EXPECT_EQ(c.platform.map.iq, 0x3020000u);
+  EXPECT_EQ(c.platform.map.iq_size, 0x2000u);
+  EXPECT_EQ(c.platform.seq.window_bytes, 0x2000u);
+}
+
+TEST(Override, TimesWithAndWithoutUnits) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "sbuf.access_latency_ns=20 ns");
+  apply_override(c, "sbuf.beat_latency_ns=500ps");
+  apply_override(c, "psum.access_latency_ns=1.5 us");
+  apply_override(c, "psum.beat_latency_ns=3");  // a bare number is in the key's unit
+  apply_override(c, "csrs.access_time_ns=0.001 ms");
+  EXPECT_EQ(c.sbuf.access_latency, ns(20));
+  EXPECT_EQ(c.sbuf.beat_latency, sc_core::sc_time(500, sc_core::SC_PS));
+  EXPECT_EQ(c.psum.access_latency, ns(1500));
+  EXPECT_EQ(c.psum.beat_latency, ns(3));
+  EXPECT_EQ(c.csrs.access_time, ns(1000));
+}
+
+TEST(Override, ClockInGhzOrMhz) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "tensor_engine.clock_ghz=2.8");
+  EXPECT_DOUBLE_EQ(c.tensor_engine_clock_ghz, 2.8);
+  apply_override(c, "tensor_engine.clock_ghz=1400 MHz");
+  EXPECT_DOUBLE_EQ(c.tensor_engine_clock_ghz, 1.4);
+  apply_override(c, "tensor_engine.clock_ghz=3 GHz");
+  EXPECT_DOUBLE_EQ(c.tensor_engine_clock_ghz, 3.0);
+}
+
+TEST(Override, NamesAndTheGeneration) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "seq.queue_depth=9");
+  apply_override(c, "csrs.unmapped=read_zero_write_ignore");
+  EXPECT_EQ(c.csrs.unmapped, regfile::UnmappedPolicy::ReadZeroWriteIgnore);
+  apply_override(c, "mode=functional");
+  // The generation selects its preset, as in a file: earlier settings are gone.
+  apply_override(c, "generation=cayman");
+  test::expect_same(c, preset(Generation::CAYMAN));
+  // A geometry value equal to the generation's is accepted, in hex too.
+  EXPECT_NO_THROW(apply_override(c, "geometry.sbuf_partition_bytes=0x38000"));
+}
+
+TEST(OverrideErrors, Malformed) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "arr_seq.ififo_depth"); }, ""),
+            "--set 'arr_seq.ififo_depth': expected key=value, e.g. arr_seq.ififo_depth=8");
+  EXPECT_EQ(config_error([&] { apply_override(c, "=8"); }, ""), "--set '=8': expected key=value, e.g. arr_seq.ififo_depth=8");
+  EXPECT_EQ(config_error([&] { apply_override(c, ""); }, ""), "--set '': expected key=value, e.g. arr_seq.ififo_depth=8");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq=5"); }, "seq"),
+            "--set 'seq=5': 'seq' is a section; set one of its keys: queue_depth");
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+TEST(OverrideErrors, UnknownKeys) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.depth=4"); }, "seq.depth"),
+            "unknown key 'seq.depth' (valid keys in 'seq': queue_depth)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth.x=4"); }, "seq.queue_depth.x"),
+            "unknown key 'seq.queue_depth.x' (valid keys in 'seq': queue_depth)");
+  EXPECT_NE(config_error([&] { apply_override(c, "queue.depth=4"); }, "queue.depth")
+                .find("unknown key 'queue.depth' (valid top-level keys: generation, mode,"),
+            std::string::npos);
+  EXPECT_NE(config_error([&] { apply_override(c, "clock=4"); }, "clock").find("valid top-level keys"), std::string::npos);
+}
+
+TEST(OverrideErrors, ValuesThatDoNotParse) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "arr_seq.ififo_depth=eight"); }, "arr_seq.ififo_depth"),
+            "arr_seq.ififo_depth = \"eight\": expected an integer (decimal or 0x hex) in 1..65536");
+  EXPECT_EQ(config_error([&] { apply_override(c, "arr_seq.ififo_depth=-1"); }, "arr_seq.ififo_depth"),
+            "arr_seq.ififo_depth = \"-1\": expected an integer (decimal or 0x hex) in 1..65536");
+  EXPECT_EQ(config_error([&] { apply_override(c, "address_map.apb=0x"); }, "address_map.apb"),
+            "address_map.apb = \"0x\": expected an integer (decimal or 0x hex) in 0x0..0xfffff000");
+  EXPECT_EQ(config_error([&] { apply_override(c, "sbuf.access_latency_ns=20 furlongs"); }, "sbuf.access_latency_ns"),
+            "sbuf.access_latency_ns = \"20 furlongs\": expected a time such as 20, \"20 ns\" or \"1.5 us\" (units ps, "
+            "ns, us, ms, s)");
+  EXPECT_NE(config_error([&] { apply_override(c, "sbuf.access_latency_ns="); }, "sbuf.access_latency_ns")
+                .find("expected a time"),
+            std::string::npos);
+  EXPECT_EQ(config_error([&] { apply_override(c, "tensor_engine.clock_ghz=fast"); }, "tensor_engine.clock_ghz"),
+            "tensor_engine.clock_ghz = \"fast\": expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
+  EXPECT_EQ(config_error([&] { apply_override(c, "geometry.pe_rows=many"); }, "geometry.pe_rows"),
+            "geometry.pe_rows = \"many\": expected an integer (decimal or 0x hex)");
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+TEST(OverrideErrors, RangeAndModelChecksAreFromJsons) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=0"); }, "seq.queue_depth"),
+            "seq.queue_depth = 0: out of range (1..65536)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "tensor_engine.clock_ghz=20000 MHz"); }, "tensor_engine.clock_ghz"),
+            "tensor_engine.clock_ghz = 20.0: out of range (0.1..10 GHz)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "sbuf.access_latency_ns=2 ms"); }, "sbuf.access_latency_ns"),
+            "sbuf.access_latency_ns = 2000000.0: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "geometry.sbuf_partition_bytes=1000"); },
+                         "geometry.sbuf_partition_bytes"),
+            "geometry.sbuf_partition_bytes = 1000: fixed by the generation in this model (MARIANA: 262144)");
+  EXPECT_NE(config_error([&] { apply_override(c, "mode=timing"); }, "mode").find("not modelled yet"), std::string::npos);
+  EXPECT_EQ(config_error([&] { apply_override(c, "generation=v9"); }, "generation"),
+            "generation = \"v9\": unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK; or v3, v4, v4+, v5)");
+  EXPECT_NE(config_error([&] { apply_override(c, "address_map.iq=0x3000000"); }, "address_map.iq")
+                .find("overlaps the apb window"),
+            std::string::npos);
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+}  // namespace
+}  // namespace pevp::platform
