@@ -5,6 +5,9 @@
 // field values; and every kind of bad input gets its line, column, field and rule.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "isa_random.h"
 #include "pevp/isa/assembly.h"
 
@@ -217,6 +220,33 @@ TEST(Asm, ReservedBytesAreWrittenInMemoryOrder) {
   EXPECT_EQ(r.records[0][46], 0x0a);  // cayman::S3_LW reserved3 @46
   EXPECT_EQ(r.records[0][47], 0x0b);
   EXPECT_EQ(r.records[0][48], 0x00);
+}
+
+// Every code block of docs/assembly.md that opens with .gen assembles without a
+// diagnostic: the documented examples are valid programs. The docs path is found
+// from the validate.cpp path tests/isa/CMakeLists.txt passes in.
+TEST(Asm, DocumentedExamplesAreValid) {
+  std::string root = PEVP_VALIDATE_CPP;
+  root.resize(root.size() - std::string("models/isa/src/validate.cpp").size());
+  std::ifstream in(root + "docs/assembly.md");
+  ASSERT_TRUE(in) << root;
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int blocks = 0;
+  for (std::size_t at = doc.find("```\n.gen "); at != std::string::npos; at = doc.find("```\n.gen ", at)) {
+    const std::size_t begin = at + 4, end = doc.find("```", begin);
+    const std::string block = doc.substr(begin, end - begin);
+    const auto g = parse_generation(block.substr(5, block.find('\n') - 5));
+    ASSERT_TRUE(g) << block;
+    const AsmResult r = assemble(*g, block);
+    EXPECT_TRUE(r.diagnostics.empty()) << block << "\n" << diags(r);
+    EXPECT_FALSE(r.records.empty());
+    // and what disasm prints for it assembles to the same bytes
+    std::string text;
+    for (const auto& rec : r.records) text += to_assembly(decode(*g, rec)) + "\n";
+    EXPECT_EQ(assemble(*g, text).bytes(), r.bytes()) << text;
+    ++blocks, at = end + 3;
+  }
+  EXPECT_GE(blocks, 4);
 }
 
 // ---- errors -----------------------------------------------------------------------
