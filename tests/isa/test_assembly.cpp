@@ -368,6 +368,10 @@ TEST(AsmErrors, NoTextCrashesTheAssembler) {
   }
   const AsmResult big = assemble(G::MARIANA, "matmul imm=1 num_active_rows=99999999999999999999999\n");
   EXPECT_NE(find_rule(big, "asm.range"), nullptr) << diags(big);
+  const AsmResult deep = assemble(G::MARIANA, "matmul num_active_rows=" + std::string(100000, '(') + "1\n");
+  EXPECT_NE(find_rule(deep, "asm.syntax"), nullptr) << "nesting is bounded, not a stack overflow";
+  const AsmResult neg = assemble(G::MARIANA, "matmul num_active_rows=" + std::string(100000, '-') + "1\n");
+  EXPECT_NE(find_rule(neg, "asm.syntax"), nullptr);
   const AsmResult ovf = assemble(G::MARIANA, "matmul num_active_rows=0x7fffffffffffffff*2\n");
   EXPECT_NE(find_rule(ovf, "asm.syntax"), nullptr) << diags(ovf);
 }

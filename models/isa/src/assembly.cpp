@@ -226,7 +226,19 @@ struct Expr {
     }
     return v;
   }
+  // Nesting is bounded so a line of 100000 '(' is an error, not a stack overflow.
+  struct Nest {
+    Expr& e;
+    explicit Nest(Expr& x) : e(x) {
+      if (++e.depth > kMaxDepth) syntax(e.c, e.field, "expression nested too deeply");
+    }
+    ~Nest() { --e.depth; }
+  };
+  static constexpr int kMaxDepth = 64;
+  int depth = 0;
+
   std::int64_t parse_unary() {
+    const Nest nest(*this);
     if (c.eat('-')) {
       const std::int64_t v = parse_unary();
       std::int64_t out = 0;
