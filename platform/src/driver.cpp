@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "pevp/isa/rules.h"
+#include "pevp/platform/config.h"
 #include "pevp/regfile/apb_prot.h"
 #include "tpb_arr_seq_cluster_host_visible_regs.h"
 #include "tpb_arr_seq_top_host_visible_regs.h"
@@ -345,9 +346,14 @@ struct VirtualPlatform::Impl {
   explicit Impl(const PlatformConfig& c) : platform("vp", c), host("host", c.map, platform.seq.irq) {
     host.socket.bind(platform.bus.target);
   }
+  explicit Impl(const VpConfig& c)
+      : platform("vp", c), host("host", c.platform.map, platform.seq.irq) {
+    host.socket.bind(platform.bus.target);
+  }
 };
 
 VirtualPlatform::VirtualPlatform(const PlatformConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+VirtualPlatform::VirtualPlatform(const VpConfig& config) : impl_(std::make_unique<Impl>(config)) {}
 VirtualPlatform::~VirtualPlatform() = default;
 Platform& VirtualPlatform::platform() { return impl_->platform; }
 const AddressMap& VirtualPlatform::map() const { return impl_->platform.config().map; }

@@ -57,10 +57,10 @@ struct DriverRun {
 };
 
 // The driver program: per step, load SBUF, submit, wait, read PSUM back.
-DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b) {
-  PlatformConfig cfg;
-  cfg.gen = plan.options.gen;
-  VirtualPlatform vp(cfg);
+DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
+                          const VpConfig& config) {
+  const isa::Generation gen = config.gen();
+  VirtualPlatform vp(config);
   DriverRun r;
   r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
@@ -72,7 +72,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
         const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
         const std::size_t per = load.bytes_per_partition();
         for (std::size_t i = 0; i < load.k_count; ++i)
-          d.write(bus_sbuf(d.map(), host::sbuf_address(cfg.gen, load.partition0 + static_cast<std::uint32_t>(i),
+          d.write(bus_sbuf(d.map(), host::sbuf_address(gen, load.partition0 + static_cast<std::uint32_t>(i),
                                                        load.offset)),
                   payload.data() + i * per, per);
       }
@@ -88,7 +88,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
       for (const host::PsumRead& rd : step.reads) {
         row.resize(std::size_t{rd.partitions} * rd.elements * 4);
         for (std::uint32_t p = 0; p < rd.partitions; ++p)
-          d.read(bus_psum(d.map(), host::psum_address(cfg.gen, rd.partition0 + p, rd.bank, 0)),
+          d.read(bus_psum(d.map(), host::psum_address(gen, rd.partition0 + p, rd.bank, 0)),
                  row.data() + std::size_t{p} * rd.elements * 4, std::size_t{rd.elements} * 4);
         host::store_read(rd, row.data(), r.c);
       }
@@ -111,6 +111,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   host::GemmPlan plan;
   host::EncodedOperand ea, eb;
   try {
+    if (cmd.config && cmd.config->gen() != cmd.gen) {
+      err << "pe-vp gemm: the configuration is for " << isa::name(cmd.config->gen()) << ", the command for "
+          << isa::name(cmd.gen) << '\n';
+      return 2;
+    }
     if (cmd.a_path.empty() != cmd.b_path.empty()) {
       err << "pe-vp gemm: give both --a and --b, or neither (random operands)\n";
       return 2;
@@ -169,7 +174,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   DriverRun run;
   try {
-    run = run_on_platform(plan, ea, eb);
+    run = run_on_platform(plan, ea, eb, cmd.config ? *cmd.config : preset(cmd.gen));
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;

@@ -11,6 +11,8 @@
 #include <iterator>
 
 #include "pevp/isa/format.h"
+#include "pevp/platform/asm_cmd.h"
+#include "pevp/platform/config.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/gemm.h"
 #include "pevp/platform/run.h"
@@ -82,6 +84,15 @@ int main(int argc, char* argv[]) {
 int sc_main(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
   app.require_subcommand(1);
+  // Configuration options of every command (docs/configuration.md); they may
+  // follow the subcommand.
+  std::string config_path;
+  std::vector<std::string> overrides;
+  bool dump_config = false;
+  app.add_option("--config", config_path, "JSON configuration file (applied on the generation's preset)");
+  app.add_option("--set", overrides, "key=value override, e.g. --set arr_seq.ififo_depth=4 (repeatable)");
+  app.add_flag("--dump-config", dump_config, "Print the effective configuration as JSON and exit");
+  app.fallthrough();
 
   std::string gen, path;
   bool json = false;
@@ -123,6 +134,15 @@ int sc_main(int argc, char* argv[]) {
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
 
+  std::string asm_gen, asm_in, asm_out;
+  platform::AsmCmdOptions asm_options;
+  auto* assemble = app.add_subcommand("asm", "Assemble a text program (docs/assembly.md) into 64-byte records");
+  assemble->add_option("--gen", asm_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->required();
+  assemble->add_option("input", asm_in, "Assembly source (.pes)")->required();
+  assemble->add_option("-o,--output", asm_out, "Binary output (written only when assembly succeeds)")->required();
+  assemble->add_flag("--allow-invalid", asm_options.allow_invalid,
+                     "Validity-rule violations are warnings (for negative tests that need invalid records)");
+
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
   std::vector<std::string> run_loads, run_dumps;
@@ -134,8 +154,35 @@ int sc_main(int argc, char* argv[]) {
   run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
 
   CLI11_PARSE(app, argc, argv);
+
+  // The effective configuration: the preset of the command's --gen (MARIANA when
+  // it has none), then --config, then every --set in order. A --gen given on the
+  // command line must agree with a generation the file or a --set chose.
+  const CLI::App* cmd_app = app.get_subcommands().front();
+  const CLI::Option* gen_opt = cmd_app->get_option_no_throw("--gen");
+  const bool gen_given = gen_opt && gen_opt->count() > 0;
+  const std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
+  platform::VpConfig config;
+  try {
+    config = platform::preset(generation_or_exit(gen_text));
+    if (!config_path.empty()) config = platform::load_config(config_path, config);
+    for (const auto& o : overrides) platform::apply_override(config, o);
+    if (gen_given && config.gen() != generation_or_exit(gen_text))
+      throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +
+                                  std::string(isa::name(config.gen())));
+  } catch (const std::exception& e) {
+    std::cerr << "pe-vp: " << e.what() << '\n';
+    return 2;
+  }
+  if (dump_config) {
+    std::cout << platform::to_json(config).dump(2) << '\n';
+    return 0;
+  }
+  if (*assemble)
+    return platform::run_asm(generation_or_exit(asm_gen), asm_in, asm_out, asm_options, std::cout, std::cerr);
   if (*run) {
-    run_cmd.gen = generation_or_exit(run_gen);
+    run_cmd.gen = config.gen();
+    run_cmd.config = config;
     try {
       for (const auto& l : run_loads) run_cmd.loads.push_back(platform::parse_load(l));
       for (const auto& d : run_dumps) run_cmd.dumps.push_back(platform::parse_dump(d));
@@ -146,7 +193,8 @@ int sc_main(int argc, char* argv[]) {
     return platform::run_program(run_cmd, std::cout, std::cerr);
   }
   if (*gemm) {
-    gemm_cmd.gen = generation_or_exit(gemm_gen);
+    gemm_cmd.gen = config.gen();
+    gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
     return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
   }

@@ -9,6 +9,7 @@
 
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
+#include "pevp/isa/assembly.h"
 #include "pevp/platform/driver.h"
 
 namespace pevp::platform {
@@ -71,12 +72,17 @@ void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_
                                 " partition");
 }
 
-std::vector<isa::RawInstruction> read_program(const std::string& path) {
+std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Generation gen) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": cannot open");
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const bool assembly = path.size() >= 4 && path.substr(path.size() - 4) == ".pes";
-  if (assembly) throw std::invalid_argument(path + ": assembly input is not supported by this build");
+  if (path.size() >= 4 && path.substr(path.size() - 4) == ".pes") {
+    // Assembly: the first error is the one line reported (all of them with `pe-vp asm`).
+    const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()));
+    for (const isa::AsmDiagnostic& d : r.diagnostics)
+      if (d.severity == isa::AsmDiagnostic::Severity::Error) throw std::invalid_argument(d.describe(path));
+    return r.records;
+  }
   if (bytes.size() % isa::kInstructionBytes != 0)
     throw std::invalid_argument(path + ": " + std::to_string(bytes.size()) +
                                 " bytes is not a whole number of 64-byte instructions");
@@ -190,14 +196,19 @@ std::vector<ScriptLine> parse_script(const std::string& text, const std::string&
 int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   // Everything that can be checked before simulating is checked here, so a typo
   // costs no simulation and gets a precise message.
-  PlatformConfig cfg;
-  cfg.gen = cmd.gen;
+  const VpConfig vpc = cmd.config ? *cmd.config : preset(cmd.gen);
+  const PlatformConfig& cfg = vpc.platform;
+  if (vpc.gen() != cmd.gen) {
+    err << "pe-vp run: the configuration is for " << isa::name(vpc.gen()) << ", the command for "
+        << isa::name(cmd.gen) << '\n';
+    return 2;
+  }
   std::vector<isa::RawInstruction> program;
   std::vector<ScriptLine> script;
   std::vector<std::pair<Place, host::EncodedOperand>> loads;
   std::vector<std::pair<Place, isa::Dtype>> dumps;
   try {
-    program = read_program(cmd.program);
+    program = read_program(cmd.program, cmd.gen);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
       for (const ScriptLine& s : script)
@@ -232,7 +243,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     return 2;
   }
 
-  VirtualPlatform vp(cfg);
+  VirtualPlatform vp(vpc);
   std::vector<host::Matrix> dumped(cmd.dumps.size());
   Completion last;
   try {

@@ -138,6 +138,7 @@ class Driver {
 class VirtualPlatform {
  public:
   explicit VirtualPlatform(const PlatformConfig& config);
+  explicit VirtualPlatform(const VpConfig& config);
   ~VirtualPlatform();
   Platform& platform();
   const AddressMap& map() const;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "pevp/isa/generation.h"
+#include "pevp/platform/config.h"
 
 namespace pevp::platform {
 
@@ -27,6 +28,8 @@ struct GemmCommand {
   std::string out_path;           // C as fp32 .npy ("" = not written)
   std::uint64_t seed = 1;
   bool check = true;              // compute the references (O(M K N) on the host)
+  // The platform's configuration (default: the generation's preset); its generation must be `gen`.
+  std::optional<VpConfig> config;
 };
 
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the

@@ -45,6 +45,8 @@ struct PlatformConfig {
   seq::SeqConfig seq;
 };
 
+struct VpConfig;  // config.h: every model parameter (presets, JSON, --set)
+
 class Platform : public sc_core::sc_module {
  public:
   // The system bus: bind the host's initiator socket to `bus.target`.
@@ -56,6 +58,9 @@ class Platform : public sc_core::sc_module {
   arrseq::ArrSeq arr_seq;
   seq::Seq seq;
 
+  // From the full configuration (validated here; a ConfigError names the key).
+  Platform(sc_core::sc_module_name name, const VpConfig& config);
+  // The generation's preset with `config`'s map and queue depths.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config);
   const PlatformConfig& config() const { return config_; }
 

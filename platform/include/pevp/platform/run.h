@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
+#include "pevp/platform/config.h"
 #include "pevp/platform/platform.h"
 
 namespace pevp::platform {
@@ -64,6 +66,8 @@ struct RunCommand {
   std::vector<LoadSpec> loads;
   std::vector<DumpSpec> dumps;
   std::string regs;     // register script file ("" = none)
+  // The platform's configuration (default: the generation's preset); its generation must be `gen`.
+  std::optional<VpConfig> config;
 };
 
 // Exit status: 0 success; 1 the program faulted or an expectation failed; 2 bad
