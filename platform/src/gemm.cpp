@@ -121,6 +121,21 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       return 2;
     }
     std::size_t m = cmd.m, k = cmd.k, n = cmd.n;
+    if (cmd.a_path.empty()) {
+      // The host holds A, B and C as fp32 plus their encoded copies (and three
+      // fp64 references with --check): refuse what cannot fit rather than die in
+      // an allocation. Dimensions are capped first so the products cannot wrap.
+      constexpr double kLimitGiB = 16.0;
+      const double md = static_cast<double>(m), kd = static_cast<double>(k), nd = static_cast<double>(n);
+      const double gib = (8.0 * (md * kd + kd * nd) + 4.0 * md * nd + (cmd.check ? 24.0 * md * nd : 0.0)) /
+                         (1024.0 * 1024.0 * 1024.0);
+      if (gib > kLimitGiB) {
+        err << "pe-vp gemm: M=" << m << ", K=" << k << ", N=" << n << " needs about " << std::fixed
+            << std::setprecision(1) << gib << " GiB of host memory for the operands" << (cmd.check ? " and references" : "")
+            << " (limit " << kLimitGiB << " GiB)" << (cmd.check ? "; --no-check saves the references" : "") << '\n';
+        return 2;
+      }
+    }
     if (!cmd.a_path.empty()) {
       a = host::read_npy_matrix(cmd.a_path);
       b = host::read_npy_matrix(cmd.b_path);

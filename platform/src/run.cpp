@@ -61,11 +61,12 @@ Place place_of(const AddressMap& map, isa::Generation gen, std::uint64_t address
 
 // Rows x cols elements of `eb` bytes from `p` must stay inside partitions and memory.
 void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_t eb, const std::string& what) {
-  if (p.partition + rows > p.partitions)
+  if (rows > p.partitions || p.partition + rows > p.partitions)
     throw std::invalid_argument(what + ": " + std::to_string(rows) + " rows from partition " +
                                 std::to_string(p.partition) + " leave the " + std::to_string(p.partitions) + " " +
                                 p.memory + " partitions");
-  if (std::uint64_t{p.offset} + cols * eb > p.partition_bytes)
+  // cols is user input: compare before multiplying so a huge value cannot wrap.
+  if (cols > p.partition_bytes / eb || std::uint64_t{p.offset} + cols * eb > p.partition_bytes)
     throw std::invalid_argument(what + ": a row of " + std::to_string(cols) + " elements (" +
                                 std::to_string(cols * eb) + " bytes) at partition offset " + hex(p.offset) +
                                 " leaves the " + std::to_string(p.partition_bytes) + "-byte " + p.memory +

@@ -189,6 +189,13 @@ TEST(GemmCommand, BadArgumentsAndFilesExitWithStatus2AndSayWhy) {
   EXPECT_EQ(r.first, 2);
   EXPECT_NE(r.second.find("medium"), std::string::npos) << r.second;
 
+  auto huge = base;  // 40 GB of operands: refused up front, not a failed allocation
+  huge.m = huge.k = huge.n = 100000;
+  huge.check = false;
+  r = run(huge);
+  EXPECT_EQ(r.first, 2);
+  EXPECT_NE(r.second.find("GiB of host memory"), std::string::npos) << r.second;
+
   auto tile0 = base;
   tile0.tile_n = 0;
   r = run(tile0);

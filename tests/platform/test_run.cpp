@@ -208,6 +208,11 @@ TEST(Run, BadInputsAreFoundBeforeSimulatingWithStatus2) {
           "int7");
   expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:129x4:fp32=x.npy")}; }),
           "129 rows from partition 0 leave the 128 PSUM partitions");
+  // Shapes that would wrap a size computation are refused by the bounds check.
+  expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:4x18446744073709551615:fp32=x.npy")}; }),
+          "leaves the 16384-byte PSUM partition");
+  expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:18446744073709551615x4:fp32=x.npy")}; }),
+          "leave the 128 PSUM partitions");
   EXPECT_THROW(platform::parse_load("a.npy:bf16"), std::invalid_argument);
   EXPECT_THROW(platform::parse_load("a.npy@zz:bf16"), std::invalid_argument);
   EXPECT_THROW(platform::parse_dump("0:4:fp32=x.npy"), std::invalid_argument);
