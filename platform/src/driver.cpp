@@ -108,18 +108,29 @@ RegisterRef resolve_register(const AddressMap& map, std::string_view face, std::
   out.face = std::string(face);
   // "x.y" is a register and its field when that register has that field;
   // otherwise the whole name is a (bundle-qualified) register.
+  const regfile::RegisterDesc* prefix = nullptr;
   if (const auto dot = name.rfind('.'); dot != std::string_view::npos) {
     try {
-      const regfile::RegisterDesc& r = find_register(d, name.substr(0, dot));
-      if (const regfile::FieldDesc* f = field_named(r, name.substr(dot + 1))) {
-        out.reg = &r;
+      prefix = &find_register(d, name.substr(0, dot));
+      if (const regfile::FieldDesc* f = field_named(*prefix, name.substr(dot + 1))) {
+        out.reg = prefix;
         out.field = f;
       }
     } catch (const std::invalid_argument&) {
       // not a register prefix: fall through to the whole name
     }
   }
-  if (!out.reg) out.reg = &find_register(d, name);
+  if (!out.reg) {
+    try {
+      out.reg = &find_register(d, name);
+    } catch (const std::invalid_argument&) {
+      // "reg.fieldtypo": the register exists, so the field is what is wrong.
+      if (prefix)
+        throw std::invalid_argument(std::string(d.name) + "." + std::string(prefix->name) + " has no field '" +
+                                    std::string(name.substr(name.rfind('.') + 1)) + "'");
+      throw;
+    }
+  }
   out.address = face_base_of(map, face) + out.reg->offset;
   return out;
 }

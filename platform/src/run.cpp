@@ -1,5 +1,6 @@
 #include "pevp/platform/run.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -23,15 +24,20 @@ std::string hex(std::uint64_t v) {
 }
 
 std::uint64_t parse_number(std::string_view text, std::string_view what) {
+  // Decimal, or hex with 0x: never octal (a leading 0 is still decimal).
   const std::string t(text);
+  const bool is_hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
   std::size_t used = 0;
   std::uint64_t v = 0;
-  try {
-    v = std::stoull(t, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
+  if (!t.empty() && std::isxdigit(static_cast<unsigned char>(is_hex ? t[2] : t[0]))) {
+    try {
+      v = std::stoull(is_hex ? t.substr(2) : t, &used, is_hex ? 16 : 10);
+      if (is_hex) used += 2;
+    } catch (const std::exception&) {
+      used = 0;
+    }
   }
-  if (t.empty() || used != t.size() || t[0] == '-')
+  if (t.empty() || used != t.size())
     throw std::invalid_argument(std::string(what) + " '" + t + "' is not a number (decimal or 0x hex)");
   return v;
 }
@@ -61,6 +67,9 @@ Place place_of(const AddressMap& map, isa::Generation gen, std::uint64_t address
 
 // Rows x cols elements of `eb` bytes from `p` must stay inside partitions and memory.
 void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_t eb, const std::string& what) {
+  if (rows == 0 || cols == 0)
+    throw std::invalid_argument(what + ": " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                " elements: nothing to transfer");
   if (rows > p.partitions || p.partition + rows > p.partitions)
     throw std::invalid_argument(what + ": " + std::to_string(rows) + " rows from partition " +
                                 std::to_string(p.partition) + " leave the " + std::to_string(p.partitions) + " " +
@@ -82,8 +91,10 @@ std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Gene
     const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()));
     for (const isa::AsmDiagnostic& d : r.diagnostics)
       if (d.severity == isa::AsmDiagnostic::Severity::Error) throw std::invalid_argument(d.describe(path));
+    if (r.records.empty()) throw std::invalid_argument(path + ": the program has no instructions");
     return r.records;
   }
+  if (bytes.empty()) throw std::invalid_argument(path + ": the program has no instructions");
   if (bytes.size() % isa::kInstructionBytes != 0)
     throw std::invalid_argument(path + ": " + std::to_string(bytes.size()) +
                                 " bytes is not a whole number of 64-byte instructions");
@@ -212,9 +223,15 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     program = read_program(cmd.program, cmd.gen);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
-      for (const ScriptLine& s : script)
-        if (!s.face.empty())
-          (void)resolve_register(cfg.map, s.face, s.name);  // throws naming the register
+      for (const ScriptLine& s : script) {
+        if (s.face.empty()) continue;
+        const RegisterRef r = resolve_register(cfg.map, s.face, s.name);  // throws naming the register
+        const std::uint64_t max = r.field && r.field->width < 32 ? (std::uint64_t{1} << r.field->width) - 1 : 0xFFFFFFFFull;
+        if (s.op != ScriptLine::Op::Read && s.value > max)
+          throw std::invalid_argument(cmd.regs + ":" + std::to_string(s.line) + ": value " + std::to_string(s.value) +
+                                      " does not fit " + r.name() + " (" + std::to_string(r.field->width) +
+                                      " bits, at most " + std::to_string(max) + ")");
+      }
     }
     for (const LoadSpec& l : cmd.loads) {
       const std::string what = "--load " + l.file;
@@ -282,7 +299,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
           case ScriptLine::Op::Write: d.write(resolve_register(d.map(), s.face, s.name), s.value); break;
           case ScriptLine::Op::Read: {
             const RegisterRef r = resolve_register(d.map(), s.face, s.name);
-            out << r.name() << " = " << d.read(r) << " (" << hex(d.read(r)) << ")\n";
+            const std::uint32_t v = d.read(r);
+            out << r.name() << " = " << v << " (" << hex(v) << ")\n";
             break;
           }
           case ScriptLine::Op::Expect: {

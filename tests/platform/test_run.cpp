@@ -187,7 +187,7 @@ TEST(Run, BadInputsAreFoundBeforeSimulatingWithStatus2) {
   write_text(scratch("odd.bin"), "123");
   expect2(with([&](auto& c) { c.program = scratch("odd.bin").string(); }), "not a whole number of 64-byte");
   write_text(scratch("r1.txt"), "write top queue_cfg.no_such_field 1\n");
-  expect2(with([&](auto& c) { c.regs = scratch("r1.txt").string(); }), "no register");
+  expect2(with([&](auto& c) { c.regs = scratch("r1.txt").string(); }), "queue_cfg has no field 'no_such_field'");
   write_text(scratch("r2.txt"), "poke top queue_cfg 1\n");
   expect2(with([&](auto& c) { c.regs = scratch("r2.txt").string(); }), "r2.txt:1: unknown command 'poke'");
   write_text(scratch("r3.txt"), "write gpu queue_cfg 1\n");
@@ -208,6 +208,19 @@ TEST(Run, BadInputsAreFoundBeforeSimulatingWithStatus2) {
           "int7");
   expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:129x4:fp32=x.npy")}; }),
           "129 rows from partition 0 leave the 128 PSUM partitions");
+  write_text(scratch("r7.txt"), "write vp irq_enable.done 2\n");
+  expect2(with([&](auto& c) { c.regs = scratch("r7.txt").string(); }), "value 2 does not fit vp:seq_ctrl.irq_enable.done (1 bits");
+  write_text(scratch("r8.txt"), "read vp iq_status.levl\n");
+  expect2(with([&](auto& c) { c.regs = scratch("r8.txt").string(); }), "iq_status has no field 'levl'");
+  write_text(scratch("empty.pes"), "# nothing\n");
+  expect2(with([&](auto& c) { c.program = scratch("empty.pes").string(); }), "the program has no instructions");
+  host::write_npy(scratch("zero.npy").string(), host::Matrix(3, 0));
+  expect2(with([&](auto& c) { c.loads = {platform::parse_load(scratch("zero.npy").string() + "@0:bf16")}; }),
+          "nothing to transfer");
+  // A leading 0 is decimal, never octal.
+  EXPECT_EQ(platform::parse_dump("010:1x1:fp32=o.npy").address, 10u);
+  EXPECT_EQ(platform::parse_dump("0x10:1x1:fp32=o.npy").address, 16u);
+  EXPECT_THROW(platform::parse_dump("+5:1x1:fp32=o.npy"), std::invalid_argument);
   // Shapes that would wrap a size computation are refused by the bounds check.
   expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:4x18446744073709551615:fp32=x.npy")}; }),
           "leaves the 16384-byte PSUM partition");

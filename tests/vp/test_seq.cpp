@@ -913,3 +913,45 @@ TEST(Dispatch, FirmwareSelfNamesInProgramOrder) {
 }
 
 }  // namespace
+
+// Two independent instructions whose EVENTS updates both fail at completion: the
+// first fault stays in the record; the second is reported after clear_error,
+// then the program completes. Nothing is lost or reported out of order.
+TEST(FaultOrder, ASecondFaultWhileStoppedIsReportedAfterTheFirst) {
+  platform::PlatformConfig cfg;
+  cfg.gen = Generation::MARIANA;
+  platform::VirtualPlatform vp(cfg);
+  std::vector<std::optional<platform::ErrorInfo>> records;
+  platform::Completion last;
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    auto lw = [&](unsigned grp, unsigned sem) {
+      isa::LdweightsArgs a;
+      a.src = isa::Pattern::row(0, 64);
+      a.num_active_rows = 64;
+      a.num_active_cols = 64;
+      a.tile = grp == 0 ? isa::Placement{0, 64, 0, 64} : isa::Placement{64, 64, 64, 64};
+      a.events.update_mode = isa::UpdateMode::DECREMENT;  // semaphores start at 0: underflow
+      a.events.update_sem = static_cast<std::uint8_t>(sem);
+      a.events.update_value = 1;
+      return isa::encode_ldweights(cfg.gen, a);
+    };
+    d.submit({lw(0, 1), lw(1, 2)});
+    d.wait_idle();
+    records.push_back(d.error_record());
+    d.clear_error();
+    d.wait_idle();
+    records.push_back(d.error_record());
+    d.clear_error();
+    last = d.wait_idle();
+  });
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_TRUE(records[0].has_value());
+  EXPECT_EQ(records[0]->index, 0u);
+  EXPECT_EQ(records[0]->rule, "seq.semaphore_underflow");
+  ASSERT_TRUE(records[1].has_value());
+  EXPECT_EQ(records[1]->index, 1u);
+  EXPECT_EQ(records[1]->rule, "seq.semaphore_underflow");
+  EXPECT_TRUE(last.done);
+  EXPECT_FALSE(last.error);
+}

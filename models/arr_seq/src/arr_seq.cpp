@@ -84,11 +84,14 @@ int ArrSeq::blocked(const pe::MicroOp& op, unsigned queue, std::uint8_t banks, b
 void ArrSeq::issue_thread() {
   for (;;) {
     while (ififo_.empty()) sc_core::wait(pushed_);
-    const unsigned queue = queue_of(ififo_.front().tile);
-    const std::uint8_t banks = psum_banks_written(ififo_.front());
+    unsigned queue = 0;
+    std::uint8_t banks = 0;
     bool counted_wait = false;
     for (;;) {
       if (ififo_.empty()) break;  // flushed while waiting
+      // The head may have changed (a flush and a refill while waiting): recompute.
+      queue = queue_of(ififo_.front().tile);
+      banks = psum_banks_written(ififo_.front());
       const int why = blocked(ififo_.front(), queue, banks, csrs_.queue_cfg().disable_dependency_check);
       if (why == 0) break;
       if (!counted_wait) ++(why == 1 ? stats_.dependency_waits : stats_.serialised_waits);

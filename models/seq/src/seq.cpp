@@ -203,13 +203,21 @@ void Seq::fault(std::uint64_t index, const isa::Decoded& d, std::string rule, st
   e.message = "instruction " + std::to_string(index) + " (" + op + "): " +
               (e.field.empty() || message.rfind(e.field, 0) == 0 ? "" : e.field + " = " + std::to_string(value) + ": ") +
               message + " [" + e.rule + "]";
+  if (error_) {  // keep the first record; this one waits its turn
+    deferred_faults_.push_back(std::move(e));
+    return;
+  }
+  publish(std::move(e));
+}
+
+void Seq::publish(ErrorRecord e) {
   auto& r = csrs_.seq.regs();
-  r.set(f_err_index_, static_cast<std::uint32_t>(index));
+  r.set(f_err_index_, static_cast<std::uint32_t>(e.index));
   r.set(f_err_opcode_, e.opcode);
   r.set(f_err_field_, e.field_offset);
   r.set(f_err_rule_, e.rule_number);
-  r.set(f_err_lo_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(value)));
-  r.set(f_err_hi_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(value) >> 32));
+  r.set(f_err_lo_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.value)));
+  r.set(f_err_hi_, static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.value) >> 32));
   SC_REPORT_INFO_VERB(kMsgType, e.message.c_str(), sc_core::SC_LOW);
   error_ = std::move(e);
   update_status();
@@ -221,6 +229,12 @@ void Seq::clear_error() {
   error_.reset();
   auto& r = csrs_.seq.regs();
   for (const auto& f : {f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_}) r.set(f, 0);
+  if (!deferred_faults_.empty()) {  // the next fault found while stopped
+    ErrorRecord next = std::move(deferred_faults_.front());
+    deferred_faults_.pop_front();
+    publish(std::move(next));
+    return;
+  }
   // The fault was the program's last instruction: nothing is left, so the
   // program is complete (otherwise done comes with the last retirement).
   if (queue_.empty() && pending_.empty()) {
@@ -237,7 +251,8 @@ void Seq::run() {
     const Entry entry = queue_.front();
     auto decoded = std::make_shared<const isa::Decoded>(isa::decode(gen_, entry.raw));
     fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
-    if (!out.self_name.empty()) {
+    if (!out.self_name.empty() && entry.index >= next_log_index_) {
+      next_log_index_ = entry.index + 1;
       fw_log_.push_back(out.self_name);
       SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
     }

@@ -73,7 +73,8 @@ class Seq : public sc_core::sc_module {
   // Queues one instruction as a bus write would (for tools and tests); false when full.
   bool try_push(const isa::RawInstruction& raw);
   unsigned level() const { return static_cast<unsigned>(queue_.size()); }
-  unsigned space() const { return config_.queue_depth - level(); }
+  // Taken-back instructions may briefly hold the queue above its depth: clamp.
+  unsigned space() const { return level() >= config_.queue_depth ? 0 : config_.queue_depth - level(); }
   std::uint64_t submitted() const { return next_index_; }
   std::uint64_t retired() const { return retired_; }
   bool busy() const;
@@ -107,6 +108,7 @@ class Seq : public sc_core::sc_module {
   void update_status();
   void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();
+  void publish(ErrorRecord e);  // the error CSRs, status, irq
   // Stops the queue after instruction `index`: whatever of the later
   // instructions has not issued to the array goes back to the head of the queue.
   void take_back_after(std::uint64_t index);
@@ -123,6 +125,10 @@ class Seq : public sc_core::sc_module {
   bool done_ = false;
   bool waiting_semaphore_ = false;
   std::optional<ErrorRecord> error_;
+  // Faults found while the queue was already stopped (an independent micro-op
+  // completing after the first fault): reported one by one after clear_error.
+  std::deque<ErrorRecord> deferred_faults_;
+  std::uint64_t next_log_index_ = 0;  // the firmware names each instruction once
   std::deque<std::string> fw_log_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   bool irq_level_ = false;
