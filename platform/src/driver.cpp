@@ -67,20 +67,6 @@ const regfile::RegisterDesc& find_register(const regfile::RegFileDesc& d, std::s
   return *found;
 }
 
-struct FieldAt {
-  std::uint32_t offset;
-  regfile::FieldDesc field;
-};
-
-FieldAt find_field(std::string_view face, std::string_view reg, std::string_view field) {
-  const auto& d = desc_of(face);
-  const auto& r = find_register(d, reg);
-  for (std::size_t f = 0; f < r.num_fields; ++f)
-    if (r.fields[f].name == field) return {r.offset, r.fields[f]};
-  throw std::invalid_argument(std::string(d.name) + "." + std::string(reg) + " has no field '" + std::string(field) +
-                              "'");
-}
-
 const regfile::FieldDesc* field_named(const regfile::RegisterDesc& r, std::string_view field) {
   for (std::size_t f = 0; f < r.num_fields; ++f)
     if (r.fields[f].name == field) return &r.fields[f];
@@ -190,38 +176,35 @@ void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
   transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
 }
 
-std::uint64_t Driver::face_base(std::string_view face) const { return face_base_of(map_, face); }
+
+// The by-name accessors are the RegisterRef ones with the name spelled "reg.field".
+RegisterRef Driver::field_ref(std::string_view face, std::string_view reg, std::string_view field) const {
+  RegisterRef r = resolve_register(map_, face, std::string(reg) + "." + std::string(field));
+  if (!r.field) throw std::invalid_argument(r.name() + " is a register, not a field of '" + std::string(reg) + "'");
+  return r;
+}
 
 std::uint32_t Driver::read_field(std::string_view face, std::string_view reg, std::string_view field) {
-  const FieldAt f = find_field(face, reg, field);
-  return (read32(face_base(face) + f.offset, face == "protected") & f.field.mask()) >> f.field.lsb;
+  return read(field_ref(face, reg, field));
 }
 
 void Driver::write_field(std::string_view face, std::string_view reg, std::string_view field, std::uint32_t value) {
-  const FieldAt f = find_field(face, reg, field);
-  const std::uint64_t a = face_base(face) + f.offset;
-  const bool priv = face == "protected";
-  const std::uint32_t old = read32(a, priv);
-  write32(a, (old & ~f.field.mask()) | ((value << f.field.lsb) & f.field.mask()), priv);
+  write(field_ref(face, reg, field), value);
 }
 
 std::uint64_t Driver::read_counter48(std::string_view face, std::string_view lsb_reg) {
   const std::string name(lsb_reg);
   if (name.size() < 4 || name.substr(name.size() - 4) != "_lsb")
     throw std::invalid_argument("'" + name + "' is not a counter's _lsb register");
-  const auto& d = desc_of(face);
-  const regfile::RegisterDesc& lsb = find_register(d, name);
+  const RegisterRef lsb = resolve_register(map_, face, name);
   // The _msb half lives in the same bundle as the _lsb half.
-  const std::string reg = name.substr(name.rfind('.') + 1);  // npos + 1 == 0: no bundle prefix
-  const regfile::RegisterDesc& msb =
-      find_register(d, std::string(lsb.bundle) + "." + reg.substr(0, reg.size() - 4) + "_msb");
-  const std::uint32_t lsb_off = lsb.offset, msb_off = msb.offset;
-  const bool priv = face == "protected";
-  const std::uint64_t base = face_base(face);
+  const std::string reg(lsb.reg->name);
+  const RegisterRef msb =
+      resolve_register(map_, face, std::string(lsb.reg->bundle) + "." + reg.substr(0, reg.size() - 4) + "_msb");
   for (;;) {
-    const std::uint32_t hi1 = read32(base + msb_off, priv) & 0xFFFF;
-    const std::uint32_t lo = read32(base + lsb_off, priv);
-    const std::uint32_t hi2 = read32(base + msb_off, priv) & 0xFFFF;
+    const std::uint32_t hi1 = read(msb) & 0xFFFF;
+    const std::uint32_t lo = read(lsb);
+    const std::uint32_t hi2 = read(msb) & 0xFFFF;
     if (hi1 == hi2) return (std::uint64_t{hi1} << 32) | lo;
   }
 }

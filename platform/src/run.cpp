@@ -11,6 +11,7 @@
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
 #include "pevp/isa/assembly.h"
+#include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 
 namespace pevp::platform {
@@ -253,7 +254,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       const std::string what = "--dump " + d.file;
       const isa::Dtype dt = host::parse_input_type(cmd.gen, d.dtype).dtype;
       const Place p = place_of(cfg.map, cmd.gen, d.address, what);
-      check_region(p, d.rows, d.cols, host::encode_operand(host::Matrix(1, 1), cmd.gen, dt).element_bytes, what);
+      check_region(p, d.rows, d.cols, pe::operand_bytes(dt), what);
       dumps.emplace_back(p, dt);
     }
   } catch (const std::exception& e) {
@@ -330,7 +331,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       for (std::size_t i = 0; i < dumps.size(); ++i) {
         const auto& [p, dt] = dumps[i];
         const DumpSpec& spec = cmd.dumps[i];
-        const std::size_t eb = host::encode_operand(host::Matrix(1, 1), cmd.gen, dt).element_bytes;
+        const std::size_t eb = pe::operand_bytes(dt);
         std::vector<std::uint8_t> row(spec.cols * eb);
         host::Matrix m(spec.rows, spec.cols);
         for (std::size_t r = 0; r < spec.rows; ++r) {

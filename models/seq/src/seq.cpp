@@ -270,9 +270,7 @@ void Seq::run() {
     }
     // EVENTS: wait before issue. The instruction stays at the head of the queue
     // while it waits, so level/space show it.
-    waiting_semaphore_ = !wait_satisfied(*decoded);
     while (!error_ && !wait_satisfied(*decoded)) sc_core::wait(semaphore_changed_ | settled_);
-    waiting_semaphore_ = false;
     // An earlier instruction faulted meanwhile: the queue stopped and instructions
     // were taken back in front of this one; start again from the head.
     if (error_ || queue_.empty() || queue_.front().index != entry.index) continue;

@@ -126,7 +126,7 @@ class Driver {
 
  private:
   void transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged);
-  std::uint64_t face_base(std::string_view face) const;
+  RegisterRef field_ref(std::string_view face, std::string_view reg, std::string_view field) const;
 
   tlm::tlm_initiator_socket<>& socket_;
   AddressMap map_;

@@ -123,7 +123,6 @@ class Seq : public sc_core::sc_module {
   std::uint64_t next_index_ = 0;
   std::uint64_t retired_ = 0;
   bool done_ = false;
-  bool waiting_semaphore_ = false;
   std::optional<ErrorRecord> error_;
   // Faults found while the queue was already stopped (an independent micro-op
   // completing after the first fault): reported one by one after clear_error.
