@@ -1,5 +1,7 @@
 #include "pevp/platform/config.h"
 
+#include "pevp/isa/hex.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -248,12 +250,6 @@ std::string keys_of(std::string_view section) {
   if (section.empty()) throw ConfigError(path, "unknown key '" + path + "' (valid top-level keys: " + keys_of("") + ")");
   throw ConfigError(path, "unknown key '" + path + "' (valid keys in '" + std::string(section) +
                               "': " + keys_of(section) + ")");
-}
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
 }
 
 // A number for a message: integral values as integers ("1000000", not "1e+06").

@@ -1,5 +1,7 @@
 #include "pevp/platform/driver.h"
 
+#include "pevp/isa/hex.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -15,12 +17,6 @@
 namespace pevp::platform {
 
 namespace {
-
-std::string hex(std::uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 const char* status_text(tlm::tlm_response_status s) {
   switch (s) {
@@ -175,7 +171,6 @@ void Driver::write(std::uint64_t address, const void* data, std::size_t bytes) {
 void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
   transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
 }
-
 
 // The by-name accessors are the RegisterRef ones with the name spelled "reg.field".
 RegisterRef Driver::field_ref(std::string_view face, std::string_view reg, std::string_view field) const {

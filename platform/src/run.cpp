@@ -1,5 +1,7 @@
 #include "pevp/platform/run.h"
 
+#include "pevp/isa/hex.h"
+
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -17,12 +19,6 @@
 namespace pevp::platform {
 
 namespace {
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
 
 std::uint64_t parse_number(std::string_view text, std::string_view what) {
   // Decimal, or hex with 0x: never octal (a leading 0 is still decimal).

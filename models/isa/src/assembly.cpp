@@ -6,6 +6,8 @@
 // so one pass reports every problem.
 #include "pevp/isa/assembly.h"
 
+#include "pevp/isa/hex.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -21,12 +23,6 @@ namespace pevp::isa {
 namespace {
 
 constexpr char kDigits[] = "0123456789abcdef";
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
 
 std::string upper(std::string_view s) {
   std::string out(s);

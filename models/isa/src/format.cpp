@@ -1,5 +1,7 @@
 #include "pevp/isa/format.h"
 
+#include "pevp/isa/hex.h"
+
 #include <sstream>
 
 #include "pevp/isa/enums.h"
@@ -7,11 +9,6 @@
 namespace pevp::isa {
 
 namespace {
-std::string hex(std::uint64_t v) {
-  std::ostringstream o;
-  o << "0x" << std::hex << v;
-  return o.str();
-}
 
 std::string reserved_hex(const Decoded& d, const Leaf& leaf) {
   static const char* digits = "0123456789abcdef";

@@ -1,16 +1,12 @@
 #include "pevp/memory/footprint.h"
 
+#include "pevp/isa/hex.h"
+
 #include <cstdio>
 #include <limits>
 
 namespace pevp::memory {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::int64_t sat_add(std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;

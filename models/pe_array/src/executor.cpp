@@ -2,6 +2,8 @@
 // docs/pe-array-executor.md.
 #include "pevp/pe_array/executor.h"
 
+#include "pevp/isa/hex.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -14,12 +16,6 @@ namespace pevp::pe {
 namespace {
 
 using isa::Generation;
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 // A plain TENSOR3D pattern read from a decoded instruction.
 struct Pattern3 {

@@ -1,5 +1,7 @@
 #include "pevp/seq/seq.h"
 
+#include "pevp/isa/hex.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -13,12 +15,6 @@ namespace pevp::seq {
 namespace {
 
 constexpr const char* kMsgType = "/pevp/seq";
-
-std::string hex(std::uint64_t v, int digits = 1) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%0*llx", digits, static_cast<unsigned long long>(v));
-  return b;
-}
 
 bool in_thread_context() {
   const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
