@@ -45,7 +45,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, Count, Address, Size, Geometry, TimeNs, Ghz };
+enum class Kind { Generation, Mode, Unmapped, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -61,6 +61,13 @@ struct Leaf {
   void (*set_t)(VpConfig&, const sc_time&) = nullptr;
   double (*get_d)(const VpConfig&) = nullptr;
   void (*set_d)(VpConfig&, double) = nullptr;
+  unsigned arrseq::TimingParams::*timing = nullptr;  // Count keys of the cost model
+
+  std::uint64_t get(const VpConfig& c) const { return timing ? c.platform.arr_seq.timing.*timing : get_u(c); }
+  void set(VpConfig& c, std::uint64_t v) const {
+    if (timing) c.platform.arr_seq.timing.*timing = static_cast<unsigned>(v);
+    else set_u(c, v);
+  }
 
   std::string path() const {
     return section.empty() ? std::string(name) : std::string(section) + "." + std::string(name);
@@ -197,6 +204,37 @@ const std::vector<Leaf>& leaves() {
         "psum", "beat_bytes", Kind::Count, 1, kMaxDepth, 1,
         [](const C& c) -> std::uint64_t { return c.psum.beat_bytes; },
         [](C& c, std::uint64_t v) { c.psum.beat_bytes = static_cast<std::uint32_t>(v); }));
+
+    // The cost model (docs/timing.md gives each one's source). Cycle counts are
+    // tensor-engine cycles; 2^20 is far beyond any meaningful latency.
+    const auto timing = [&t](std::string_view name, std::uint64_t lo, unsigned arrseq::TimingParams::*member) {
+      Leaf l = named("timing", name, Kind::Count);
+      l.lo = lo;
+      l.hi = std::uint64_t{1} << 20;
+      l.timing = member;
+      t.push_back(l);
+    };
+    using T = arrseq::TimingParams;
+    timing("mm_init_latency", 0, &T::mm_init_latency);
+    timing("fp32_factor", 1, &T::fp32_factor);
+    timing("ls_elements_per_cycle", 1, &T::ls_elements_per_cycle);
+    timing("ls_to_mm_cycles", 0, &T::ls_to_mm_cycles);
+    timing("sbuf_read_bytes_per_cycle", 1, &T::sbuf_read_bytes_per_cycle);
+    timing("sbuf_access_cycles", 0, &T::sbuf_access_cycles);
+    timing("fill_cycles_per_row", 0, &T::fill_cycles_per_row);
+    timing("drain_cycles_per_col", 0, &T::drain_cycles_per_col);
+    timing("psum_write_cycles", 0, &T::psum_write_cycles);
+    timing("psum_rmw_cycles", 0, &T::psum_rmw_cycles);
+    timing("pe_regwrite_cycles", 0, &T::pe_regwrite_cycles);
+    timing("seq_dispatch_cycles", 0, &T::seq_dispatch_cycles);
+    timing("stagger_wake_cycles", 0, &T::stagger_wake_cycles);
+    Leaf throttle = named("timing", "throttle_fraction", Kind::Fraction);
+    throttle.get_d = [](const C& c) { return c.platform.arr_seq.timing.throttle_fraction; };
+    throttle.set_d = [](C& c, double v) { c.platform.arr_seq.timing.throttle_fraction = v; };
+    t.push_back(throttle);
+    t.push_back(time_leaf(
+        "seq", "quantum_ns", [](const C& c) { return c.platform.seq.quantum; },
+        [](C& c, const sc_time& v) { c.platform.seq.quantum = v; }));
 
     t.push_back(time_leaf(
         "csrs", "access_time_ns", [](const C& c) { return c.csrs.access_time; },
@@ -343,20 +381,21 @@ void check_time(const Leaf& l, double ns, const std::string& shown) {
     bad(l.path(), shown, "not a multiple of the simulation time resolution (" + sc_core::sc_get_time_resolution().to_string() + ")");
 }
 
+void check_fraction(const Leaf& l, double v, const std::string& shown) {
+  if (!(v > 0.0 && v <= 1.0)) bad(l.path(), shown, "out of range (a fraction in (0, 1])");
+}
+
 void check_clock(const Leaf& l, double ghz, const std::string& shown) {
   if (!(ghz >= kMinClockGhz && ghz <= kMaxClockGhz))
     bad(l.path(), shown, "out of range (" + number(kMinClockGhz) + ".." + number(kMaxClockGhz) + " GHz)");
 }
 
-[[noreturn]] void not_modelled(const std::string& shown) {
-  bad("mode", shown, "not modelled yet (the timing model comes with a later issue); only \"functional\" is implemented");
-}
-
 SimMode parse_mode(const std::string& shown, const std::string& text) {
   const std::string s = lower(text);
   if (s == "functional") return SimMode::Functional;
-  if (s == "timing" || s == "both") not_modelled(shown);
-  bad("mode", shown, "unknown mode (functional; timing and both are not modelled yet)");
+  if (s == "timing") return SimMode::Timing;
+  if (s == "both") return SimMode::Both;
+  bad("mode", shown, "unknown mode (functional, timing or both)");
 }
 
 isa::Generation parse_gen(const json& v) {
@@ -407,7 +446,7 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
     case Kind::Size: {
       const std::uint64_t u = json_uint(l, v);
       check_uint(l, u, shown);
-      l.set_u(c, u);
+      l.set(c, u);
       return;
     }
     case Kind::Geometry: check_geometry(l, json_uint(l, v), c.gen(), shown); return;
@@ -423,6 +462,12 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       l.set_d(c, ghz);
       return;
     }
+    case Kind::Fraction: {
+      const double f = json_real(l, v, "(a share in (0, 1])");
+      check_fraction(l, f, shown);
+      l.set_d(c, f);
+      return;
+    }
   }
 }
 
@@ -433,11 +478,12 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
     case Kind::Address:
-    case Kind::Size: return hex(l.get_u(c));
+    case Kind::Size: return hex(l.get(c));
     case Kind::Count:
-    case Kind::Geometry: return l.get_u(c);
+    case Kind::Geometry: return l.get(c);
     case Kind::TimeNs: return time_to_json(l.get_t(c));
-    case Kind::Ghz: return l.get_d(c);
+    case Kind::Ghz:
+    case Kind::Fraction: return l.get_d(c);
   }
   return nullptr;
 }
@@ -483,7 +529,7 @@ VpConfig preset(isa::Generation gen) {
   // FACTS.md "Timing": 2.4 GHz on v3 and v4. MARIANA_PLUS and MAVERICK have no
   // public figure; the model keeps v4's clock (docs/configuration.md).
   c.tensor_engine_clock_ghz = 2.4;
-  c.mode = SimMode::Functional;
+  c.mode = SimMode::Both;
   c.sbuf = memory::sbuf_config(gen);
   c.psum = memory::psum_config(gen);
   c.csrs = regfile::ArrSeqCsrsConfig{};
@@ -584,6 +630,13 @@ void apply_override(VpConfig& config, std::string_view assignment) {
       v = unit == "mhz" ? n / 1000.0 : n;
       break;
     }
+    case Kind::Fraction: {
+      double n = 0;
+      std::string unit;
+      if (!parse_quantity(value, n, unit) || !unit.empty()) bad(key, shown, "expected a number such as 0.25");
+      v = n;
+      break;
+    }
   }
   json patch = json::object();
   if (leaf->section.empty()) patch[std::string(leaf->name)] = v;
@@ -634,16 +687,15 @@ void validate(const VpConfig& c) {
   for (const Leaf& l : leaves()) {
     switch (l.kind) {
       case Kind::Generation:
-      case Kind::Unmapped: break;  // an enum always holds a valid value
       case Kind::Mode:
-        if (c.mode != SimMode::Functional) not_modelled("\"" + std::string(name(c.mode)) + "\"");
-        break;
-      case Kind::Count: check_uint(l, l.get_u(c), std::to_string(l.get_u(c))); break;
+      case Kind::Unmapped: break;  // an enum always holds a valid value
+      case Kind::Count: check_uint(l, l.get(c), std::to_string(l.get(c))); break;
       case Kind::Address:
-      case Kind::Size: check_uint(l, l.get_u(c), hex(l.get_u(c))); break;
-      case Kind::Geometry: check_geometry(l, l.get_u(c), c.gen(), std::to_string(l.get_u(c))); break;
+      case Kind::Size: check_uint(l, l.get(c), hex(l.get(c))); break;
+      case Kind::Geometry: check_geometry(l, l.get(c), c.gen(), std::to_string(l.get(c))); break;
       case Kind::TimeNs: check_time(l, time_ns(l.get_t(c)), number(time_ns(l.get_t(c)))); break;
       case Kind::Ghz: check_clock(l, l.get_d(c), number(l.get_d(c))); break;
+      case Kind::Fraction: check_fraction(l, l.get_d(c), number(l.get_d(c))); break;
     }
   }
   // Geometry held in the memory configs that no key reads back.

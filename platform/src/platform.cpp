@@ -18,6 +18,16 @@ const VpConfig& validated(const VpConfig& c) {
   return c;
 }
 
+// The sequencer's configuration for the simulated mode: timing-only moves no
+// data, functional-only takes no time.
+arrseq::ArrSeqConfig arr_seq_config(const VpConfig& c) {
+  arrseq::ArrSeqConfig a = c.platform.arr_seq;
+  a.timing.clock_ghz = c.tensor_engine_clock_ghz;
+  a.execute = c.mode != SimMode::Timing;
+  a.timed = c.mode != SimMode::Functional;
+  return a;
+}
+
 }  // namespace
 
 Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config)
@@ -30,15 +40,25 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       psum("psum", config.psum),
       csrs("csrs", config.csrs),
       array("array", config.gen()),
-      arr_seq("arr_seq", csrs, array, config.platform.arr_seq),
+      arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
       seq("seq", config.gen(), csrs, arr_seq, config.platform.seq),
-      config_(config.platform) {
+      config_(config.platform),
+      mode_(config.mode) {
   bus.map("sbuf", config_.map.sbuf, sbuf.size(), sbuf.socket);
   bus.map("psum", config_.map.psum, psum.size(), psum.socket);
   bus.map("apb", config_.map.apb, config_.map.apb_size, csrs.apb());
   bus.map("iq", config_.map.iq, config_.map.iq_size, seq.iq);
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);
+  // Software sees the engine as of its own time: the SEQ runs ahead of
+  // simulated time, so every bus access first applies the responses due.
+  bus.before_access = [this](const tlm::tlm_generic_payload& trans, const regfile::ApbRouter::Window& w,
+                             const sc_core::sc_time& delay) {
+    seq.catch_up();
+    const bool csr = w.name == "apb";
+    if (csr) arr_seq.publish_counters(arr_seq.now());
+    if (bus_observer) bus_observer(trans, w, delay);
+  };
 }
 
 }  // namespace pevp::platform

@@ -1,9 +1,213 @@
 #include "pevp/arr_seq/cost_model.h"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+#include "pevp/isa/enums.h"
+#include "pevp/isa/generation.h"
+
 namespace pevp::arrseq {
 
-sc_core::sc_time CostModel::duration(const pe::MicroOp&, const pe::ExecStats&) const {
-  return sc_core::SC_ZERO_TIME;  // functional model: no time passes (timing issue: docs/timing.md)
+namespace {
+
+// The fields shape_of reads, resolved to positions in Decoded::fields once per
+// layout: a string-keyed lookup per field per micro-op would cost more than
+// the whole timing computation.
+enum Field : unsigned {
+  kRows, kCols, kInDtype, kPerfOpt, kPerfMode, kPsumFlags, kAccFlag,
+  kSrcStart, kSrcStep0, kSrcNum0, kSrcNum1, kSrcNum2,
+  kDstStart, kDstStep0, kDstNum0, kDstStep1, kDstNum1, kDstStep2, kDstNum2,
+  kFieldCount
+};
+constexpr std::array<const char*, kFieldCount> kPaths = {
+    "num_active_rows", "num_active_cols", "in_dtype", "perf_opt", "perf_mode", "psum_accumulate_flags",
+    "flags.accumulate_flag", "src_mem_pattern.start_addr", "src_mem_pattern.step_elem[0]",
+    "src_mem_pattern.num_elem[0]", "src_mem_pattern.num_elem[1]", "src_mem_pattern.num_elem[2]",
+    "dst_mem_pattern.start_addr", "dst_mem_pattern.step_elem[0]", "dst_mem_pattern.num_elem[0]",
+    "dst_mem_pattern.step_elem[1]", "dst_mem_pattern.num_elem[1]", "dst_mem_pattern.step_elem[2]",
+    "dst_mem_pattern.num_elem[2]"};
+constexpr std::int32_t kAbsent = -1;
+using Positions = std::array<std::int32_t, kFieldCount>;
+
+const Positions& positions(const isa::Decoded& d) {
+  static std::mutex mu;
+  static std::unordered_map<const isa::StructLayout*, Positions> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache.try_emplace(d.layout);
+  if (inserted)
+    for (unsigned i = 0; i < kFieldCount; ++i) {
+      const isa::DecodedField* f = d.field(kPaths[i]);
+      it->second[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
+    }
+  return it->second;
+}
+
+struct Reader {
+  const isa::Decoded& d;
+  const Positions& pos;
+  bool has(Field f) const { return pos[f] != kAbsent; }
+  std::int64_t get(Field f, std::int64_t fallback = 0) const {
+    return pos[f] == kAbsent ? fallback : d.fields[static_cast<std::size_t>(pos[f])].value;
+  }
+};
+
+unsigned element_bytes(isa::Dtype t) {
+  switch (t) {
+    case isa::Dtype::FP32:
+    case isa::Dtype::FP32R:
+    case isa::Dtype::INT32:
+    case isa::Dtype::UINT32: return 4;
+    case isa::Dtype::BFLOAT16:
+    case isa::Dtype::FP16:
+    case isa::Dtype::INT16:
+    case isa::Dtype::UINT16: return 2;
+    default: return 1;  // the fp8 formats, int8
+  }
+}
+
+unsigned perf_divisor(const Reader& r) {
+  if (r.get(kPerfOpt) == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
+  switch (static_cast<isa::MxPerfMode>(r.get(kPerfMode))) {
+    case isa::MxPerfMode::QUAD_ROW:
+    case isa::MxPerfMode::QUAD_ROW_INTERLEAVE:
+    case isa::MxPerfMode::QUAD_ROW_TILED: return 4;
+    case isa::MxPerfMode::OCT_ROW:
+    case isa::MxPerfMode::OCT_ROW_INTERLEAVE:
+    case isa::MxPerfMode::OCT_ROW_TILED: return 8;
+    default: return 1;
+  }
+}
+
+// The PSUM banks the dst pattern reaches inside a partition: from the start
+// byte to the farthest byte any step reaches (fp32 elements). A superset is
+// fine: it only makes the dependency check stricter.
+std::uint8_t banks_of(const Reader& r, const isa::Geometry& g) {
+  const std::int64_t start = r.get(kDstStart, isa::Geometry::kPsumBase);
+  const std::int64_t part_off = (start - static_cast<std::int64_t>(isa::Geometry::kPsumBase)) %
+                                static_cast<std::int64_t>(g.psum_partition_bytes);
+  std::int64_t lo = 0, hi = 0;
+  const Field steps[3] = {kDstStep0, kDstStep1, kDstStep2}, nums[3] = {kDstNum0, kDstNum1, kDstNum2};
+  for (int i = 0; i < 3; ++i) {
+    if (!r.has(nums[i])) break;
+    const std::int64_t reach = (std::max<std::int64_t>(r.get(nums[i]), 1) - 1) * r.get(steps[i]) * 4;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const std::int64_t bank = g.psum_bank_bytes, last_bank = g.psum_banks - 1;
+  const std::int64_t first = std::clamp<std::int64_t>((part_off + lo) / bank, 0, last_bank);
+  const std::int64_t last = std::clamp<std::int64_t>((part_off + hi + 3) / bank, 0, last_bank);
+  std::uint8_t mask = 0;
+  for (std::int64_t b = first; b <= last; ++b) mask |= static_cast<std::uint8_t>(1u << b);
+  return mask;
+}
+
+bool accumulates(const Reader& r) {
+  if (!r.has(kPsumFlags)) return r.get(kAccFlag) != 0;  // MAVERICK: accumulate_flag only
+  const auto f = static_cast<std::uint8_t>(r.get(kPsumFlags));
+  if (r.has(kAccFlag)) return r.get(kAccFlag) != 0;  // MARIANA: the flag chooses add vs overwrite
+  return (f & isa::psum_flags::BEGIN_MATMUL_GROUP) == 0;  // CAYMAN: BEGIN overwrites, the rest add
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
+
+}  // namespace
+
+std::uint8_t OpShape::row_groups() const {
+  std::uint8_t g = 0;
+  for (unsigned r = tile.row0 / 32; r < 4 && r * 32 < tile.row0 + std::max(tile.rows, 1u); ++r) g |= 1u << r;
+  return g;
+}
+
+OpShape shape_of(const pe::MicroOp& op) {
+  OpShape s;
+  s.kind = op.kind;
+  s.tile = op.tile;
+  const isa::Decoded& d = *op.instr;
+  if (d.layout == nullptr) return s;
+  const Reader r{d, positions(d)};
+  const isa::Geometry& g = isa::geometry(d.gen);
+  s.k = static_cast<unsigned>(r.get(kRows, op.tile.rows));
+  s.m = static_cast<unsigned>(r.get(kCols, op.tile.cols));
+  if (s.m == 0) s.m = op.tile.cols;  // MAVERICK encodes 256 columns as 0
+  const auto dtype = static_cast<isa::Dtype>(r.get(kInDtype));
+  s.elem_bytes = element_bytes(dtype);
+  s.fp32 = dtype == isa::Dtype::FP32 || dtype == isa::Dtype::FP32R;
+  s.rate_div = perf_divisor(r);
+  s.strided = std::llabs(r.get(kSrcStep0, 1)) * s.elem_bytes > 16 && r.get(kSrcNum0, 1) > 1;
+  const std::int64_t src = r.get(kSrcStart);
+  s.first_partition = g.sbuf_partition_bytes == 0 || src < 0 || src >= isa::Geometry::kPsumBase
+                          ? 0
+                          : static_cast<unsigned>(src / g.sbuf_partition_bytes);
+  if (op.kind == pe::MicroOpKind::Matmul) {
+    s.n = static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum0, 1), 0)) *
+          static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum1, 1), 0)) *
+          static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum2, 1), 0));
+    s.macs = std::uint64_t{s.k} * s.m * s.n;
+    s.accumulate = accumulates(r);
+    s.banks = banks_of(r, g);
+  }
+  return s;
+}
+
+std::uint32_t xbus_ports(const OpShape& s) {
+  std::uint32_t ports = 0;
+  if (s.kind != pe::MicroOpKind::PeRegWrite || !s.pe_reg_bypass) {
+    const unsigned rows = std::max(s.k, 1u);
+    for (unsigned p = s.first_partition / 16; p < 8 && p * 16 < s.first_partition + rows; ++p) ports |= 1u << p;
+  }
+  if (s.kind == pe::MicroOpKind::Matmul) ports |= 1u << kPsumXbus;
+  return ports;
+}
+
+std::uint64_t CostModel::matmul_ii(const OpShape& s) const {
+  const std::uint64_t columns = ceil_div(s.n * (s.fp32 ? p_.fp32_factor : 1), s.rate_div);
+  return std::max<std::uint64_t>(columns, p_.mm_init_latency);
+}
+
+std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
+  return ceil_div(std::uint64_t{s.m} * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
+}
+
+OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
+  const std::uint32_t ports = xbus_ports(s);
+  const bool sbuf_throttled = (ports & throttled & 0xFF) != 0;
+  const bool psum_throttled = (ports & throttled & (1u << kPsumXbus)) != 0;
+  // SBUF read time of `bytes` per partition at the port's bandwidth.
+  const auto read_cycles = [&](std::uint64_t bytes, bool throttle) -> std::uint64_t {
+    double bw = p_.sbuf_read_bytes_per_cycle * (s.strided ? 0.5 : 1.0);
+    if (throttle) bw *= p_.throttle_fraction;
+    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bw));
+  };
+  OpCost c;
+  switch (s.kind) {
+    case pe::MicroOpKind::WeightLoad: {
+      const std::uint64_t bytes = std::uint64_t{s.m} * s.elem_bytes;
+      c.unthrottled = std::max(weight_load_cycles(s), read_cycles(bytes, false));
+      c.occupancy = std::max(weight_load_cycles(s), read_cycles(bytes, sbuf_throttled));
+      break;
+    }
+    case pe::MicroOpKind::Matmul: {
+      // The moving stream: its II, or the SBUF read of its N elements per
+      // partition, or the PSUM port's N column writes when that is throttled.
+      const std::uint64_t bytes = s.n * s.elem_bytes;
+      const auto psum_cycles = [&](bool throttle) -> std::uint64_t {
+        return throttle ? static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.n) / p_.throttle_fraction)) : 0;
+      };
+      c.unthrottled = std::max(matmul_ii(s), read_cycles(bytes, false));
+      c.occupancy = std::max({matmul_ii(s), read_cycles(bytes, sbuf_throttled), psum_cycles(psum_throttled)});
+      c.fill_drain = std::uint64_t{p_.sbuf_access_cycles} + std::uint64_t{p_.fill_cycles_per_row} * s.k +
+                     std::uint64_t{p_.drain_cycles_per_col} * s.m;
+      c.commit = p_.psum_write_cycles + (s.accumulate ? p_.psum_rmw_cycles : 0);
+      c.first_commit = 1 + c.fill_drain + c.commit;
+      break;
+    }
+    case pe::MicroOpKind::PeRegWrite:
+      c.unthrottled = c.occupancy = p_.pe_regwrite_cycles;
+      break;
+  }
+  return c;
 }
 
 }  // namespace pevp::arrseq

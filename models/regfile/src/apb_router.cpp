@@ -32,6 +32,7 @@ void ApbRouter::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
+  if (before_access) before_access(trans, *w, delay);
   trans.set_address(address - w->base);
   w->fw->b_transport(trans, delay);
   trans.set_address(address);

@@ -72,11 +72,15 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
     update_status();  // irq_enable may have changed the line
   });
 
-  arr_.on_complete = [this](const pe::MicroOp& op) { on_complete(op); };
-  arr_.on_fault = [this](const pe::MicroOp& op, const pe::ExecResult& res) { on_fault(op, res); };
+  dispatch_cycles_ = arr_.config().timed ? arr_.config().timing.seq_dispatch_cycles : 0;
+  tlm_utils::tlm_quantumkeeper::set_global_quantum(config_.quantum);
+  qk_.reset();
   SC_THREAD(run);
   SC_METHOD(drive_irq);
   sensitive << irq_changed_;
+  dont_initialize();
+  SC_METHOD(retire_due_method);
+  sensitive << retire_due_;
   dont_initialize();
   update_status();
 }
@@ -102,6 +106,9 @@ void Seq::update_status() {
   r.set(f_irq_error_, stopped);
   r.set(f_level_, level());
   r.set(f_space_, space());
+  const int status = int{active} | int{done_} << 1 | int{stopped} << 2;
+  if (status != last_status_ && status_observer) status_observer(active, done_, stopped);
+  last_status_ = status;
   const bool line = (done_ && r.get(f_en_done_)) || (stopped && r.get(f_en_error_));
   if (line != irq_level_) {
     irq_level_ = line;
@@ -241,72 +248,157 @@ void Seq::clear_error() {
   resumed_.notify(sc_core::SC_ZERO_TIME);
 }
 
+std::shared_ptr<const isa::Decoded> Seq::decode_cached(const isa::RawInstruction& raw) {
+  if (config_.decode_cache_entries == 0) return std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
+  std::string key(reinterpret_cast<const char*>(raw.data()), raw.size());
+  if (auto it = decode_cache_.find(key); it != decode_cache_.end()) {
+    ++stats_.decode_cache_hits;
+    return it->second;
+  }
+  ++stats_.decode_cache_misses;
+  if (decode_cache_.size() >= config_.decode_cache_entries) decode_cache_.clear();  // bounded memory
+  auto d = std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
+  decode_cache_.emplace(std::move(key), d);
+  return d;
+}
+
 void Seq::run() {
   for (;;) {
-    while (queue_.empty() || error_) sc_core::wait(queued_ | resumed_);
-    const Entry entry = queue_.front();
-    auto decoded = std::make_shared<const isa::Decoded>(isa::decode(gen_, entry.raw));
-    fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
-    if (!out.self_name.empty() && entry.index >= next_log_index_) {
-      next_log_index_ = entry.index + 1;
-      fw_log_.push_back(out.self_name);
-      SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
-    }
-    if (out.fault) {
-      // Report in program order: an earlier instruction still in the array may
-      // fault first, and then this one is behind the stop, not the cause of it.
-      while (!pending_.empty() && !error_) sc_core::wait(retired_ev_ | settled_);
-      if (error_) continue;  // it stays queued and is handled again after clear_error
-      queue_.pop_front();
-      space_freed_.notify(sc_core::SC_ZERO_TIME);
-      firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
-      const fw::Fault& f = *out.fault;
-      fault(entry.index, *decoded, f.rule, f.field, f.value, f.message);
+    catch_up();
+    if (queue_.empty() || error_) {
+      arm_retirement();
+      sc_core::wait(queued_ | resumed_);
+      qk_.reset();
       continue;
     }
-    // EVENTS: wait before issue. The instruction stays at the head of the queue
-    // while it waits, so level/space show it.
-    while (!error_ && !wait_satisfied(*decoded)) sc_core::wait(semaphore_changed_ | settled_);
-    // An earlier instruction faulted meanwhile: the queue stopped and instructions
-    // were taken back in front of this one; start again from the head.
-    if (error_ || queue_.empty() || queue_.front().index != entry.index) continue;
-    queue_.pop_front();
-    space_freed_.notify(sc_core::SC_ZERO_TIME);
-    pending_.push_back({entry, decoded, false});
-    update_status();
-    bool pushed = true;
-    for (pe::MicroOp& op : out.ops) {
-      // Wait for IFIFO space here rather than inside put(): if the queue stops
-      // meanwhile, take_back_after() has already returned this instruction.
-      if (!arr_.can_put()) arr_.note_ififo_full();
-      while (!error_ && !arr_.can_put()) sc_core::wait(arr_.space_event());
-      if (error_) {
-        pushed = false;
-        break;
-      }
-      arr_.put(std::move(op));
-    }
-    if (pushed)
-      for (Pending& p : pending_)
-        if (p.entry.index == entry.index) p.pushed = true;
+    dispatch_head();
+    // Run ahead of simulated time by at most one quantum (the quantum keeper).
+    const sc_core::sc_time local = arr_.to_time(local_), now = sc_core::sc_time_stamp();
+    qk_.set(local > now ? local - now : sc_core::SC_ZERO_TIME);
+    if (qk_.need_sync()) sync_to(local_);
   }
 }
 
-void Seq::on_complete(const pe::MicroOp& op) {
-  if (!op.completes_instruction) return;
-  auto it = std::find_if(pending_.begin(), pending_.end(),
-                         [&](const Pending& p) { return p.entry.index == op.instr_index; });
-  if (it == pending_.end()) return;
-  const Pending done = *it;
-  pending_.erase(it);
+bool Seq::dispatch_head() {
+  local_ = std::max(local_, arr_.now());
+  const Entry entry = queue_.front();
+  const std::shared_ptr<const isa::Decoded> decoded = decode_cached(entry.raw);
+  fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
+  if (!out.self_name.empty() && entry.index >= next_log_index_) {
+    next_log_index_ = entry.index + 1;
+    fw_log_.push_back(out.self_name);
+    SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
+  }
+  const arrseq::Cycle ready = local_ + dispatch_cycles_;
+  if (out.fault) {
+    // Report in program order: an earlier instruction may still fault when it
+    // retires, and then this one is behind the stop, not the cause of it.
+    sync_to(ready);
+    if (!drain_pending()) return false;  // it stays queued and is handled again after clear_error
+    queue_.pop_front();
+    space_freed_.notify(sc_core::SC_ZERO_TIME);
+    firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
+    local_ = std::max(ready, arr_.now());
+    const fw::Fault& f = *out.fault;
+    fault(entry.index, *decoded, f.rule, f.field, f.value, f.message);
+    return true;
+  }
+  // EVENTS: wait before issue, at the SEQ's own time. The instruction stays at
+  // the head of the queue while it waits, so level/space show it.
+  if (static_cast<isa::WaitMode>(decoded->get_or("events.wait_mode", 0)) != isa::WaitMode::NONE) {
+    sync_to(ready);
+    while (!error_ && !wait_satisfied(*decoded)) {
+      arm_retirement();
+      sc_core::wait(semaphore_changed_ | settled_ | retired_ev_);
+      catch_up();
+    }
+    // An earlier instruction faulted meanwhile: start again from the head.
+    if (error_ || queue_.empty() || queue_.front().index != entry.index) return false;
+  }
+  // An update that will under/overflow stops the run-ahead: nothing after it
+  // may execute, so it must retire (and fault) before the next instruction issues.
+  const bool update_faults = update_may_fault(*decoded);
+  arrseq::Cycle t = std::max(ready, arr_.now());
+  queue_.pop_front();
+  space_freed_.notify(sc_core::SC_ZERO_TIME);
+  arrseq::Cycle response = t;
+  for (const pe::MicroOp& op : out.ops) {
+    const arrseq::ArrSeq::Issued r = arr_.issue(op, t);
+    if (!r.result.ok) {  // nothing of it was written
+      sync_to(r.push);
+      if (!drain_pending()) {
+        queue_.push_front(entry);
+        update_status();
+        return false;
+      }
+      firmware_.rewind(entry.index, {}, {});
+      local_ = std::max(r.push, arr_.now());
+      const std::string field = leading_field(*op.instr, r.result.message);
+      fault(entry.index, *op.instr, r.result.rule, field, field.empty() ? 0 : op.instr->get(field), r.result.message);
+      return true;
+    }
+    t = r.push;  // the SEQ is blocked until the micro-op is in the IFIFO
+    response = std::max(response, r.response);
+  }
+  local_ = t;
+  pending_.push_back({entry, decoded, response});
+  update_status();
+  if (update_faults) drain_pending();
+  return true;
+}
+
+void Seq::sync_to(arrseq::Cycle c) {
+  const sc_core::sc_time t = arr_.to_time(c), now = sc_core::sc_time_stamp();
+  if (t > now) {
+    ++stats_.syncs;
+    sc_core::wait(t - now);
+  }
+  qk_.reset();  // the next quantum starts now
+  catch_up();
+}
+
+bool Seq::drain_pending() {
+  while (!pending_.empty() && !error_) sync_to(pending_.back().response);
+  return !error_;
+}
+
+void Seq::catch_up() {
+  if (pending_.empty()) return;
+  const arrseq::Cycle now = arr_.now();
+  while (!pending_.empty() && pending_.front().response <= now) retire_front();
+}
+
+void Seq::arm_retirement() {
+  if (pending_.empty()) return;
+  const sc_core::sc_time t = arr_.to_time(pending_.front().response), now = sc_core::sc_time_stamp();
+  retire_due_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
+}
+
+void Seq::retire_due_method() {
+  catch_up();
+  arm_retirement();
+}
+
+void Seq::retire_front() {
+  const Pending done = std::move(pending_.front());
+  pending_.pop_front();
   firmware_.retire(done.entry.index);
   retired_ev_.notify(sc_core::SC_ZERO_TIME);
   if (auto f = apply_update(*done.decoded)) {
-    take_back_after(done.entry.index);
+    // The instructions issued after it are already in the array and complete
+    // normally; nothing later is fetched until clear_error (D-FAULT-REQUEUE).
+    std::vector<std::shared_ptr<const isa::Decoded>> survivors;
+    std::vector<std::uint64_t> survivor_indices;
+    for (const Pending& p : pending_) {
+      survivors.push_back(p.decoded);
+      survivor_indices.push_back(p.entry.index);
+    }
+    firmware_.rewind(done.entry.index, survivors, survivor_indices);
     fault(done.entry.index, *done.decoded, f->rule, f->field, f->value, f->message);
     return;
   }
   ++retired_;
+  ++stats_.retired_by_opcode[done.decoded->opcode_byte];
   csrs_.seq.regs().add_to_counter(c_retired_);
   if (queue_.empty() && pending_.empty() && !error_) {
     done_ = true;
@@ -315,46 +407,24 @@ void Seq::on_complete(const pe::MicroOp& op) {
   update_status();
 }
 
-void Seq::take_back_after(std::uint64_t index) {
-  // Issue is in order, so everything still in the IFIFO, and every instruction
-  // whose micro-ops never reached it, comes after `index`. Micro-ops already in
-  // the array (independent tiles issued before the fault) complete normally.
-  std::vector<std::uint64_t> back;
-  for (const pe::MicroOp& op : arr_.flush())
-    if (back.empty() || back.back() != op.instr_index) back.push_back(op.instr_index);
+bool Seq::update_may_fault(const isa::Decoded& d) const {
+  const auto mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
+  if (mode != isa::UpdateMode::INCREMENT && mode != isa::UpdateMode::DECREMENT) return false;
+  const auto sem = d.get("events.update_sem");
+  // The value the instructions already issued will leave, applied in order.
+  std::int64_t v = semaphore(static_cast<unsigned>(sem));
+  const auto step = [&](const isa::Decoded& x) {
+    const auto m = static_cast<isa::UpdateMode>(x.get_or("events.update_mode", 0));
+    if (m == isa::UpdateMode::NONE || x.get("events.update_sem") != sem) return true;
+    const std::int64_t by = x.get("events.update_value");
+    if (m == isa::UpdateMode::SET) v = by;
+    if (m == isa::UpdateMode::INCREMENT) v += by;
+    if (m == isa::UpdateMode::DECREMENT) v -= by;
+    return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max();
+  };
   for (const Pending& p : pending_)
-    if (!p.pushed) back.push_back(p.entry.index);
-  std::deque<Entry> entries;
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    if (it->entry.index > index && std::find(back.begin(), back.end(), it->entry.index) != back.end()) {
-      entries.push_back(it->entry);
-      it = pending_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.index < b.index; });
-  queue_.insert(queue_.begin(), entries.begin(), entries.end());
-  // The firmware's cross-instruction state forgets `index` and everything taken
-  // back, and keeps the instructions still in the array.
-  std::vector<std::shared_ptr<const isa::Decoded>> survivors;
-  std::vector<std::uint64_t> survivor_indices;
-  for (const Pending& p : pending_)
-    if (p.entry.index > index) {
-      survivors.push_back(p.decoded);
-      survivor_indices.push_back(p.entry.index);
-    }
-  firmware_.rewind(index, survivors, survivor_indices);
-}
-
-void Seq::on_fault(const pe::MicroOp& op, const pe::ExecResult& r) {
-  // Nothing after the faulting instruction may execute (D-FAULT-REQUEUE).
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [&](const Pending& p) { return p.entry.index == op.instr_index; }),
-                 pending_.end());
-  take_back_after(op.instr_index);
-  const std::string field = leading_field(*op.instr, r.message);
-  fault(op.instr_index, *op.instr, r.rule, field, field.empty() ? 0 : op.instr->get(field), r.message);
+    if (!step(*p.decoded)) return true;
+  return !step(d);
 }
 
 }  // namespace pevp::seq

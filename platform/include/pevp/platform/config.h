@@ -28,21 +28,15 @@
 
 namespace pevp::platform {
 
-// What the platform simulates. Only the functional model exists; the timing
-// issue adds the other two. The key is kept so that files written today stay
-// valid, and a request for timing fails loudly instead of silently running the
-// functional model.
-enum class SimMode : std::uint8_t { Functional, Timing, Both };
-std::string_view name(SimMode mode);  // "functional", "timing", "both"
 
 struct VpConfig {
   // Generation, address map, arr_seq and SEQ parameters. platform.seq.window_bytes
   // always equals platform.map.iq_size (one parameter, the key address_map.iq_size).
   PlatformConfig platform;
-  // Tensor-engine (PE array) clock. Nothing reads it in the functional model; the
-  // timing issue converts its cycle counts with it.
+  // Tensor-engine (PE array) clock: converts the cost model's cycles to time
+  // (platform.arr_seq.timing.clock_ghz is set from it).
   double tensor_engine_clock_ghz = 2.4;
-  SimMode mode = SimMode::Functional;
+  SimMode mode = SimMode::Both;
   // SBUF and PSUM: the geometry fields come from the generation, the latencies
   // and beat size are parameters.
   memory::MemoryConfig sbuf = memory::sbuf_config(isa::Generation::MARIANA);

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include <systemc>
 
@@ -47,6 +49,12 @@ struct PlatformConfig {
 
 struct VpConfig;  // config.h: every model parameter (presets, JSON, --set)
 
+// What the platform simulates: data and time (both), data only (functional:
+// every micro-op takes no time, the fastest bring-up), or time only (timing:
+// no data moved, no arithmetic, for sweeps). docs/timing.md.
+enum class SimMode : std::uint8_t { Functional, Timing, Both };
+std::string_view name(SimMode mode);  // "functional", "timing", "both"
+
 class Platform : public sc_core::sc_module {
  public:
   // The system bus: bind the host's initiator socket to `bus.target`.
@@ -63,9 +71,16 @@ class Platform : public sc_core::sc_module {
   // The generation's preset with `config`'s map and queue depths.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config);
   const PlatformConfig& config() const { return config_; }
+  SimMode mode() const { return mode_; }
+
+  // Sees every system-bus access (after the engine caught up with it); the
+  // trace recorder draws APB accesses from it.
+  std::function<void(const tlm::tlm_generic_payload&, const regfile::ApbRouter::Window&, const sc_core::sc_time&)>
+      bus_observer;
 
  private:
   PlatformConfig config_;
+  SimMode mode_;
 };
 
 }  // namespace pevp::platform

@@ -1,20 +1,129 @@
-// How long each micro-op occupies the array: the one place a micro-op's delay is
-// annotated. The datapath issue is functional, so every duration is zero; the
-// timing issue replaces the body of duration() with the documented formulas
-// (docs/timing.md) without touching the sequencer.
+// The cost model: how many tensor-engine cycles each phase of a micro-op takes.
+// Plain C++ (no SystemC). Every parameter has a name, a unit, a default and a
+// source -- a public figure from FACTS.md or "model choice" -- and docs/timing.md
+// gives every formula with a worked example. The Timeline (timeline.h) turns
+// these phase lengths into start/end times under the sequencer's rules.
+//
+// A micro-op's shape comes from its instruction alone (shape_of), never from
+// executing it, so the timing-only mode -- no data, no arithmetic -- costs a
+// stream exactly as the functional+timing mode does.
 #pragma once
 
-#include <systemc>
+#include <cstdint>
 
-#include "pevp/pe_array/executor.h"
+#include "pevp/isa/decode.h"
+#include "pevp/isa/tiles.h"
 #include "pevp/pe_array/micro_op.h"
 
 namespace pevp::arrseq {
 
+// Cycles are tensor-engine (PE array) clock cycles throughout.
+struct TimingParams {
+  // FACTS.md: 2.8 GHz on v2, 2.4 GHz on v3 (CAYMAN) and v4 (MARIANA).
+  double clock_ghz = 2.4;
+  // FACTS.md: back-to-back MultiplyMoving II ~ max(N, MM_INIT_LATENCY), 64 on v2
+  // (the only published value; used for every generation -- model choice).
+  unsigned mm_init_latency = 64;
+  // FACTS.md: fp32 inputs cost ~4x (applied to every fp32 mode; tf32-like
+  // fp32_mode variants are not costed differently -- model choice).
+  unsigned fp32_factor = 4;
+  // FACTS.md: LoadStationary ~ elements/4 cycles (32 for 128) -- elements per
+  // partition, i.e. the stationary's free size M, loaded 4 per cycle.
+  unsigned ls_elements_per_cycle = 4;
+  // Model choice (not published): cycles from the end of a weight load until a
+  // Matmul may start streaming against it. Small enough that a background load
+  // (32 cycles for bf16 M = 128) stays hidden behind a 64-cycle Matmul.
+  unsigned ls_to_mm_cycles = 4;
+  // Model choice: SBUF read bandwidth into the array, bytes per partition per
+  // cycle. 8 B makes a bf16 weight load of M elements take M/4 cycles, the
+  // public LS rate, and keeps a bf16/fp8 moving stream below one column per
+  // cycle of demand; FACTS.md: half when the minor stride exceeds 16 B.
+  unsigned sbuf_read_bytes_per_cycle = 8;
+  // FACTS.md (v2): starting an SBUF access costs a static ~60 cycles. Pipelined
+  // behind the previous micro-op's stream, so it adds to a Matmul's latency to
+  // its PSUM commit, not to the initiation interval (model choice).
+  unsigned sbuf_access_cycles = 60;
+  // Model choice (fill/drain latency is not published): the systolic wavefront
+  // moves one PE per cycle -- K rows to fill, M columns to drain.
+  unsigned fill_cycles_per_row = 1;
+  unsigned drain_cycles_per_col = 1;
+  // Model choice (PSUM write bandwidth/latency not published): the last column's
+  // PSUM write, and the extra read-modify-write when it accumulates.
+  unsigned psum_write_cycles = 8;
+  unsigned psum_rmw_cycles = 4;
+  // Model choice: a PeRegWrite (register write into every PE of its tile).
+  unsigned pe_regwrite_cycles = 4;
+  // Model choice: the SEQ firmware's decode + dispatch per instruction. Below
+  // half of MM_INIT_LATENCY, so a Ldweights+Matmul pair per 64 cycles keeps up.
+  unsigned seq_dispatch_cycles = 16;
+  // Model choice: the bandwidth share left to an XBUS whose throttle is on
+  // (protected throttle_cfg.disable_throttle bit = 0).
+  double throttle_fraction = 0.25;
+  // Model choice: the launch stagger -- cycles per row group woken after it
+  // sat idle longer than its array_stagger_rgN_ctrl1 limit.
+  unsigned stagger_wake_cycles = 8;
+};
+
+// What the timing of one micro-op depends on, read from its instruction.
+struct OpShape {
+  pe::MicroOpKind kind = pe::MicroOpKind::Matmul;
+  isa::TileRect tile;
+  unsigned k = 0, m = 0;       // active rows (contraction) and columns (output partitions)
+  std::uint64_t n = 0;         // Matmul: moving elements per partition (the moving free size)
+  unsigned elem_bytes = 2;     // SBUF bytes per input element
+  bool fp32 = false;           // fp32 inputs (fp32_factor)
+  unsigned rate_div = 1;       // perf mode: 2 = fp8 double_row, 4 = MX QUAD_ROW*, 8 = MX OCT_ROW*
+  bool strided = false;        // the SBUF source's minor stride exceeds 16 bytes
+  bool accumulate = false;     // Matmul: read-modify-write into PSUM
+  std::uint8_t banks = 0;      // Matmul: PSUM banks written (bit b = bank b)
+  unsigned first_partition = 0;  // SBUF partition the source starts in
+  std::uint64_t macs = 0;      // k * m * n
+  bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
+
+  // Row groups (32 PE rows each) the tile covers, bit g = group g.
+  std::uint8_t row_groups() const;
+};
+
+// The shape of `op` from its decoded instruction (no execution).
+OpShape shape_of(const pe::MicroOp& op);
+
+// The XBUS ports (protected throttle_cfg, one bit per port) a micro-op uses --
+// model choice D-XBUS: ports 0..7 read SBUF partitions 16p..16p+15, port 8 is
+// the PSUM write port.
+constexpr unsigned kXbusPorts = 9;
+constexpr unsigned kPsumXbus = 8;
+std::uint32_t xbus_ports(const OpShape& shape);
+
+// The phase lengths of one micro-op, in cycles.
+struct OpCost {
+  // The array resource it holds: the weight-load port (WeightLoad), the stream
+  // (Matmul: its initiation interval), or the tile (PeRegWrite).
+  std::uint64_t occupancy = 0;
+  std::uint64_t unthrottled = 0;  // occupancy had no XBUS been throttled
+  // Matmul, after the stream: SBUF access + fill + drain, then the PSUM commit.
+  std::uint64_t fill_drain = 0;
+  std::uint64_t commit = 0;
+  // Matmul: from the stream's start to the first column's PSUM commit (done
+  // signalled "with the first response", cluster matmul_done_last = 0).
+  std::uint64_t first_commit = 0;
+  std::uint64_t latency() const { return occupancy + fill_drain + commit; }
+};
+
 class CostModel {
  public:
-  // The time from issue to completion of `op`, which did `stats` (shapes, MACs).
-  sc_core::sc_time duration(const pe::MicroOp& op, const pe::ExecStats& stats) const;
+  explicit CostModel(TimingParams params = {}) : p_(params) {}
+  const TimingParams& params() const { return p_; }
+  TimingParams& params() { return p_; }
+
+  // `throttled` = XBUS ports whose throttle is on (bit set = throttled).
+  OpCost cost(const OpShape& shape, std::uint32_t throttled = 0) const;
+
+  // The moving-stream initiation interval alone: max(N x c, MM_INIT_LATENCY).
+  std::uint64_t matmul_ii(const OpShape& shape) const;
+  std::uint64_t weight_load_cycles(const OpShape& shape) const;
+
+ private:
+  TimingParams p_;
 };
 
 }  // namespace pevp::arrseq

@@ -7,6 +7,7 @@
 // elaboration, which register-level tests and drivers' unit tests rely on.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -36,6 +37,11 @@ class ApbRouter : public sc_core::sc_module {
   const std::vector<Window>& windows() const { return windows_; }
   // The window holding `address`, or nullptr.
   const Window* decode(sc_dt::uint64 address) const;
+
+  // Called before every b_transport is forwarded (not for debug transport):
+  // a platform uses it to bring temporally decoupled models up to the time of
+  // the access, so software reads the state at its own time.
+  std::function<void(const tlm::tlm_generic_payload&, const Window&, const sc_core::sc_time& delay)> before_access;
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

@@ -7,33 +7,48 @@
 // it (back-pressure); from anywhere else it fails with TLM_GENERIC_ERROR_RESPONSE
 // and queues nothing. vp_seq iq_status shows level and space.
 //
-// The loop, per instruction in order: decode + validate (isa::decode) -> raw
-// opcode dispatch into the firmware stub, whose handler logs its self-name ("S:
-// Matmul") at SC_DEBUG verbosity and emits micro-ops -> wait for the EVENTS wait
-// semaphore (WAIT_GE / WAIT_EQ) -> push the micro-ops into the IFIFO. When the
-// instruction's last micro-op completes, its EVENTS update (SET / INCREMENT /
-// DECREMENT) is applied and retired_cnt counts it; when the queue has drained,
-// seq_status.done and irq_status.done are set.
+// The loop, per instruction in order: decode + validate (isa::decode, cached
+// by the 64 bytes) -> raw opcode dispatch into the firmware stub, whose handler
+// logs its self-name ("S: Matmul") at SC_DEBUG verbosity and emits micro-ops ->
+// wait for the EVENTS wait semaphore (WAIT_GE / WAIT_EQ) -> issue the micro-ops
+// to the arr_seq sequencer, which executes them and says when each enters the
+// IFIFO, completes and responds. When an instruction's last micro-op responds,
+// its EVENTS update (SET / INCREMENT / DECREMENT) is applied and retired_cnt
+// counts it; when the queue has drained, seq_status.done and irq_status.done
+// are set.
+//
+// Time: the SEQ is a temporally decoupled initiator. It keeps its own cycle
+// count (seq_dispatch_cycles per instruction, blocked while the IFIFO is full),
+// runs ahead of simulated time by at most one quantum
+// (tlm::tlm_global_quantum), and synchronises whenever software could see the
+// difference: before an EVENTS wait, before reporting a fault, when it runs out
+// of work. Retirements happen at their response time: catch_up() applies every
+// response due, and runs on every bus access to the platform (Platform's bus
+// hook), at each synchronisation and from a method woken at the next response.
 //
 // A fault -- an invalid instruction, an opcode not modelled yet, an execution
 // error in the array, a semaphore that would under/overflow -- writes the error
 // record (instruction index, opcode, field offset, value, rule number), sets
-// seq_status.error and irq_status.error, and stops the queue: instructions after
-// it that already reached the IFIFO are taken back unexecuted. seq_cmd.clear_error
-// clears the record and resumes with the next instruction. The `irq` output is
-// OR(irq_status & irq_enable), a signal. docs/seq.md.
+// seq_status.error and irq_status.error, and stops the queue. Faults are
+// reported in program order: after every earlier instruction responded.
+// seq_cmd.clear_error clears the record and resumes with the next instruction.
+// The `irq` output is OR(irq_status & irq_enable), a signal. docs/seq.md,
+// docs/timing.md.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "pevp/arr_seq/arr_seq.h"
 #include "pevp/firmware/firmware.h"
@@ -45,6 +60,13 @@ namespace pevp::seq {
 struct SeqConfig {
   unsigned queue_depth = 256;  // instructions (model choice, D-IQ)
   std::uint64_t window_bytes = 0x1000;  // size of the iq window
+  // How far the SEQ may run ahead of simulated time (model choice; the
+  // platform sets tlm::tlm_global_quantum from it). Larger is faster and
+  // coarser: software polling a register sees retirements up to one quantum late
+  // at worst -- catch_up() on bus accesses keeps that to zero for CSR reads.
+  sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US);
+  // Decoded instructions kept by their 64 bytes (0 = no cache).
+  unsigned decode_cache_entries = 4096;
 };
 
 // The last fault, as the error CSRs hold it plus the text for logs.
@@ -57,6 +79,13 @@ struct ErrorRecord {
   std::string field;
   std::int64_t value = 0;
   std::string message;  // "instruction 3 (MATMUL): in_dtype = 12: ... [mm.in_dtype]"
+};
+
+// Per opcode: instructions retired.
+struct SeqStats {
+  std::array<std::uint64_t, 256> retired_by_opcode{};
+  std::uint64_t decode_cache_hits = 0, decode_cache_misses = 0;
+  std::uint64_t syncs = 0;  // times the SEQ synchronised with simulated time
 };
 
 class Seq : public sc_core::sc_module {
@@ -84,34 +113,52 @@ class Seq : public sc_core::sc_module {
   // Notified whenever the SEQ goes idle (done) or stops on an error.
   const sc_core::sc_event& settled_event() const { return settled_; }
   std::uint32_t semaphore(unsigned i) const;
+  const SeqStats& stats() const { return stats_; }
+
+  // Called when seq_status busy/done/error change (the VCD recorder).
+  std::function<void(bool busy, bool done, bool error)> status_observer;
+
+  // Applies every response due by now: retirements, EVENTS updates, done. The
+  // platform calls it before a bus access so software sees the state at its time.
+  void catch_up();
 
  private:
   struct Entry {
     std::uint64_t index;
     isa::RawInstruction raw;
   };
-  struct Pending {  // an instruction on its way through the IFIFO and the array
+  struct Pending {  // an instruction issued to the array, waiting for its response
     Entry entry;
     std::shared_ptr<const isa::Decoded> decoded;
-    bool pushed = false;  // its micro-ops reached the IFIFO
+    arrseq::Cycle response = 0;
   };
 
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void run();
-  void on_complete(const pe::MicroOp& op);
-  void on_fault(const pe::MicroOp& op, const pe::ExecResult& r);
+  // One instruction from the head of the queue; false when the queue stopped
+  // underneath it (it is handled again after clear_error).
+  bool dispatch_head();
+  std::shared_ptr<const isa::Decoded> decode_cached(const isa::RawInstruction& raw);
+  void retire_front();
+  void retire_due_method();
+  void arm_retirement();
+  // Advances simulated time to cycle `c` (no-op when it has passed) and catches up.
+  void sync_to(arrseq::Cycle c);
+  // Waits until every instruction issued so far has responded; false if the
+  // queue stopped meanwhile (an earlier instruction faulted).
+  bool drain_pending();
   void fault(std::uint64_t index, const isa::Decoded& d, std::string rule, std::string field, std::int64_t value,
              std::string message);
   bool wait_satisfied(const isa::Decoded& d) const;
+  // Would d's EVENTS update fault on the semaphore value the instructions
+  // already issued will leave? Then the SEQ stops running ahead until they retire.
+  bool update_may_fault(const isa::Decoded& d) const;
   std::optional<fw::Fault> apply_update(const isa::Decoded& d);
   void set_semaphore(unsigned i, std::uint32_t v);
   void update_status();
   void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();
   void publish(ErrorRecord e);  // the error CSRs, status, irq
-  // Stops the queue after instruction `index`: whatever of the later
-  // instructions has not issued to the array goes back to the head of the queue.
-  void take_back_after(std::uint64_t index);
 
   isa::Generation gen_;
   regfile::ArrSeqCsrs& csrs_;
@@ -119,22 +166,29 @@ class Seq : public sc_core::sc_module {
   SeqConfig config_;
   fw::Firmware firmware_;
   std::deque<Entry> queue_;
-  std::deque<Pending> pending_;
+  std::deque<Pending> pending_;  // in issue order, so in response order
+  arrseq::Cycle local_ = 0;      // the SEQ's own time, at or ahead of simulated time
+  arrseq::Cycle dispatch_cycles_ = 0;
   std::uint64_t next_index_ = 0;
   std::uint64_t retired_ = 0;
   bool done_ = false;
   std::optional<ErrorRecord> error_;
-  // Faults found while the queue was already stopped (an independent micro-op
-  // completing after the first fault): reported one by one after clear_error.
+  // Faults found while the queue was already stopped (an instruction issued
+  // before the first fault, retiring after it): reported one by one after clear_error.
   std::deque<ErrorRecord> deferred_faults_;
   std::uint64_t next_log_index_ = 0;  // the firmware names each instruction once
   std::deque<std::string> fw_log_;
+  std::unordered_map<std::string, std::shared_ptr<const isa::Decoded>> decode_cache_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
+  sc_core::sc_event retire_due_;
   bool irq_level_ = false;
+  int last_status_ = -1;  // busy | done << 1 | error << 2, for status_observer
   regfile::FieldRef f_busy_, f_idle_, f_done_, f_error_, f_irq_done_, f_irq_error_, f_en_done_, f_en_error_;
   regfile::FieldRef f_level_, f_space_, f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_;
   regfile::CounterRef c_retired_;
   std::array<regfile::FieldRef, isa::kNumSemaphores> f_sem_;
+  tlm_utils::tlm_quantumkeeper qk_;
+  SeqStats stats_;
 };
 
 }  // namespace pevp::seq

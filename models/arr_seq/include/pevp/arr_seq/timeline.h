@@ -1,0 +1,162 @@
+// The arr_seq sequencer's timing, computed analytically (plain C++, no SystemC).
+//
+// Each micro-op is scheduled once, when the SEQ pushes it, from the state the
+// earlier micro-ops left: when its IFIFO slot frees, when the IFIFO head may
+// issue (in order), when its tile's weight-load port or stream is free, when
+// the conflicts the dependency check sees have completed, the P2F response
+// FIFO's back-pressure, the launch-stagger wake-up, the XBUS throttle, and the
+// inter-instruction delay between responses. Nothing waits in simulated time
+// here: the SystemC side (ArrSeq, Seq) only synchronises when software could
+// observe the difference -- the loosely-timed, temporally decoupled style of
+// TLM-2.0. docs/timing.md gives every rule.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "pevp/arr_seq/cost_model.h"
+#include "pevp/regfile/arr_seq_csrs.h"
+
+namespace pevp::arrseq {
+
+using Cycle = std::uint64_t;
+
+// Why a micro-op started, or responded, later than it could have.
+enum class Stall : unsigned {
+  IfifoFull,        // the SEQ waited for an IFIFO slot
+  Dependency,       // a conflicting micro-op (tile overlap, PSUM bank, weights not loaded yet)
+  Serialised,       // queue_cfg.disable_dependency_check: waited for everything in flight
+  Throttle,         // an XBUS throttle stretched the micro-op
+  P2fFull,          // the P2F response FIFO at its almost-full threshold
+  InterInstrDelay,  // arr_cluster_cfg.en_inter_instr_dly between responses
+  StaggerWake,      // a row group woke after idling past its array_stagger limit
+};
+constexpr unsigned kStallKinds = 7;
+const char* name(Stall s);  // "ififo_full", "dependency", ...
+
+// The CSR state timing depends on, as the sequencer sees it for one micro-op.
+struct TimingCsrs {
+  regfile::QueueCfg queue;
+  regfile::ClusterCfg cluster;
+  std::uint32_t throttled = 0;  // XBUS ports with the throttle on (~disable_throttle & 0x1FF)
+  bool counters_enabled = true;
+};
+
+// One scheduled micro-op; times in cycles from the start of simulation.
+struct Slot {
+  OpShape shape;
+  OpCost cost;
+  Cycle ready = 0;     // the SEQ had it ready
+  Cycle push = 0;      // it entered the IFIFO
+  Cycle start = 0;     // it left the IFIFO and started (weight load / stream / register write)
+  Cycle end = 0;       // its resource is free again (start + occupancy)
+  Cycle complete = 0;  // its last effect: the weights loaded, the last PSUM column committed
+  Cycle done = 0;      // the array produced its response (matmul_done_last picks first or last column)
+  Cycle response = 0;  // the SEQ saw the response (in order, after the P2F FIFO)
+  std::array<Cycle, kStallKinds> stalls{};
+};
+
+// Cycles a row group spent doing something, credited as intervals are
+// scheduled and counted only once simulated time has passed them, so a
+// counter read mid-run shows what happened up to then.
+class ActivityCounter {
+ public:
+  void add(Cycle start, Cycle end);  // intervals in roughly increasing order; overlaps count once
+  void settle(Cycle now);            // count everything before `now`
+  std::uint64_t counted() const { return counted_; }
+  void reset(Cycle now);  // forget everything before `now`; intervals after it still count
+
+ private:
+  std::deque<std::pair<Cycle, Cycle>> pending_;
+  Cycle counted_until_ = 0;
+  std::uint64_t counted_ = 0;
+};
+
+struct RowGroupCounters {
+  ActivityCounter matmul, weight_load, busy;  // busy = matmul or weight load
+  Cycle origin = 0;                           // idle counts from here (the last cntr_rst)
+  std::uint64_t idle(Cycle now) const { return now > origin + busy.counted() ? now - origin - busy.counted() : 0; }
+};
+
+struct TimelineStats {
+  std::array<std::uint64_t, 3> micro_ops{};     // by pe::MicroOpKind
+  std::array<std::uint64_t, 3> busy_cycles{};   // occupancy by kind
+  std::uint64_t macs = 0;
+  std::uint64_t pe_stream_cycles = 0;           // sum over Matmuls of occupancy x k x m (PE-cycles)
+  std::array<std::uint64_t, kStallKinds> stall_cycles{};
+  std::array<std::uint64_t, kStallKinds> stalled_ops{};
+  bool any = false;
+  Cycle first_start = 0, last_complete = 0;  // last_complete: the latest completion or response
+  // Cycles from the first micro-op's start to the last one's completion, summed
+  // over the periods the engine had work: a gap in which it had drained and
+  // the host was loading or reading back is not counted.
+  Cycle busy_span = 0;
+};
+
+class Timeline {
+ public:
+  static constexpr unsigned kRowGroups = 4;
+
+  // `zero_time`: the functional-only mode -- every micro-op takes no time and
+  // completes when it is pushed (the order rules still hold trivially).
+  Timeline(CostModel cost, unsigned ififo_depth, bool zero_time = false);
+
+  // Schedules the next micro-op, ready at `ready`. The shape's tile and kind
+  // decide which rules apply; `csrs` is the CSR state at its push.
+  const Slot& schedule(const OpShape& shape, Cycle ready, const TimingCsrs& csrs);
+
+  // When the micro-op scheduled next, ready at `ready`, would enter the IFIFO
+  // (the SEQ is blocked until then).
+  Cycle push_time(Cycle ready, unsigned capacity) const;
+  Cycle last_response() const { return last_response_; }
+  Cycle last_complete() const { return stats_.last_complete; }
+
+  const TimelineStats& stats() const { return stats_; }
+  const CostModel& cost_model() const { return cost_; }
+  bool zero_time() const { return zero_time_; }
+
+  // Row-group activity counters: settle them to `now` before reading.
+  void settle_counters(Cycle now);
+  const RowGroupCounters& row_group(unsigned g) const { return groups_[g]; }
+  void reset_counters(Cycle now);
+
+ private:
+  struct TileState {
+    Cycle wl_free = 0;        // the weight-load port
+    Cycle shadow_free = 0;    // the background (shadow) stationary buffer may be overwritten
+    Cycle weights_ready = 0;  // the last weight load finished
+    Cycle stream_free = 0;    // the moving stream
+  };
+  struct InFlight {
+    isa::TileRect tile;
+    std::uint8_t banks;
+    Cycle complete;
+    bool regwrite;  // a PeRegWrite: conflicts even with its own tile's pipeline
+  };
+  static std::uint64_t key(const isa::TileRect& t) {
+    return std::uint64_t{t.row0} | std::uint64_t{t.rows} << 16 | std::uint64_t{t.col0} << 32 |
+           std::uint64_t{t.cols} << 48;
+  }
+  Cycle p2f_clear(Cycle t, unsigned threshold) const;
+
+  CostModel cost_;
+  unsigned ififo_depth_;
+  bool zero_time_;
+  std::deque<Cycle> starts_;  // the start (IFIFO exit) of the last ififo_depth_ micro-ops
+  Cycle last_start_ = 0;
+  Cycle last_response_ = 0;
+  bool any_response_ = false;
+  std::unordered_map<std::uint64_t, TileState> tiles_;
+  std::vector<InFlight> in_flight_;
+  std::deque<std::pair<Cycle, Cycle>> responses_;  // (done, response) still in the P2F FIFO window
+  std::array<Cycle, kRowGroups> group_last_active_{};
+  std::array<RowGroupCounters, kRowGroups> groups_;
+  TimelineStats stats_;
+  Cycle period_start_ = 0, period_end_ = 0, closed_span_ = 0;
+  Slot slot_;
+};
+
+}  // namespace pevp::arrseq

@@ -1,0 +1,236 @@
+#include "pevp/arr_seq/timeline.h"
+
+#include <algorithm>
+
+namespace pevp::arrseq {
+
+const char* name(Stall s) {
+  switch (s) {
+    case Stall::IfifoFull: return "ififo_full";
+    case Stall::Dependency: return "dependency";
+    case Stall::Serialised: return "serialised";
+    case Stall::Throttle: return "throttle";
+    case Stall::P2fFull: return "p2f_full";
+    case Stall::InterInstrDelay: return "inter_instr_delay";
+    case Stall::StaggerWake: return "stagger_wake";
+  }
+  return "?";
+}
+
+// ---- ActivityCounter ------------------------------------------------------------------
+
+void ActivityCounter::add(Cycle start, Cycle end) {
+  start = std::max(start, counted_until_);  // what is already counted stays counted once
+  if (end <= start) return;
+  if (!pending_.empty() && start <= pending_.back().second) {
+    auto& last = pending_.back();
+    last.first = std::min(last.first, start);
+    last.second = std::max(last.second, end);
+    return;
+  }
+  pending_.emplace_back(start, end);
+}
+
+void ActivityCounter::settle(Cycle now) {
+  while (!pending_.empty()) {
+    auto& [a, b] = pending_.front();
+    if (a >= now) break;
+    if (b <= now) {
+      counted_ += b - a;
+      pending_.pop_front();
+    } else {
+      counted_ += now - a;
+      a = now;
+      break;
+    }
+  }
+  counted_until_ = std::max(counted_until_, now);
+}
+
+void ActivityCounter::reset(Cycle now) {
+  settle(now);
+  counted_ = 0;
+}
+
+// ---- Timeline ---------------------------------------------------------------------------
+
+Timeline::Timeline(CostModel cost, unsigned ififo_depth, bool zero_time)
+    : cost_(cost), ififo_depth_(std::max(ififo_depth, 1u)), zero_time_(zero_time) {}
+
+Cycle Timeline::push_time(Cycle ready, unsigned capacity) const {
+  capacity = std::max(capacity, 1u);
+  if (starts_.size() < capacity) return ready;
+  // The slot frees when the micro-op `capacity` places earlier leaves the IFIFO.
+  return std::max(ready, starts_[starts_.size() - capacity]);
+}
+
+Cycle Timeline::p2f_clear(Cycle t, unsigned threshold) const {
+  // The P2F FIFO holds responses the array produced (done) that the SEQ has
+  // not taken yet (response). At `threshold` entries it back-pressures issue.
+  for (;;) {
+    unsigned level = 0;
+    Cycle next_exit = 0;
+    for (const auto& [done, response] : responses_)
+      if (done <= t && response > t) {
+        ++level;
+        next_exit = level == 1 ? response : std::min(next_exit, response);
+      }
+    if (level < threshold) return t;
+    t = next_exit;
+  }
+}
+
+const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs) {
+  Slot& s = slot_;
+  s = Slot{};
+  s.shape = shape_in;
+  s.ready = ready;
+  const bool is_mm = s.shape.kind == pe::MicroOpKind::Matmul;
+  const bool is_wl = s.shape.kind == pe::MicroOpKind::WeightLoad;
+  // enable_wl_last_active_col: a weight load stops at wl_last_active_col.
+  if (is_wl && csrs.cluster.enable_wl_last_active_col) {
+    const unsigned last = csrs.cluster.wl_last_active_col;
+    s.shape.m = last < s.shape.tile.col0 ? 1 : std::min(s.shape.m, last - s.shape.tile.col0 + 1);
+  }
+
+  if (zero_time_) {
+    s.push = s.start = s.end = s.complete = s.done = ready;
+    s.response = std::max(ready, last_response_);
+  } else {
+    // 1. An IFIFO slot.
+    const unsigned capacity = csrs.queue.fifo_size_sel ? 1 : ififo_depth_;
+    s.push = push_time(ready, capacity);
+    s.stalls[static_cast<unsigned>(Stall::IfifoFull)] = s.push - ready;
+
+    // 2. In-order issue from the IFIFO head, then the structural resource and
+    //    the conflicts. Issue order also protects the background stationary: a
+    //    weight load cannot start before the Matmul ahead of it has started,
+    //    i.e. taken the previous stationary out of the shadow buffer.
+    const Cycle head = std::max(s.push, last_start_);
+    in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
+                                    [&](const InFlight& f) { return f.complete <= head; }),
+                     in_flight_.end());
+    TileState& tile = tiles_[key(s.shape.tile)];
+    Cycle structural = head;
+    Cycle dependency = head;
+    if (is_wl) structural = std::max(structural, tile.wl_free);
+    if (is_mm) {
+      structural = std::max(structural, tile.stream_free);
+      dependency = std::max(dependency, tile.weights_ready + cost_.params().ls_to_mm_cycles);
+    }
+    Cycle serial = head;
+    const bool depchk = !csrs.queue.disable_dependency_check;
+    for (const InFlight& f : in_flight_) {
+      if (!depchk) {
+        serial = std::max(serial, f.complete);  // single-threaded: nothing may be in flight
+        continue;
+      }
+      const bool same_tile = f.tile == s.shape.tile;
+      const bool pipelined = same_tile && !f.regwrite && s.shape.kind != pe::MicroOpKind::PeRegWrite;
+      if (!pipelined && (f.tile.overlaps(s.shape.tile) || (f.banks & s.shape.banks)))
+        dependency = std::max(dependency, f.complete);
+    }
+    Cycle start = std::max({structural, dependency, serial});
+    if (start > structural) {
+      const Stall why = serial > std::max(structural, dependency) ? Stall::Serialised : Stall::Dependency;
+      s.stalls[static_cast<unsigned>(why)] = start - structural;
+    }
+
+    // 3. The P2F FIFO's almost-full back-pressure (flush_p2f_fifos empties it).
+    if (!csrs.cluster.flush_p2f_fifos && csrs.cluster.p2fifo_af > 0) {
+      const Cycle clear = p2f_clear(start, csrs.cluster.p2fifo_af);
+      s.stalls[static_cast<unsigned>(Stall::P2fFull)] = clear - start;
+      start = clear;
+    }
+
+    // 4. The launch stagger: row groups idle past their limit wake one by one.
+    unsigned waking = 0;
+    const std::uint8_t groups = s.shape.row_groups();
+    for (unsigned g = 0; g < kRowGroups; ++g)
+      if ((groups >> g & 1) && start > group_last_active_[g] + csrs.cluster.stagger_idle_limit[g]) ++waking;
+    const Cycle wake = Cycle{waking} * cost_.params().stagger_wake_cycles;
+    s.stalls[static_cast<unsigned>(Stall::StaggerWake)] = wake;
+    start += wake;
+
+    // 5. The phases.
+    s.cost = cost_.cost(s.shape, csrs.throttled);
+    s.stalls[static_cast<unsigned>(Stall::Throttle)] = s.cost.occupancy - s.cost.unthrottled;
+    s.start = start;
+    s.end = start + s.cost.occupancy;
+    s.complete = is_mm ? s.end + s.cost.fill_drain + s.cost.commit : s.end;
+    s.done = is_mm && !csrs.cluster.matmul_done_last ? s.start + s.cost.first_commit : s.complete;
+
+    // 6. The response, in order, spaced by the inter-instruction delay.
+    const Cycle in_order = std::max(s.done, last_response_);
+    s.response = in_order;
+    if (csrs.cluster.en_inter_instr_dly && !csrs.cluster.flush_p2f_fifos && any_response_)
+      s.response = std::max(in_order, last_response_ + csrs.cluster.inter_instr_dly_cnt);
+    s.stalls[static_cast<unsigned>(Stall::InterInstrDelay)] = s.response - in_order;
+
+    // 7. State for the micro-ops after it.
+    if (is_wl) tile.wl_free = tile.weights_ready = s.end;
+    if (is_mm) tile.stream_free = s.end;
+    in_flight_.push_back({s.shape.tile, s.shape.banks, s.complete, s.shape.kind == pe::MicroOpKind::PeRegWrite});
+    starts_.push_back(s.start);
+    if (starts_.size() > ififo_depth_) starts_.pop_front();
+    last_start_ = s.start;
+    responses_.push_back({s.done, s.response});
+    while (!responses_.empty() && responses_.front().second <= s.start) responses_.pop_front();
+    for (unsigned g = 0; g < kRowGroups; ++g) {
+      if (!(groups >> g & 1)) continue;
+      group_last_active_[g] = std::max(group_last_active_[g], s.end);
+      if (!csrs.counters_enabled || s.shape.kind == pe::MicroOpKind::PeRegWrite) continue;
+      (is_mm ? groups_[g].matmul : groups_[g].weight_load).add(s.start, s.end);
+      groups_[g].busy.add(s.start, s.end);
+    }
+  }
+  last_response_ = s.response;
+  any_response_ = true;
+
+  // Statistics: the busy span sums the periods the engine had work, so host
+  // time between submissions (loading, read-back) is not counted.
+  TimelineStats& st = stats_;
+  const auto kind = static_cast<unsigned>(s.shape.kind);
+  ++st.micro_ops[kind];
+  st.busy_cycles[kind] += s.cost.occupancy;
+  st.macs += s.shape.macs;
+  if (is_mm) st.pe_stream_cycles += s.cost.occupancy * s.shape.k * s.shape.m;
+  for (unsigned i = 0; i < kStallKinds; ++i) {
+    st.stall_cycles[i] += s.stalls[i];
+    st.stalled_ops[i] += s.stalls[i] > 0;
+  }
+  const Cycle finish = std::max(s.complete, s.response);
+  if (!st.any) {
+    st.any = true;
+    st.first_start = period_start_ = s.start;
+    period_end_ = finish;
+  } else if (s.ready >= period_end_) {  // the engine had drained: a new busy period
+    closed_span_ += period_end_ - period_start_;
+    period_start_ = s.start;
+    period_end_ = finish;
+  }
+  period_end_ = std::max(period_end_, finish);
+  st.last_complete = std::max(st.last_complete, finish);
+  st.busy_span = closed_span_ + (period_end_ - period_start_);
+
+  return s;
+}
+
+void Timeline::settle_counters(Cycle now) {
+  for (RowGroupCounters& g : groups_) {
+    g.matmul.settle(now);
+    g.weight_load.settle(now);
+    g.busy.settle(now);
+  }
+}
+
+void Timeline::reset_counters(Cycle now) {
+  for (RowGroupCounters& g : groups_) {
+    g.matmul.reset(now);
+    g.weight_load.reset(now);
+    g.busy.reset(now);
+    g.origin = now;
+  }
+}
+
+}  // namespace pevp::arrseq

@@ -1,0 +1,73 @@
+// What a run leaves behind besides its data: a Perfetto / Chrome trace-event
+// timeline (--trace), a VCD of key signals (--vcd) and the run statistics
+// (--stats-json). docs/timing.md says what each track, signal and key means;
+// docs/trace-format.md describes the two file formats.
+//
+// The recorder hooks the sequencer's per-micro-op observer, the platform's bus
+// observer and the SEQ's status observer only when a file was asked for: with
+// none, the models pay one empty std::function test per micro-op.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pevp/platform/platform.h"
+#include "pevp/trace/trace_events.h"
+#include "pevp/trace/vcd.h"
+
+namespace pevp::platform {
+
+struct RecorderOptions {
+  std::string trace_path;  // "" = no trace
+  std::string vcd_path;    // "" = no VCD
+};
+
+class Recorder {
+ public:
+  Recorder(Platform& platform, RecorderOptions options);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Writes the files asked for. False with *error naming the file on failure.
+  bool finish(std::string* error);
+
+  std::size_t trace_events() const { return trace_ ? trace_->size() : 0; }
+
+ private:
+  void on_micro_op(const pe::MicroOp& op, const arrseq::Slot& s);
+  void on_bus(const tlm::tlm_generic_payload& trans, const regfile::ApbRouter::Window& w, const sc_core::sc_time& delay);
+  void on_status(bool busy, bool done, bool error);
+  std::uint64_t ps(arrseq::Cycle c) const;
+
+  Platform& p_;
+  RecorderOptions options_;
+  std::unique_ptr<trace::TraceEventWriter> trace_;
+  std::unique_ptr<trace::VcdWriter> vcd_;
+  // Level changes (+1 / -1) recorded out of order, integrated at finish().
+  struct Delta {
+    std::uint64_t ps;
+    int step;
+  };
+  std::vector<Delta> ififo_, throttle_;
+  std::vector<std::vector<Delta>> row_group_busy_;
+  trace::VcdWriter::SignalId sig_done_ = 0, sig_error_ = 0, sig_busy_ = 0;
+};
+
+// The --stats-json document of everything the platform has run so far:
+// cycles (the engine's busy periods, host loading and read-back excluded),
+// simulated time, instructions and cycles per opcode, array utilisation,
+// achieved TFLOPS, stall cycles by reason, the row-group counters.
+nlohmann::json run_stats(const Platform& platform);
+
+// A few lines for a console: cycles, simulated time, utilisation, TFLOPS, stalls.
+std::string format_timing_summary(const nlohmann::json& stats);
+
+// Writes `doc` through a temporary file and a rename. False with *error on failure.
+bool write_json_file(const std::string& path, const nlohmann::json& doc, std::string* error);
+
+}  // namespace pevp::platform

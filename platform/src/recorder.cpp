@@ -1,0 +1,346 @@
+#include "pevp/platform/recorder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <sstream>
+
+#include "pevp/isa/enums.h"
+#include "pevp/isa/hex.h"
+#include "pevp/isa/opcode.h"
+#include "pevp/platform/config.h"
+
+namespace pevp::platform {
+
+using arrseq::Cycle;
+using arrseq::Slot;
+using arrseq::Stall;
+
+namespace {
+
+std::string opcode_name(std::uint8_t byte, isa::Generation g) {
+  if (auto op = isa::opcode_from_byte(byte, g)) return std::string(isa::name(*op));
+  return "opcode " + hex(byte, 2);
+}
+
+// The register an APB offset names, "top.queue_cfg", or the offset.
+std::string register_name(const Platform& p, std::uint64_t offset) {
+  const regfile::ArrSeqApbMap map;
+  const struct {
+    const char* face;
+    std::uint64_t base;
+    const regfile::RegFileTarget& target;
+  } faces[] = {{"top", map.top_host_visible, p.csrs.top},
+               {"cluster", map.cluster_host_visible, p.csrs.cluster},
+               {"protected", map.top_protected, p.csrs.protect},
+               {"vp_seq", map.vp_seq, p.csrs.seq}};
+  for (const auto& f : faces) {
+    if (offset < f.base || offset >= f.base + 0x1000) continue;
+    const int i = f.target.regs().index_at(static_cast<std::uint32_t>(offset - f.base));
+    if (i >= 0) return std::string(f.face) + "." + std::string(f.target.regs().desc().registers[i].name);
+    return std::string(f.face) + "+" + hex(offset - f.base);
+  }
+  return "apb+" + hex(offset);
+}
+
+// Integrates +1/-1 steps into a signal's values at each distinct time.
+void emit_levels(trace::VcdWriter& vcd, trace::VcdWriter::SignalId sig, std::vector<std::pair<std::uint64_t, int>> steps,
+                 bool as_flag) {
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  long level = 0;
+  for (std::size_t i = 0; i < steps.size();) {
+    const std::uint64_t t = steps[i].first;
+    for (; i < steps.size() && steps[i].first == t; ++i) level += steps[i].second;
+    vcd.change(sig, t, as_flag ? (level > 0 ? 1 : 0) : static_cast<std::uint64_t>(std::max(level, 0L)));
+  }
+}
+
+}  // namespace
+
+Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), options_(std::move(options)) {
+  if (!options_.trace_path.empty()) trace_ = std::make_unique<trace::TraceEventWriter>();
+  if (!options_.vcd_path.empty()) {
+    vcd_ = std::make_unique<trace::VcdWriter>();
+    sig_busy_ = vcd_->signal("pe_vp.seq", "busy", 1);
+    sig_done_ = vcd_->signal("pe_vp.seq", "done", 1);
+    sig_error_ = vcd_->signal("pe_vp.seq", "error", 1);
+    row_group_busy_.resize(arrseq::Timeline::kRowGroups);
+  }
+  if (!trace_ && !vcd_) return;
+  if (trace_) {
+    // Name the tracks up front so they appear in a stable order.
+    trace_->track("SEQ", "instructions");
+    for (unsigned q = 0; q < arrseq::ArrSeq::kQueues; ++q) trace_->track("arr_seq queues", "queue " + std::to_string(q));
+    for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g)
+      trace_->track("PE row groups", "row group " + std::to_string(g));
+    trace_->track("SBUF", "array read port");
+    trace_->track("PSUM", "array write port");
+    trace_->track("APB", "accesses");
+  }
+  p_.arr_seq.observer = [this](const pe::MicroOp& op, const Slot& s) { on_micro_op(op, s); };
+  p_.bus_observer = [this](const tlm::tlm_generic_payload& t, const regfile::ApbRouter::Window& w,
+                           const sc_core::sc_time& d) { on_bus(t, w, d); };
+  p_.seq.status_observer = [this](bool busy, bool done, bool error) { on_status(busy, done, error); };
+}
+
+Recorder::~Recorder() {
+  p_.arr_seq.observer = nullptr;
+  p_.bus_observer = nullptr;
+  p_.seq.status_observer = nullptr;
+}
+
+std::uint64_t Recorder::ps(Cycle c) const { return p_.arr_seq.to_ps(c); }
+
+void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
+  const isa::Decoded& d = *op.instr;
+  const std::string opname = opcode_name(d.opcode_byte, d.gen);
+  ififo_.push_back({ps(s.push), +1});
+  ififo_.push_back({ps(s.start), -1});
+  if (vcd_) {
+    if (s.stalls[static_cast<unsigned>(Stall::Throttle)] > 0) {
+      throttle_.push_back({ps(s.start), +1});
+      throttle_.push_back({ps(s.end), -1});
+    }
+    for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g)
+      if (s.shape.row_groups() >> g & 1) {
+        row_group_busy_[g].push_back({ps(s.start), +1});
+        row_group_busy_[g].push_back({ps(s.end), -1});
+      }
+  }
+  if (!trace_) return;
+  std::vector<trace::Arg> args = {
+      {"instruction", static_cast<std::int64_t>(op.instr_index)},
+      {"opcode", opname},
+      {"tile", "rows " + std::to_string(s.shape.tile.row0) + "+" + std::to_string(s.shape.tile.rows) + ", cols " +
+                   std::to_string(s.shape.tile.col0) + "+" + std::to_string(s.shape.tile.cols)},
+      {"k", static_cast<std::int64_t>(s.shape.k)},
+      {"m", static_cast<std::int64_t>(s.shape.m)},
+  };
+  if (const isa::DecodedField* f = d.field("in_dtype"))
+    args.push_back({"in_dtype", std::string(isa::name(static_cast<isa::Dtype>(f->value)))});
+  const std::string banks = hex(s.shape.banks, 2);
+  if (op.kind == pe::MicroOpKind::Matmul) {
+    args.push_back({"n", static_cast<std::int64_t>(s.shape.n)});
+    args.push_back({"psum_banks", banks});
+    args.push_back({"accumulate", static_cast<std::int64_t>(s.shape.accumulate)});
+  }
+  for (unsigned i = 0; i < arrseq::kStallKinds; ++i)
+    if (s.stalls[i] > 0) args.push_back({std::string("stall_") + arrseq::name(static_cast<Stall>(i)), static_cast<std::int64_t>(s.stalls[i])});
+
+  const Cycle dispatch = p_.arr_seq.config().timing.seq_dispatch_cycles;
+  const trace::TrackId seq = trace_->track("SEQ", "instructions");
+  trace_->slice(seq, opname, "seq", ps(s.ready > dispatch ? s.ready - dispatch : 0), ps(std::min(s.ready, dispatch)),
+                {{"instruction", static_cast<std::int64_t>(op.instr_index)}});
+  if (s.push > s.ready)
+    trace_->slice(trace_->track("SEQ", "IFIFO full"), "ififo full", "stall", ps(s.ready), ps(s.push) - ps(s.ready));
+
+  const auto q = "queue " + std::to_string(arrseq::ArrSeq::queue_of(s.shape.tile));
+  trace_->slice(trace_->track("arr_seq queues", q), opname, "queue", ps(s.push), ps(s.response) - ps(s.push), args);
+
+  for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g) {
+    if (!(s.shape.row_groups() >> g & 1)) continue;
+    const trace::TrackId rg = trace_->track("PE row groups", "row group " + std::to_string(g));
+    switch (op.kind) {
+      case pe::MicroOpKind::WeightLoad:
+        trace_->slice(rg, "weight load", "phase", ps(s.start), ps(s.end) - ps(s.start), args);
+        break;
+      case pe::MicroOpKind::PeRegWrite:
+        trace_->slice(rg, "pe register write", "phase", ps(s.start), ps(s.end) - ps(s.start), args);
+        break;
+      case pe::MicroOpKind::Matmul: {
+        const Cycle drained = s.end + s.cost.fill_drain;
+        trace_->slice(rg, "stream", "phase", ps(s.start), ps(s.end) - ps(s.start), args);
+        trace_->slice(rg, "fill/drain", "phase", ps(s.end), ps(drained) - ps(s.end), {{"instruction", args[0].value}});
+        trace_->slice(rg, "psum commit", "phase", ps(drained), ps(s.complete) - ps(drained),
+                      {{"instruction", args[0].value}});
+        break;
+      }
+    }
+  }
+  if (op.kind != pe::MicroOpKind::PeRegWrite || !s.shape.pe_reg_bypass) {
+    const std::uint64_t per_partition = op.kind == pe::MicroOpKind::Matmul ? s.shape.n : s.shape.m;
+    trace_->slice(trace_->track("SBUF", "array read port"),
+                  op.kind == pe::MicroOpKind::Matmul ? "moving read" : "weight read", "sbuf", ps(s.start),
+                  ps(s.end) - ps(s.start),
+                  {{"instruction", args[0].value},
+                   {"bytes", static_cast<std::int64_t>(per_partition * s.shape.elem_bytes * std::max(s.shape.k, 1u))},
+                   {"first_partition", static_cast<std::int64_t>(s.shape.first_partition)}});
+  }
+  if (op.kind == pe::MicroOpKind::Matmul) {
+    const Cycle commit = s.end + s.cost.fill_drain;
+    trace_->slice(trace_->track("PSUM", "array write port"), s.shape.accumulate ? "accumulate" : "write", "psum",
+                  ps(commit), ps(s.complete) - ps(commit),
+                  {{"instruction", args[0].value}, {"psum_banks", banks}});
+  }
+}
+
+void Recorder::on_bus(const tlm::tlm_generic_payload& t, const regfile::ApbRouter::Window& w,
+                      const sc_core::sc_time& delay) {
+  if (!trace_ || (w.name != "apb" && w.name != "iq")) return;
+  const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+  const std::uint64_t offset = t.get_address() - w.base;
+  const std::uint64_t start = static_cast<std::uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e12 + 0.5);
+  if (w.name == "iq") {
+    trace_->slice(trace_->track("APB", "instruction queue writes"), "submit", "bus", start, 1000,
+                  {{"instructions", static_cast<std::int64_t>(t.get_data_length() / isa::kInstructionBytes)}});
+    return;
+  }
+  std::vector<trace::Arg> args = {{"offset", hex(offset)}};
+  if (write && t.get_data_length() == 4) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, t.get_data_ptr(), 4);
+    args.push_back({"value", hex(v)});
+  }
+  const double access_ns = 20.0;  // display length; the CSR block's own access time is in the delay
+  trace_->slice(trace_->track("APB", "accesses"), (write ? "W " : "R ") + register_name(p_, offset), "apb", start,
+                static_cast<std::uint64_t>(access_ns * 1000), std::move(args));
+}
+
+void Recorder::on_status(bool busy, bool done, bool error) {
+  if (!vcd_) return;
+  const auto now = static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e12 + 0.5);
+  vcd_->change(sig_busy_, now, busy);
+  vcd_->change(sig_done_, now, done);
+  vcd_->change(sig_error_, now, error);
+}
+
+bool Recorder::finish(std::string* error) {
+  if (trace_) {
+    // The IFIFO level as a counter track, from its out-of-order steps.
+    std::vector<Delta> steps = ififo_;
+    std::stable_sort(steps.begin(), steps.end(), [](const Delta& a, const Delta& b) { return a.ps < b.ps; });
+    long level = 0;
+    for (std::size_t i = 0; i < steps.size();) {
+      const std::uint64_t t = steps[i].ps;
+      for (; i < steps.size() && steps[i].ps == t; ++i) level += steps[i].step;
+      trace_->counter("arr_seq", "IFIFO level", t, static_cast<double>(level));
+    }
+    if (!trace_->write_file(options_.trace_path, error)) return false;
+  }
+  if (vcd_) {
+    const auto to_steps = [](const std::vector<Delta>& ds) {
+      std::vector<std::pair<std::uint64_t, int>> out;
+      out.reserve(ds.size());
+      for (const Delta& d : ds) out.emplace_back(d.ps, d.step);
+      return out;
+    };
+    emit_levels(*vcd_, vcd_->signal("pe_vp.arr_seq", "ififo_level", 17), to_steps(ififo_), false);
+    emit_levels(*vcd_, vcd_->signal("pe_vp.arr_seq", "throttle_active", 1), to_steps(throttle_), true);
+    for (unsigned g = 0; g < row_group_busy_.size(); ++g)
+      emit_levels(*vcd_, vcd_->signal("pe_vp.pe_array", "rg" + std::to_string(g) + "_busy", 1),
+                  to_steps(row_group_busy_[g]), true);
+    if (!vcd_->write_file(options_.vcd_path, error)) return false;
+  }
+  return true;
+}
+
+// ---- statistics ---------------------------------------------------------------------------
+
+nlohmann::json run_stats(const Platform& p) {
+  using nlohmann::json;
+  const arrseq::ArrSeq& a = p.arr_seq;
+  const arrseq::TimelineStats& st = a.timeline().stats();
+  const double ghz = a.config().timing.clock_ghz;
+  const isa::Generation gen = p.config().gen;
+  const auto& geo = isa::geometry(gen);
+  const Cycle cycles = st.busy_span;
+  const double seconds = static_cast<double>(cycles) / (ghz * 1e9);
+  json out;
+  out["generation"] = std::string(isa::name(gen));
+  out["mode"] = std::string(name(p.mode()));
+  out["clock_ghz"] = ghz;
+  out["cycles"] = cycles;
+  out["simulated_time_ns"] = seconds * 1e9;
+  out["first_issue_cycle"] = st.first_start;
+  out["last_completion_cycle"] = st.last_complete;
+  out["end_of_simulation_ns"] = sc_core::sc_time_stamp().to_seconds() * 1e9;
+  json by_opcode = json::object();
+  std::uint64_t retired = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    const std::uint64_t n = p.seq.stats().retired_by_opcode[b];
+    const arrseq::OpcodeStats& o = a.opcode_stats()[b];
+    retired += n;
+    if (n == 0 && o.micro_ops == 0) continue;
+    by_opcode[opcode_name(static_cast<std::uint8_t>(b), gen)] = {{"instructions_retired", n},
+                                                                   {"micro_ops", o.micro_ops},
+                                                                   {"busy_cycles", o.busy_cycles},
+                                                                   {"latency_cycles", o.latency_cycles}};
+  }
+  out["instructions"] = {{"retired", retired}, {"by_opcode", by_opcode}};
+  out["micro_ops"] = {{"weight_load", st.micro_ops[0]}, {"matmul", st.micro_ops[1]}, {"pe_regwrite", st.micro_ops[2]}};
+  out["busy_cycles"] = {{"weight_load", st.busy_cycles[0]}, {"matmul", st.busy_cycles[1]}, {"pe_regwrite", st.busy_cycles[2]}};
+  out["macs"] = st.macs;
+  out["flops"] = 2 * st.macs;
+  const double pe_cycles = static_cast<double>(cycles) * geo.pe_rows * geo.pe_cols;
+  out["utilisation"] = pe_cycles > 0 ? static_cast<double>(st.pe_stream_cycles) / pe_cycles : 0.0;
+  out["tflops"] = seconds > 0 ? 2.0 * static_cast<double>(st.macs) / seconds / 1e12 : 0.0;
+  out["peak_tflops_bf16"] = 2.0 * geo.pe_rows * geo.pe_cols * ghz / 1e3;
+  json stalls = json::object(), stalled = json::object();
+  for (unsigned i = 0; i < arrseq::kStallKinds; ++i) {
+    stalls[arrseq::name(static_cast<Stall>(i))] = st.stall_cycles[i];
+    stalled[arrseq::name(static_cast<Stall>(i))] = st.stalled_ops[i];
+  }
+  out["stall_cycles"] = stalls;
+  out["stalled_micro_ops"] = stalled;
+  json groups = json::array();
+  const Cycle now = a.now();
+  for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g) {
+    const arrseq::RowGroupCounters& c = a.timeline().row_group(g);
+    groups.push_back({{"matmul_active_cycles", c.matmul.counted()},
+                      {"weight_load_active_cycles", c.weight_load.counted()},
+                      {"idle_cycles", c.idle(now)}});
+  }
+  out["row_groups"] = groups;
+  out["seq"] = {{"decode_cache_hits", p.seq.stats().decode_cache_hits},
+                {"decode_cache_misses", p.seq.stats().decode_cache_misses},
+                {"synchronisations", p.seq.stats().syncs}};
+  return out;
+}
+
+std::string format_timing_summary(const nlohmann::json& s) {
+  char line[256];
+  std::ostringstream out;
+  std::snprintf(line, sizeof line, "timing (%s, %.2f GHz): %llu cycles = %.3f us simulated\n",
+                s["mode"].get<std::string>().c_str(), s["clock_ghz"].get<double>(),
+                static_cast<unsigned long long>(s["cycles"].get<std::uint64_t>()),
+                s["simulated_time_ns"].get<double>() / 1e3);
+  out << line;
+  std::snprintf(line, sizeof line, "  array utilisation %.1f%%, %.2f TFLOPS achieved (bf16 peak %.1f)\n",
+                100.0 * s["utilisation"].get<double>(), s["tflops"].get<double>(),
+                s["peak_tflops_bf16"].get<double>());
+  out << line;
+  std::string stalls;
+  for (const auto& [k, v] : s["stall_cycles"].items())
+    if (v.get<std::uint64_t>() > 0) stalls += " " + k + "=" + std::to_string(v.get<std::uint64_t>());
+  out << "  stall cycles:" << (stalls.empty() ? " none" : stalls) << "\n";
+  return out.str();
+}
+
+bool write_json_file(const std::string& path, const nlohmann::json& doc, std::string* error) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) {
+      if (error) *error = path + ": cannot open for writing";
+      return false;
+    }
+    f << doc.dump(2) << "\n";
+    if (!f.flush()) {
+      if (error) *error = path + ": write error";
+      std::filesystem::remove(tmp);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    if (error) *error = path + ": " + ec.message();
+    std::filesystem::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace pevp::platform
