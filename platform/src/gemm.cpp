@@ -54,13 +54,18 @@ struct DriverRun {
   std::optional<ErrorInfo> error;
   std::size_t failed_step = 0;
   bool timed_out = false;
+  nlohmann::json stats;      // run_stats() at the end
+  std::string output_error;  // a --trace / --vcd / --stats-json file could not be written
 };
 
 // The driver program: per step, load SBUF, submit, wait, read PSUM back.
+// Timing-only moves no data: the loads and read-backs are skipped too.
 DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
-                          const VpConfig& config) {
+                          const VpConfig& config, const RecorderOptions& outputs) {
   const isa::Generation gen = config.gen();
+  const bool data = config.mode != SimMode::Timing;
   VirtualPlatform vp(config);
+  Recorder recorder(vp.platform(), outputs);
   DriverRun r;
   r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
@@ -69,6 +74,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       const host::Step& step = plan.steps[s];
       for (const host::SbufLoad& load : step.loads) {
+        if (!data) break;
         const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
         const std::size_t per = load.bytes_per_partition();
         for (std::size_t i = 0; i < load.k_count; ++i)
@@ -86,6 +92,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
       }
       d.clear_done();
       for (const host::PsumRead& rd : step.reads) {
+        if (!data) break;
         row.resize(std::size_t{rd.partitions} * rd.elements * 4);
         for (std::uint32_t p = 0; p < rd.partitions; ++p)
           d.read(bus_psum(d.map(), host::psum_address(gen, rd.partition0 + p, rd.bank, 0)),
@@ -100,6 +107,8 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
     r.weight_load_counter =
         d.read_counter48("top", "arr_seq_ififo_perf_weight_load.tile_128x128_tile0_instr_cnt_lsb");
   });
+  r.stats = run_stats(vp.platform());
+  recorder.finish(&r.output_error);
   return r;
 }
 
@@ -150,6 +159,10 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       a = random_matrix(m, k, rng);
       b = random_matrix(k, n, rng);
     }
+    if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) {
+      err << "pe-vp gemm: " << bad << '\n';
+      return 2;
+    }
     const host::InputType type = host::parse_input_type(cmd.gen, cmd.dtype);
     options.gen = cmd.gen;
     options.dtype = type.dtype;
@@ -186,10 +199,17 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
 
+  VpConfig config = cmd.config ? *cmd.config : preset(cmd.gen);
+  if (cmd.mode) config.mode = *cmd.mode;
+  const bool data = config.mode != SimMode::Timing;
+  if (!data && !cmd.out_path.empty()) {
+    err << "pe-vp gemm: --out needs data, and mode timing moves none (use --mode both)\n";
+    return 2;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   DriverRun run;
   try {
-    run = run_on_platform(plan, ea, eb, cmd.config ? *cmd.config : preset(cmd.gen));
+    run = run_on_platform(plan, ea, eb, config, cmd.outputs);
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;
@@ -205,9 +225,20 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << std::setprecision(3) << wall << " s, " << std::setprecision(2)
       << static_cast<double>(st.macs) / wall / 1e9 << " G simulated MACs per wall second\n";
   out.unsetf(std::ios::floatfield);
+  if (config.mode != SimMode::Functional) out << format_timing_summary(run.stats);
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
+                                   {"vcd", cmd.outputs.vcd_path},
+                                   {"stats", cmd.outputs.stats_json_path}})
+    if (!path.empty() && run.output_error.empty()) out << "  wrote:    " << path << " (" << what << ")\n";
+  if (!run.output_error.empty()) {
+    err << "pe-vp gemm: " << run.output_error << '\n';
+    return 2;
+  }
 
   int status = 0;
-  if (cmd.check) {
+  if (!data) {
+    out << "  check:    skipped (mode timing moves no data)\n";
+  } else if (cmd.check) {
     const host::Matrix defined = host::reference_defined_order(plan, ea, eb);
     const std::size_t diff = host::count_bit_mismatches(run.c, defined);
     out << "  check:    " << (diff == 0 ? "bit-exact" : "MISMATCH") << " against the defined-order fp32 reference ("

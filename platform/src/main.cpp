@@ -14,6 +14,7 @@
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/disasm.h"
+#include "pevp/platform/calibration.h"
 #include "pevp/platform/gemm.h"
 #include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
@@ -133,6 +134,18 @@ int sc_main(int argc, char* argv[]) {
                    "SBUF bytes per partition the GEMM may use (default: all); smaller values force streaming");
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
+  // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
+  std::string mode;
+  const auto add_timing_options = [&mode](CLI::App* sub, platform::RecorderOptions& o) {
+    sub->add_option("--mode", mode,
+                    "functional (no time), timing (no data: for sweeps) or both (default); same as --set mode=...")
+        ->check(CLI::IsMember({"functional", "timing", "both"}, CLI::ignore_case));
+    sub->add_option("--trace", o.trace_path, "Write a Perfetto / Chrome trace-event timeline (JSON) here");
+    sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here");
+    sub->add_option("--stats-json", o.stats_json_path,
+                    "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here");
+  };
+  add_timing_options(gemm, gemm_cmd.outputs);
 
   std::string asm_gen, asm_in, asm_out;
   platform::AsmCmdOptions asm_options;
@@ -143,6 +156,11 @@ int sc_main(int argc, char* argv[]) {
   assemble->add_flag("--allow-invalid", asm_options.allow_invalid,
                      "Validity-rule violations are warnings (for negative tests that need invalid records)");
 
+  std::string calibrate_gen = "MARIANA";
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "Measure the timing model's back-to-back intervals against the public figures (docs/timing.md)");
+  calibrate->add_option("--gen", calibrate_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
   std::vector<std::string> run_loads, run_dumps;
@@ -152,6 +170,7 @@ int sc_main(int argc, char* argv[]) {
   run->add_option("--load", run_loads, "FILE.npy@ADDR:DTYPE -- rows to consecutive partitions from ADDR");
   run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32");
   run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
+  add_timing_options(run, run_cmd.outputs);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -167,6 +186,7 @@ int sc_main(int argc, char* argv[]) {
     config = platform::preset(generation_or_exit(gen_text));
     if (!config_path.empty()) config = platform::load_config(config_path, config);
     for (const auto& o : overrides) platform::apply_override(config, o);
+    if (!mode.empty()) platform::apply_override(config, "mode=" + mode);
     if (gen_given && config.gen() != generation_or_exit(gen_text))
       throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +
                                   std::string(isa::name(config.gen())));
@@ -197,6 +217,18 @@ int sc_main(int argc, char* argv[]) {
     gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
     return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
+  }
+  if (*calibrate) {
+    // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.
+    config.mode = platform::SimMode::Timing;
+    try {
+      const auto results = platform::measure_streams(config, platform::calibration_table_streams());
+      std::cout << platform::format_calibration_table(results, config);
+    } catch (const std::exception& e) {
+      std::cerr << "pe-vp calibrate: " << e.what() << '\n';
+      return 3;
+    }
+    return 0;
   }
   if (*regs) {
     platform::print_regfile(**platform::regfile_by_name(regfile_name), regs_json, std::cout);

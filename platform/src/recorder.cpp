@@ -233,7 +233,20 @@ bool Recorder::finish(std::string* error) {
                   to_steps(row_group_busy_[g]), true);
     if (!vcd_->write_file(options_.vcd_path, error)) return false;
   }
+  if (!options_.stats_json_path.empty() && !write_json_file(options_.stats_json_path, run_stats(p_), error))
+    return false;
   return true;
+}
+
+std::string Recorder::check_paths(const RecorderOptions& o) {
+  for (const std::string* path : {&o.trace_path, &o.vcd_path, &o.stats_json_path}) {
+    if (path->empty()) continue;
+    const std::filesystem::path dir = std::filesystem::path(*path).parent_path();
+    std::error_code ec;
+    if (std::filesystem::is_directory(*path, ec)) return *path + ": is a directory";
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) return *path + ": no such directory '" + dir.string() + "'";
+  }
+  return "";
 }
 
 // ---- statistics ---------------------------------------------------------------------------

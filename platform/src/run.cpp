@@ -253,12 +253,21 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       check_region(p, d.rows, d.cols, pe::operand_bytes(dt), what);
       dumps.emplace_back(p, dt);
     }
+    if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) throw std::invalid_argument(bad);
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
     return 2;
   }
 
   VirtualPlatform vp(vpc);
+  Recorder recorder(vp.platform(), cmd.outputs);
+  // The trace of a faulting program is the one most worth having: written either way.
+  const auto write_outputs = [&]() -> bool {
+    std::string error;
+    if (recorder.finish(&error)) return true;
+    err << "pe-vp run: " << error << '\n';
+    return false;
+  };
   std::vector<host::Matrix> dumped(cmd.dumps.size());
   Completion last;
   try {
@@ -343,13 +352,17 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     });
   } catch (const RunFailure& f) {
     err << "pe-vp run: " << f.what() << '\n';
+    write_outputs();
     return f.status;
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
+    write_outputs();
     return 1;
   }
   out << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
       << " retired, done at " << sc_core::sc_time_stamp().to_string() << " simulated\n";
+  if (vpc.mode != SimMode::Functional) out << format_timing_summary(run_stats(vp.platform()));
+  if (!write_outputs()) return 2;
   try {
     for (std::size_t i = 0; i < dumped.size(); ++i) {
       host::write_npy(cmd.dumps[i].file, dumped[i]);

@@ -13,6 +13,7 @@
 
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/recorder.h"
 
 namespace pevp::platform {
 
@@ -30,6 +31,11 @@ struct GemmCommand {
   bool check = true;              // compute the references (O(M K N) on the host)
   // The platform's configuration (default: the generation's preset); its generation must be `gen`.
   std::optional<VpConfig> config;
+  // Overrides the configuration's mode. Timing-only moves no data: the SBUF
+  // loads, the PSUM read-back, --out and the check are skipped.
+  std::optional<SimMode> mode;
+  // --trace / --vcd / --stats-json ("" = none).
+  RecorderOptions outputs;
 };
 
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the

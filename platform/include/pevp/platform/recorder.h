@@ -22,18 +22,23 @@
 namespace pevp::platform {
 
 struct RecorderOptions {
-  std::string trace_path;  // "" = no trace
-  std::string vcd_path;    // "" = no VCD
+  std::string trace_path;       // "" = no trace
+  std::string vcd_path;         // "" = no VCD
+  std::string stats_json_path;  // "" = no statistics file (finish() writes it)
 };
 
 class Recorder {
  public:
   Recorder(Platform& platform, RecorderOptions options);
+  // Refuses an output path that cannot be written (a missing directory), before
+  // anything is simulated. "" when every path is fine, else the message.
+  static std::string check_paths(const RecorderOptions& options);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // Writes the files asked for. False with *error naming the file on failure.
+  // Writes the files asked for (the statistics as of now). False with *error
+  // naming the file on failure.
   bool finish(std::string* error);
 
   std::size_t trace_events() const { return trace_ ? trace_->size() : 0; }

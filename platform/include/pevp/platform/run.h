@@ -16,6 +16,7 @@
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/recorder.h"
 #include "pevp/platform/platform.h"
 
 namespace pevp::platform {
@@ -68,6 +69,8 @@ struct RunCommand {
   std::string regs;     // register script file ("" = none)
   // The platform's configuration (default: the generation's preset); its generation must be `gen`.
   std::optional<VpConfig> config;
+  // --trace / --vcd / --stats-json ("" = none).
+  RecorderOptions outputs;
 };
 
 // Exit status: 0 success; 1 the program faulted or an expectation failed; 2 bad

@@ -1,0 +1,150 @@
+#include "pevp/platform/calibration.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "pevp/platform/driver.h"
+
+namespace pevp::platform {
+
+namespace {
+
+constexpr std::uint32_t kPsumBase = isa::Geometry::kPsumBase;
+constexpr unsigned kShortRun = 4, kLongRun = 20;  // steps; the interval is their difference / 16
+
+std::uint32_t sbuf_offset(unsigned i, unsigned bytes_per_step) {
+  // Moving data rotates through the partition above the stationaries (64 KiB up).
+  const unsigned slots = (128 * 1024) / std::max(bytes_per_step, 1u);
+  return 0x10000 + (i % slots) * bytes_per_step;
+}
+
+isa::LdweightsArgs weights(const StreamSpec& s, unsigned i) {
+  isa::LdweightsArgs a;
+  const unsigned eb = isa::is_fp8(s.dtype) ? 1 : (s.dtype == isa::Dtype::FP32 ? 4 : 2);
+  a.src = isa::Pattern::row(static_cast<std::uint32_t>((i % 64) * s.m * eb), static_cast<std::uint16_t>(s.m));
+  a.in_dtype = s.dtype;
+  a.fp32_mode = s.fp32_mode;
+  a.num_active_cols = s.m;
+  a.perf = s.perf;
+  return a;
+}
+
+isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
+  isa::MatmulArgs a;
+  const unsigned eb = isa::is_fp8(s.dtype) ? 1 : (s.dtype == isa::Dtype::FP32 ? 4 : 2);
+  a.src = isa::Pattern::row(sbuf_offset(i, s.n * eb), static_cast<std::uint16_t>(s.n));
+  a.dst = isa::Pattern::row(kPsumBase + (i % 8) * 2048, static_cast<std::uint16_t>(s.n));
+  a.in_dtype = s.dtype;
+  a.fp32_mode = s.fp32_mode;
+  a.num_active_cols = s.m;
+  a.perf = s.perf;
+  a.psum_flags = isa::psum_flags::SINGLE;
+  return a;
+}
+
+}  // namespace
+
+std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const StreamSpec& s, unsigned pairs,
+                                                    bool distinct) {
+  std::vector<isa::RawInstruction> out;
+  if (s.n == 0) {  // weight loads only
+    for (unsigned i = 0; i < pairs; ++i) out.push_back(isa::encode_ldweights(gen, weights(s, distinct ? i : 0)));
+    return out;
+  }
+  if (!s.reload_weights) out.push_back(isa::encode_ldweights(gen, weights(s, 0)));
+  for (unsigned i = 0; i < pairs; ++i) {
+    if (s.reload_weights) out.push_back(isa::encode_ldweights(gen, weights(s, i)));
+    out.push_back(isa::encode_matmul(gen, matmul(s, distinct ? i : i % 8)));
+  }
+  return out;
+}
+
+std::vector<StreamResult> measure_streams(const VpConfig& config, const std::vector<StreamSpec>& specs) {
+  VirtualPlatform vp(config);
+  std::vector<StreamResult> results;
+  vp.run([&](Driver& d) {
+    d.arm();
+    // Each run spans from its first micro-op's start to its last one's
+    // completion (the last PSUM commit, whatever matmul_done_last says).
+    arrseq::Cycle first = 0, last = 0;
+    bool any = false;
+    vp.platform().arr_seq.observer = [&](const pe::MicroOp&, const arrseq::Slot& slot) {
+      first = any ? std::min(first, slot.start) : slot.start;
+      last = any ? std::max(last, slot.complete) : slot.complete;
+      any = true;
+    };
+    const auto run = [&](const StreamSpec& s, unsigned steps) {
+      any = false;
+      d.submit(calibration_stream(config.gen(), s, steps));
+      const Completion c = d.wait_idle();
+      if (!c.done || c.error)
+        throw std::runtime_error("calibration stream '" + s.name + "' did not complete: " +
+                                 (d.error_record() ? d.error_record()->describe() : std::string("timeout")));
+      d.clear_done();
+      // Let it drain completely, so the next run starts on an idle array.
+      const sc_core::sc_time end = vp.platform().arr_seq.to_time(last);
+      if (end > sc_core::sc_time_stamp()) sc_core::wait(end - sc_core::sc_time_stamp());
+      return static_cast<double>(last - first);
+    };
+    for (const StreamSpec& s : specs) {
+      StreamResult r;
+      r.spec = s;
+      r.first_cycles = run(s, 1);
+      const double short_run = run(s, kShortRun), long_run = run(s, kLongRun);
+      r.interval = (long_run - short_run) / (kLongRun - kShortRun);
+      r.macs_per_cycle = s.n == 0 ? 0.0 : 128.0 * s.m * s.n / r.interval;
+      results.push_back(r);
+    }
+    vp.platform().arr_seq.observer = nullptr;
+  });
+  return results;
+}
+
+std::vector<StreamSpec> calibration_table_streams() {
+  std::vector<StreamSpec> out;
+  for (unsigned n : {32u, 64u, 128u, 256u, 512u})
+    out.push_back({"bf16 Matmul, N=" + std::to_string(n), isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n, 128, false, 0});
+  for (unsigned n : {32u, 128u, 512u})
+    out.push_back({"fp32 Matmul, N=" + std::to_string(n), isa::Dtype::FP32, isa::Fp32Mode::High, n, 128, false, 0});
+  out.push_back({"bf16 Ldweights alone, M=128", isa::Dtype::BFLOAT16, isa::Fp32Mode::None, 0, 128, false, 0});
+  for (unsigned n : {32u, 64u, 128u, 512u})
+    out.push_back({"bf16 Ldweights + Matmul, N=" + std::to_string(n), isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n,
+                   128, true, 0});
+  out.push_back({"fp32 Ldweights + Matmul, N=32", isa::Dtype::FP32, isa::Fp32Mode::High, 32, 128, true, 0});
+  for (unsigned n : {128u, 512u})
+    out.push_back({"fp8 double_row Matmul, N=" + std::to_string(n), isa::Dtype::FP8_EXP4, isa::Fp32Mode::None, n, 128,
+                   false, isa::perf_opt::FP8_DOUBLE_ROW});
+  return out;
+}
+
+std::string format_calibration_table(const std::vector<StreamResult>& results, const VpConfig& config) {
+  const auto& t = config.platform.arr_seq.timing;
+  const double init = t.mm_init_latency;
+  std::ostringstream out;
+  out << "| stream | model: cycles per step | model: MACs/cycle | public figure (FACTS.md) |\n"
+      << "|---|---|---|---|\n";
+  char line[256];
+  for (const StreamResult& r : results) {
+    const StreamSpec& s = r.spec;
+    std::string expect;
+    if (s.n == 0) {
+      expect = "LS ~ elements/4 = " + std::to_string(s.m / 4);
+    } else {
+      const double mm = std::max<double>(s.n, init);
+      if (s.dtype == isa::Dtype::FP32) expect = "~4x bf16 (" + std::to_string(static_cast<int>(4 * mm)) + " by 4 x max(N, 64))";
+      else if (s.perf == isa::perf_opt::FP8_DOUBLE_ROW) expect = "2x bf16 throughput (" + std::to_string(static_cast<int>(std::max<double>(s.n / 2.0, init))) + ")";
+      else expect = "max(N, 64) = " + std::to_string(static_cast<int>(mm));
+      const unsigned ls = s.m / 4 * (s.dtype == isa::Dtype::FP32 ? t.fp32_factor : 1);
+      if (s.reload_weights) expect += ls + t.ls_to_mm_cycles <= mm ? "; LS (" + std::to_string(ls) + ") hidden behind MM"
+                                                                  : "; LS-bound (LS " + std::to_string(ls) + ")";
+    }
+    std::snprintf(line, sizeof line, "| %s | %.1f | %.0f | %s |\n", s.name.c_str(), r.interval, r.macs_per_cycle,
+                  expect.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace pevp::platform
