@@ -56,6 +56,47 @@ TEST_F(File, ADumpLoadsBackForEveryGeneration) {
   }
 }
 
+TEST_F(File, ADumpWithNonDefaultTimingKeysLoadsBackIdentical) {
+  for (Generation g : isa::kAllGenerations) {
+    SCOPED_TRACE(std::string(isa::name(g)));
+    VpConfig c = preset(g);
+    apply_override(c, "mode=timing");
+    apply_override(c, "seq.quantum_ns=2.5 us");
+    apply_override(c, "timing.throttle_fraction=0.125");
+    unsigned v = 2;
+    for (const test::TimingKey& k : test::timing_keys()) {
+      // Distinct values, none equal to the default, so a key loaded into the wrong field shows.
+      while (v == k.default_value) ++v;
+      apply_override(c, "timing." + std::string(k.name) + "=" + std::to_string(v));
+      ASSERT_NE(c.platform.arr_seq.timing.*k.member, k.default_value) << k.name;
+      v += 7;
+    }
+    const std::string text = to_json(c).dump(2);
+    const std::string path = write("timing.json", text);
+    // From the base of another generation and mode: the dump alone decides.
+    VpConfig base = preset(g == Generation::CAYMAN ? Generation::MAVERICK : Generation::CAYMAN);
+    base.mode = SimMode::Functional;
+    const VpConfig loaded = load_config(path, base);
+    test::expect_same(loaded, c);
+    EXPECT_EQ(to_json(loaded).dump(2), text);  // and the second dump is byte-identical
+  }
+}
+
+TEST_F(File, APartialTimingFileChangesOnlyItsKeys) {
+  const std::string path = write("sweep.json", R"({
+  // a sweep point: timing only, a slower SBUF start, a long run-ahead
+  "mode": "Timing",
+  "timing": {"sbuf_access_cycles": 120, "throttle_fraction": 0.5},
+  "seq": {"quantum_ns": 10000}
+})");
+  VpConfig expected = preset(Generation::MARIANA);
+  expected.mode = SimMode::Timing;
+  expected.platform.arr_seq.timing.sbuf_access_cycles = 120;
+  expected.platform.arr_seq.timing.throttle_fraction = 0.5;
+  expected.platform.seq.quantum = test::ns(10000);
+  test::expect_same(load_config(path), expected);
+}
+
 TEST_F(File, MissingFileAndDirectory) {
   const std::string missing = (dir_ / "nope.json").string();
   EXPECT_EQ(config_error([&] { load_config(missing); }, ""), missing + ": cannot open (No such file or directory)");
@@ -85,7 +126,13 @@ TEST_F(File, ConfigurationErrorsNameTheFileAndTheKey) {
             path + ": arr_seq.ififo_depth = 0: out of range (1..65536)");
   const std::string unknown = write("unknown.json", R"({"seq": {"depth": 4}})");
   EXPECT_EQ(config_error([&] { load_config(unknown); }, "seq.depth"),
-            unknown + ": unknown key 'seq.depth' (valid keys in 'seq': queue_depth)");
+            unknown + ": unknown key 'seq.depth' (valid keys in 'seq': queue_depth, quantum_ns)");
+  const std::string timing = write("timing.json", R"({"timing": {"fp32_factor": 0}})");
+  EXPECT_EQ(config_error([&] { load_config(timing); }, "timing.fp32_factor"),
+            timing + ": timing.fp32_factor = 0: out of range (1..1048576)");
+  const std::string mode = write("mode.json", R"({"mode": "fast"})");
+  EXPECT_EQ(config_error([&] { load_config(mode); }, "mode"),
+            mode + ": mode = \"fast\": unknown mode (functional, timing or both)");
   const std::string array = write("array.json", "[]");
   EXPECT_EQ(config_error([&] { load_config(array); }, ""),
             array + ": the configuration must be a JSON object, got an array");

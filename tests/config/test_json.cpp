@@ -2,6 +2,10 @@
 // key, and every error class with the message a user reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "config_test_util.h"
 
 namespace pevp::platform {
@@ -32,6 +36,13 @@ VpConfig customised() {
   c.psum.beat_bytes = 1;
   c.csrs.access_time = ns(1000000);
   c.csrs.unmapped = regfile::UnmappedPolicy::ReadZeroWriteIgnore;
+  c.mode = SimMode::Timing;
+  c.platform.seq.quantum = ns(2500);
+  // Every cost-model key off its default (default + 3, and the bounds for two).
+  for (const test::TimingKey& k : test::timing_keys()) c.platform.arr_seq.timing.*k.member = k.default_value + 3;
+  c.platform.arr_seq.timing.mm_init_latency = test::kTimingMax;
+  c.platform.arr_seq.timing.fill_cycles_per_row = 0;
+  c.platform.arr_seq.timing.throttle_fraction = 0.5;
   return c;
 }
 
@@ -55,7 +66,14 @@ TEST(Json, ACustomisedConfigurationRoundTrips) {
   EXPECT_EQ(j["sbuf"]["beat_latency_ns"], 0.25);
   EXPECT_EQ(j["address_map"]["iq"], "0x30100000");
   EXPECT_EQ(j["csrs"]["unmapped"], "read_zero_write_ignore");
+  EXPECT_EQ(j["mode"], "timing");
+  EXPECT_EQ(j["seq"]["quantum_ns"], 2500);
+  EXPECT_EQ(j["timing"]["mm_init_latency"], 1048576);
+  EXPECT_EQ(j["timing"]["fill_cycles_per_row"], 0);
+  EXPECT_EQ(j["timing"]["sbuf_access_cycles"], 63);
+  EXPECT_EQ(j["timing"]["throttle_fraction"], 0.5);
   test::expect_same(from_json(j), c);
+  test::expect_same(from_json(json::parse(j.dump())), c);
 }
 
 TEST(Json, APartialObjectChangesOnlyItsKeys) {
@@ -81,6 +99,72 @@ TEST(Json, TheGenerationKeySelectsItsPresetFirst) {
                             base));
 }
 
+TEST(Json, EveryModeIsAcceptedAndRoundTrips) {
+  const std::pair<const char*, SimMode> cases[] = {{"functional", SimMode::Functional}, {"timing", SimMode::Timing},
+                                                   {"both", SimMode::Both},             {"FUNCTIONAL", SimMode::Functional},
+                                                   {"Timing", SimMode::Timing},         {"BoTh", SimMode::Both}};
+  for (const auto& [text, mode] : cases) {
+    SCOPED_TRACE(text);
+    json j;
+    j["mode"] = text;
+    // From a base in another mode, so the key is what sets it.
+    VpConfig base = preset(Generation::CAYMAN);
+    base.mode = mode == SimMode::Both ? SimMode::Functional : SimMode::Both;
+    const VpConfig c = from_json(j, base);
+    EXPECT_EQ(c.mode, mode);
+    VpConfig expected = base;
+    expected.mode = mode;
+    test::expect_same(c, expected);  // nothing else changed
+    // A dump writes the lower-case name, and it loads back.
+    EXPECT_EQ(to_json(c)["mode"], std::string(name(mode)));
+    test::expect_same(from_json(to_json(c), preset(Generation::MARIANA)), c);
+    EXPECT_NO_THROW(validate(c));
+  }
+  EXPECT_EQ(name(SimMode::Functional), "functional");
+  EXPECT_EQ(name(SimMode::Timing), "timing");
+  EXPECT_EQ(name(SimMode::Both), "both");
+}
+
+TEST(Json, TimingKeysRoundTripOneByOne) {
+  for (const test::TimingKey& k : test::timing_keys()) {
+    SCOPED_TRACE(k.name);
+    for (const unsigned v : {k.lo, k.default_value + 1, test::kTimingMax}) {
+      json j;
+      j["timing"][k.name] = v;
+      const VpConfig c = from_json(j);
+      VpConfig expected = preset(Generation::MARIANA);
+      expected.platform.arr_seq.timing.*k.member = v;
+      test::expect_same(c, expected);  // this key alone changed
+      EXPECT_EQ(to_json(c)["timing"][k.name], v);
+      test::expect_same(from_json(json::parse(to_json(c).dump()), preset(Generation::CAYMAN)), c);
+    }
+  }
+  for (const double f : {1.0, 0.25, 0.001}) {
+    json j;
+    j["timing"]["throttle_fraction"] = f;
+    const VpConfig c = from_json(j);
+    EXPECT_DOUBLE_EQ(c.platform.arr_seq.timing.throttle_fraction, f);
+    EXPECT_EQ(to_json(c)["timing"]["throttle_fraction"], f);
+    test::expect_same(from_json(json::parse(to_json(c).dump()), preset(Generation::CAYMAN)), c);
+  }
+  // An integer is a number too.
+  EXPECT_DOUBLE_EQ(from_json(json::parse(R"({"timing": {"throttle_fraction": 1}})")).platform.arr_seq.timing.throttle_fraction,
+                   1.0);
+}
+
+TEST(Json, SeqQuantumIsATime) {
+  const VpConfig c = from_json(json::parse(R"({"seq": {"quantum_ns": 2000}})"));
+  EXPECT_EQ(c.platform.seq.quantum, sc_core::sc_time(2, sc_core::SC_US));
+  EXPECT_EQ(c.platform.seq.queue_depth, 256u);  // the other seq key keeps its value
+  EXPECT_EQ(to_json(c)["seq"]["quantum_ns"], 2000);
+  EXPECT_EQ(from_json(json::parse(R"({"seq": {"quantum_ns": 0.5}})")).platform.seq.quantum,
+            sc_core::sc_time(500, sc_core::SC_PS));
+  // 0 is no run-ahead at all (the SEQ synchronises after every instruction); 1 ms is the time bound.
+  EXPECT_EQ(from_json(json::parse(R"({"seq": {"quantum_ns": 0}})")).platform.seq.quantum, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(from_json(json::parse(R"({"seq": {"quantum_ns": 1000000}})")).platform.seq.quantum,
+            sc_core::sc_time(1, sc_core::SC_MS));
+}
+
 TEST(Json, TimesAndAddressesAcceptTheirDocumentedForms) {
   const VpConfig c = from_json(json::parse(
       R"({"address_map": {"iq": 50397184, "iq_size": "0x2000"}, "csrs": {"access_time_ns": 7.5},
@@ -98,7 +182,7 @@ TEST(JsonErrors, UnknownTopLevelKey) {
   const std::string m = config_error([] { from_json(json::parse(R"({"clock": 2})")); }, "clock");
   EXPECT_EQ(m,
             "unknown key 'clock' (valid top-level keys: generation, mode, tensor_engine, geometry, address_map, "
-            "arr_seq, seq, sbuf, psum, csrs)");
+            "arr_seq, seq, sbuf, psum, timing, csrs)");
 }
 
 TEST(JsonErrors, UnknownKeyInEverySection) {
@@ -107,9 +191,10 @@ TEST(JsonErrors, UnknownKeyInEverySection) {
       {"geometry", "partitions, sbuf_partition_bytes, psum_partition_bytes, psum_bank_bytes, psum_banks, pe_rows, pe_cols"},
       {"address_map", "sbuf, psum, apb, apb_size, iq, iq_size"},
       {"arr_seq", "ififo_depth"},
-      {"seq", "queue_depth"},
+      {"seq", "queue_depth, quantum_ns"},
       {"sbuf", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"psum", "access_latency_ns, beat_latency_ns, beat_bytes"},
+      {"timing", test::kTimingKeyList},
       {"csrs", "access_time_ns, unmapped"}};
   for (const auto& [section, valid] : cases) {
     json j;
@@ -120,7 +205,7 @@ TEST(JsonErrors, UnknownKeyInEverySection) {
   }
   // The old spelling of the queue window is not a second key for the same thing.
   EXPECT_NE(config_error([] { from_json(json::parse(R"({"seq": {"window_bytes": 4096}})")); }, "seq.window_bytes")
-                .find("valid keys in 'seq': queue_depth"),
+                .find("valid keys in 'seq': queue_depth, quantum_ns)"),
             std::string::npos);
 }
 
@@ -128,7 +213,13 @@ TEST(JsonErrors, NotAnObject) {
   EXPECT_EQ(config_error([] { from_json(json::parse("[1, 2]")); }, ""),
             "the configuration must be a JSON object, got an array");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": 5})")); }, "seq"),
-            "seq = 5: expected an object with the keys queue_depth, got a number");
+            "seq = 5: expected an object with the keys queue_depth, quantum_ns, got a number");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": [64]})")); }, "timing"),
+            std::string("timing = [64]: expected an object with the keys ") + test::kTimingKeyList + ", got an array");
+  // A timing key at the top level is not one.
+  EXPECT_NE(config_error([] { from_json(json::parse(R"({"mm_init_latency": 64})")); }, "mm_init_latency")
+                .find("unknown key 'mm_init_latency' (valid top-level keys: "),
+            std::string::npos);
 }
 
 TEST(JsonErrors, WrongTypes) {
@@ -153,6 +244,13 @@ TEST(JsonErrors, WrongTypes) {
             "tensor_engine.clock_ghz = \"fast\": expected a number of GHz, got a string");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"csrs": {"unmapped": "ignore"}})")); }, "csrs.unmapped"),
             "csrs.unmapped = \"ignore\": unknown policy (error, read_zero_write_ignore)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"mm_init_latency": "64"}})")); },
+                         "timing.mm_init_latency"),
+            "timing.mm_init_latency = \"64\": expected an integer (0..1048576), got a string");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"fp32_factor": 2.5}})")); }, "timing.fp32_factor"),
+            "timing.fp32_factor = 2.5: expected an integer (1..1048576), got a fraction");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": "2 us"}})")); }, "seq.quantum_ns"),
+            "seq.quantum_ns = \"2 us\": expected a number of nanoseconds, got a string");
 }
 
 TEST(JsonErrors, OutOfRange) {
@@ -185,6 +283,65 @@ TEST(JsonErrors, OutOfRange) {
   // The bounds themselves are accepted.
   EXPECT_NO_THROW(from_json(json::parse(R"({"arr_seq": {"ififo_depth": 1}, "seq": {"queue_depth": 65536},
       "tensor_engine": {"clock_ghz": 10}, "csrs": {"access_time_ns": 1000000}})")));
+}
+
+TEST(JsonErrors, TimingKeysOutOfRangeNameTheKeyTheValueAndTheRange) {
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"fp32_factor": 0}})")); }, "timing.fp32_factor"),
+            "timing.fp32_factor = 0: out of range (1..1048576)");
+  for (const test::TimingKey& k : test::timing_keys()) {
+    SCOPED_TRACE(k.name);
+    const std::string key = std::string("timing.") + k.name;
+    const std::string range = " (" + std::to_string(k.lo) + "..1048576)";
+    json j;
+    j["timing"][k.name] = test::kTimingMax + 1;
+    EXPECT_EQ(config_error([&] { from_json(j); }, key), key + " = 1048577: out of range" + range);
+    j["timing"][k.name] = -1;
+    EXPECT_EQ(config_error([&] { from_json(j); }, key), key + " = -1: out of range" + range);
+    // Far beyond unsigned: rejected, not truncated into range.
+    j["timing"][k.name] = std::uint64_t{1} << 32;
+    EXPECT_EQ(config_error([&] { from_json(j); }, key), key + " = 4294967296: out of range" + range);
+    if (k.lo > 0) {
+      j["timing"][k.name] = k.lo - 1;
+      EXPECT_EQ(config_error([&] { from_json(j); }, key), key + " = " + std::to_string(k.lo - 1) + ": out of range" + range);
+    }
+  }
+}
+
+TEST(JsonErrors, ThrottleFractionIsInZeroToOne) {
+  const char* const key = "timing.throttle_fraction";
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 0}})")); }, key),
+            "timing.throttle_fraction = 0: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 0.0}})")); }, key),
+            "timing.throttle_fraction = 0.0: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 1.5}})")); }, key),
+            "timing.throttle_fraction = 1.5: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": -1}})")); }, key),
+            "timing.throttle_fraction = -1: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 1.0000001}})")); }, key),
+            "timing.throttle_fraction = 1.0000001: out of range (a fraction in (0, 1])");
+  for (const char* text : {R"("half")", R"("0.5")", "true", "null", "[0.5]"}) {
+    SCOPED_TRACE(text);
+    const std::string m =
+        config_error([&] { from_json(json::parse(std::string(R"({"timing": {"throttle_fraction": )") + text + "}}")); },
+                     key);
+    // "timing.throttle_fraction = <text>: expected a number ... (0, 1] ..., got a <type>"
+    EXPECT_EQ(m.rfind(std::string("timing.throttle_fraction = ") + text + ": expected a number", 0), 0u) << m;
+    EXPECT_NE(m.find("(0, 1]"), std::string::npos) << m;
+    const json v = json::parse(text);
+    const std::string type = v.is_null() ? "got null" : v.is_array() ? "got an array" : std::string("got a ") + v.type_name();
+    EXPECT_EQ(m.substr(m.size() - std::min(m.size(), type.size())), type) << m;
+  }
+}
+
+TEST(JsonErrors, SeqQuantumOutOfRange) {
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": -1}})")); }, "seq.quantum_ns"),
+            "seq.quantum_ns = -1: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": -0.5}})")); }, "seq.quantum_ns"),
+            "seq.quantum_ns = -0.5: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": 1000001}})")); }, "seq.quantum_ns"),
+            "seq.quantum_ns = 1000001: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": 0.0001}})")); }, "seq.quantum_ns"),
+            "seq.quantum_ns = 0.0001: not a multiple of the simulation time resolution (1 ps)");
 }
 
 TEST(JsonErrors, WindowsThatLeaveThe32BitMap) {
@@ -248,18 +405,17 @@ TEST(JsonErrors, UnknownGeneration) {
             "generation = \"SUNDA\": unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK; or v3, v4, v4+, v5)");
 }
 
-TEST(JsonErrors, ModesNotModelledYet) {
-  for (const char* mode : {"timing", "both", "TIMING"}) {
+TEST(JsonErrors, UnknownMode) {
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"mode": "fast"})")); }, "mode"),
+            "mode = \"fast\": unknown mode (functional, timing or both)");
+  for (const char* mode : {"", "functional+timing", " timing", "time", "all"}) {
     json j;
     j["mode"] = mode;
     EXPECT_EQ(config_error([&] { from_json(j); }, "mode"),
-              "mode = \"" + std::string(mode) +
-                  "\": not modelled yet (the timing model comes with a later issue); only \"functional\" is "
-                  "implemented");
+              "mode = " + j["mode"].dump() + ": unknown mode (functional, timing or both)");
   }
-  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"mode": "fast"})")); }, "mode"),
-            "mode = \"fast\": unknown mode (functional; timing and both are not modelled yet)");
-  EXPECT_EQ(from_json(json::parse(R"({"mode": "functional"})")).mode, SimMode::Functional);
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"mode": ["timing"]})")); }, "mode"),
+            "mode = [\"timing\"]: expected a string, got an array");
 }
 
 TEST(JsonErrors, TheBaseIsUntouchedByAFailedApply) {
@@ -285,9 +441,35 @@ TEST(Validate, ConfigurationsBuiltInCode) {
   EXPECT_EQ(config_error([&] { validate(c); }, "address_map.iq_size"),
             "address_map.iq_size = 0x2000: differs from seq.window_bytes (0x1000); the two are one parameter");
 
+  // Every mode is valid (the preset's is Both).
+  for (const SimMode m : {SimMode::Functional, SimMode::Timing, SimMode::Both}) {
+    c = preset(Generation::MARIANA);
+    c.mode = m;
+    EXPECT_NO_THROW(validate(c)) << name(m);
+  }
+
   c = preset(Generation::MARIANA);
-  c.mode = SimMode::Both;
-  EXPECT_NE(config_error([&] { validate(c); }, "mode").find("not modelled yet"), std::string::npos);
+  c.platform.arr_seq.timing.sbuf_read_bytes_per_cycle = 0;
+  EXPECT_EQ(config_error([&] { validate(c); }, "timing.sbuf_read_bytes_per_cycle"),
+            "timing.sbuf_read_bytes_per_cycle = 0: out of range (1..1048576)");
+  c = preset(Generation::MARIANA);
+  c.platform.arr_seq.timing.psum_write_cycles = 2000000;
+  EXPECT_EQ(config_error([&] { validate(c); }, "timing.psum_write_cycles"),
+            "timing.psum_write_cycles = 2000000: out of range (0..1048576)");
+  for (const double f : {0.0, 1.5, -1.0}) {
+    c = preset(Generation::MARIANA);
+    c.platform.arr_seq.timing.throttle_fraction = f;
+    EXPECT_EQ(config_error([&] { validate(c); }, "timing.throttle_fraction"),
+              "timing.throttle_fraction = " + std::string(f == 0 ? "0" : f > 0 ? "1.5" : "-1") +
+                  ": out of range (a fraction in (0, 1])");
+  }
+  c = preset(Generation::MARIANA);
+  c.platform.arr_seq.timing.throttle_fraction = std::nan("");
+  EXPECT_NE(config_error([&] { validate(c); }, "timing.throttle_fraction").find("out of range (a fraction in (0, 1])"),
+            std::string::npos);
+  c = preset(Generation::MARIANA);
+  c.platform.seq.quantum = sc_core::sc_time(2, sc_core::SC_MS);
+  EXPECT_EQ(config_error([&] { validate(c); }, "seq.quantum_ns"), "seq.quantum_ns = 2000000: out of range (0..1000000 ns)");
 
   c = preset(Generation::MARIANA);
   c.csrs.map.vp_seq = 0x4000;

@@ -7,6 +7,7 @@ namespace pevp::platform {
 namespace {
 
 using isa::Generation;
+using nlohmann::json;
 using test::config_error;
 using test::ns;
 
@@ -53,11 +54,78 @@ TEST(Override, NamesAndTheGeneration) {
   apply_override(c, "csrs.unmapped=read_zero_write_ignore");
   EXPECT_EQ(c.csrs.unmapped, regfile::UnmappedPolicy::ReadZeroWriteIgnore);
   apply_override(c, "mode=functional");
+  EXPECT_EQ(c.mode, SimMode::Functional);
   // The generation selects its preset, as in a file: earlier settings are gone.
   apply_override(c, "generation=cayman");
   test::expect_same(c, preset(Generation::CAYMAN));
   // A geometry value equal to the generation's is accepted, in hex too.
   EXPECT_NO_THROW(apply_override(c, "geometry.sbuf_partition_bytes=0x38000"));
+}
+
+TEST(Override, EveryMode) {
+  VpConfig c = preset(Generation::MARIANA);
+  const std::pair<const char*, SimMode> cases[] = {{"functional", SimMode::Functional}, {"timing", SimMode::Timing},
+                                                   {"both", SimMode::Both},             {"Functional", SimMode::Functional},
+                                                   {" TIMING ", SimMode::Timing},       {"BOTH", SimMode::Both}};
+  for (const auto& [text, mode] : cases) {
+    SCOPED_TRACE(text);
+    apply_override(c, std::string("mode=") + text);
+    EXPECT_EQ(c.mode, mode);
+    // What a dump says is what --set accepts back.
+    VpConfig again = preset(Generation::MARIANA);
+    apply_override(again, "mode=" + to_json(c)["mode"].get<std::string>());
+    test::expect_same(again, c);
+  }
+}
+
+TEST(Override, EveryTimingKey) {
+  for (const test::TimingKey& k : test::timing_keys()) {
+    SCOPED_TRACE(k.name);
+    const std::string key = std::string("timing.") + k.name;
+    VpConfig c = preset(Generation::MARIANA);
+    const unsigned v = k.default_value * 2 + 1;  // off the default
+    apply_override(c, key + "=" + std::to_string(v));
+    VpConfig expected = preset(Generation::MARIANA);
+    expected.platform.arr_seq.timing.*k.member = v;
+    test::expect_same(c, expected);  // this key alone changed
+    // Through JSON and back.
+    EXPECT_EQ(to_json(c)["timing"][k.name], v);
+    test::expect_same(from_json(json::parse(to_json(c).dump(2)), preset(Generation::CAYMAN)), c);
+    // Hex, and both bounds.
+    apply_override(c, key + "=0x100000");
+    EXPECT_EQ(c.platform.arr_seq.timing.*k.member, test::kTimingMax);
+    apply_override(c, key + "=" + std::to_string(k.lo));
+    EXPECT_EQ(c.platform.arr_seq.timing.*k.member, k.lo);
+  }
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "timing.throttle_fraction=0.5");
+  EXPECT_DOUBLE_EQ(c.platform.arr_seq.timing.throttle_fraction, 0.5);
+  EXPECT_EQ(to_json(c)["timing"]["throttle_fraction"], 0.5);
+  test::expect_same(from_json(json::parse(to_json(c).dump(2)), preset(Generation::CAYMAN)), c);
+}
+
+TEST(Override, ThrottleFractionAcceptsOneAndAQuarter) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "timing.throttle_fraction=1");
+  EXPECT_DOUBLE_EQ(c.platform.arr_seq.timing.throttle_fraction, 1.0);
+  apply_override(c, "timing.throttle_fraction= 0.25 ");
+  EXPECT_DOUBLE_EQ(c.platform.arr_seq.timing.throttle_fraction, 0.25);
+  apply_override(c, "timing.throttle_fraction=1e-3");
+  EXPECT_DOUBLE_EQ(c.platform.arr_seq.timing.throttle_fraction, 0.001);
+}
+
+TEST(Override, SeqQuantumWithAndWithoutUnits) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "seq.quantum_ns=2 us");
+  EXPECT_EQ(c.platform.seq.quantum, sc_core::sc_time(2, sc_core::SC_US));
+  EXPECT_EQ(to_json(c)["seq"]["quantum_ns"], 2000);
+  apply_override(c, "seq.quantum_ns=250");  // a bare number is nanoseconds
+  EXPECT_EQ(c.platform.seq.quantum, ns(250));
+  apply_override(c, "seq.quantum_ns=0");
+  EXPECT_EQ(c.platform.seq.quantum, sc_core::SC_ZERO_TIME);
+  apply_override(c, "seq.quantum_ns=1 ms");
+  EXPECT_EQ(c.platform.seq.quantum, sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(c.platform.seq.queue_depth, 256u);  // the other seq key is untouched
 }
 
 TEST(OverrideErrors, Malformed) {
@@ -67,16 +135,23 @@ TEST(OverrideErrors, Malformed) {
   EXPECT_EQ(config_error([&] { apply_override(c, "=8"); }, ""), "--set '=8': expected key=value, e.g. arr_seq.ififo_depth=8");
   EXPECT_EQ(config_error([&] { apply_override(c, ""); }, ""), "--set '': expected key=value, e.g. arr_seq.ififo_depth=8");
   EXPECT_EQ(config_error([&] { apply_override(c, "seq=5"); }, "seq"),
-            "--set 'seq=5': 'seq' is a section; set one of its keys: queue_depth");
+            "--set 'seq=5': 'seq' is a section; set one of its keys: queue_depth, quantum_ns");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing=64"); }, "timing"),
+            std::string("--set 'timing=64': 'timing' is a section; set one of its keys: ") + test::kTimingKeyList);
   test::expect_same(c, preset(Generation::MARIANA));
 }
 
 TEST(OverrideErrors, UnknownKeys) {
   VpConfig c = preset(Generation::MARIANA);
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.depth=4"); }, "seq.depth"),
-            "unknown key 'seq.depth' (valid keys in 'seq': queue_depth)");
+            "unknown key 'seq.depth' (valid keys in 'seq': queue_depth, quantum_ns)");
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth.x=4"); }, "seq.queue_depth.x"),
-            "unknown key 'seq.queue_depth.x' (valid keys in 'seq': queue_depth)");
+            "unknown key 'seq.queue_depth.x' (valid keys in 'seq': queue_depth, quantum_ns)");
+  // The cost model's keys live in `timing`, not in the section of the block they describe.
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.seq_dispatch_cycles=4"); }, "seq.seq_dispatch_cycles"),
+            "unknown key 'seq.seq_dispatch_cycles' (valid keys in 'seq': queue_depth, quantum_ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.mm_init=64"); }, "timing.mm_init"),
+            std::string("unknown key 'timing.mm_init' (valid keys in 'timing': ") + test::kTimingKeyList + ")");
   EXPECT_NE(config_error([&] { apply_override(c, "queue.depth=4"); }, "queue.depth")
                 .find("unknown key 'queue.depth' (valid top-level keys: generation, mode,"),
             std::string::npos);
@@ -101,6 +176,15 @@ TEST(OverrideErrors, ValuesThatDoNotParse) {
             "tensor_engine.clock_ghz = \"fast\": expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
   EXPECT_EQ(config_error([&] { apply_override(c, "geometry.pe_rows=many"); }, "geometry.pe_rows"),
             "geometry.pe_rows = \"many\": expected an integer (decimal or 0x hex)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.fp32_factor=four"); }, "timing.fp32_factor"),
+            "timing.fp32_factor = \"four\": expected an integer (decimal or 0x hex) in 1..1048576");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.mm_init_latency=-1"); }, "timing.mm_init_latency"),
+            "timing.mm_init_latency = \"-1\": expected an integer (decimal or 0x hex) in 0..1048576");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.psum_rmw_cycles=2.5"); }, "timing.psum_rmw_cycles"),
+            "timing.psum_rmw_cycles = \"2.5\": expected an integer (decimal or 0x hex) in 0..1048576");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=2 quanta"); }, "seq.quantum_ns"),
+            "seq.quantum_ns = \"2 quanta\": expected a time such as 20, \"20 ns\" or \"1.5 us\" (units ps, ns, us, ms, "
+            "s)");
   test::expect_same(c, preset(Generation::MARIANA));
 }
 
@@ -115,12 +199,63 @@ TEST(OverrideErrors, RangeAndModelChecksAreFromJsons) {
   EXPECT_EQ(config_error([&] { apply_override(c, "geometry.sbuf_partition_bytes=1000"); },
                          "geometry.sbuf_partition_bytes"),
             "geometry.sbuf_partition_bytes = 1000: fixed by the generation in this model (MARIANA: 262144)");
-  EXPECT_NE(config_error([&] { apply_override(c, "mode=timing"); }, "mode").find("not modelled yet"), std::string::npos);
+  EXPECT_EQ(config_error([&] { apply_override(c, "mode=fast"); }, "mode"),
+            "mode = \"fast\": unknown mode (functional, timing or both)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "mode="); }, "mode"), "mode = \"\": unknown mode (functional, timing or both)");
   EXPECT_EQ(config_error([&] { apply_override(c, "generation=v9"); }, "generation"),
             "generation = \"v9\": unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK; or v3, v4, v4+, v5)");
   EXPECT_NE(config_error([&] { apply_override(c, "address_map.iq=0x3000000"); }, "address_map.iq")
                 .find("overlaps the apb window"),
             std::string::npos);
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+TEST(OverrideErrors, TimingKeysOutOfRange) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.fp32_factor=0"); }, "timing.fp32_factor"),
+            "timing.fp32_factor = 0: out of range (1..1048576)");
+  for (const test::TimingKey& k : test::timing_keys()) {
+    SCOPED_TRACE(k.name);
+    const std::string key = std::string("timing.") + k.name;
+    const std::string range = " (" + std::to_string(k.lo) + "..1048576)";
+    EXPECT_EQ(config_error([&] { apply_override(c, key + "=1048577"); }, key), key + " = 1048577: out of range" + range);
+    EXPECT_EQ(config_error([&] { apply_override(c, key + "=0x100000000"); }, key),
+              key + " = 4294967296: out of range" + range);
+    if (k.lo > 0) {
+      EXPECT_EQ(config_error([&] { apply_override(c, key + "=0"); }, key), key + " = 0: out of range" + range);
+    }
+  }
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+TEST(OverrideErrors, ThrottleFraction) {
+  VpConfig c = preset(Generation::MARIANA);
+  const char* const key = "timing.throttle_fraction";
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=0"); }, key),
+            "timing.throttle_fraction = 0.0: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=1.5"); }, key),
+            "timing.throttle_fraction = 1.5: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=-1"); }, key),
+            "timing.throttle_fraction = -1.0: out of range (a fraction in (0, 1])");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=half"); }, key),
+            "timing.throttle_fraction = \"half\": expected a number such as 0.25");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=25%"); }, key),
+            "timing.throttle_fraction = \"25%\": expected a number such as 0.25");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction="); }, key),
+            "timing.throttle_fraction = \"\": expected a number such as 0.25");
+  EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=nan"); }, key),
+            "timing.throttle_fraction = \"nan\": expected a number such as 0.25");
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+TEST(OverrideErrors, SeqQuantumIsNeverNegative) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=-1"); }, "seq.quantum_ns"),
+            "seq.quantum_ns = -1.0: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=-2 us"); }, "seq.quantum_ns"),
+            "seq.quantum_ns = -2000.0: out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=2 ms"); }, "seq.quantum_ns"),
+            "seq.quantum_ns = 2000000.0: out of range (0..1000000 ns)");
   test::expect_same(c, preset(Generation::MARIANA));
 }
 

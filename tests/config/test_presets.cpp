@@ -58,7 +58,7 @@ TEST(Presets, ModelChoicesAreTheSameOnEveryGeneration) {
   for (Generation g : isa::kAllGenerations) {
     SCOPED_TRACE(std::string(isa::name(g)));
     const VpConfig p = preset(g);
-    EXPECT_EQ(p.mode, SimMode::Functional);
+    EXPECT_EQ(p.mode, SimMode::Both);  // data and time (docs/configuration.md "mode")
     // D-ADDR and D-PLATFORM-MAP.
     EXPECT_EQ(p.platform.map.sbuf, 0x0u);
     EXPECT_EQ(p.platform.map.psum, 0x2000000u);
@@ -77,7 +77,41 @@ TEST(Presets, ModelChoicesAreTheSameOnEveryGeneration) {
     EXPECT_EQ(p.psum.beat_bytes, 64u);
     EXPECT_EQ(p.csrs.access_time, ns(20));  // D-APB-TIME
     EXPECT_EQ(p.csrs.unmapped, regfile::UnmappedPolicy::Error);
+    EXPECT_EQ(p.platform.seq.quantum, ns(1000));  // temporal decoupling: 1 us run-ahead
+    // The cost model (cost_model.h TimingParams; docs/configuration.md "timing").
+    const arrseq::TimingParams& t = p.platform.arr_seq.timing;
+    EXPECT_EQ(t.mm_init_latency, 64u);           // FACTS.md MM_INIT_LATENCY (v2)
+    EXPECT_EQ(t.fp32_factor, 4u);                // FACTS.md fp32 ~4x
+    EXPECT_EQ(t.ls_elements_per_cycle, 4u);      // FACTS.md LoadStationary ~ elements/4
+    EXPECT_EQ(t.ls_to_mm_cycles, 4u);
+    EXPECT_EQ(t.sbuf_read_bytes_per_cycle, 8u);
+    EXPECT_EQ(t.sbuf_access_cycles, 60u);        // FACTS.md static ~60 cycles (v2)
+    EXPECT_EQ(t.fill_cycles_per_row, 1u);
+    EXPECT_EQ(t.drain_cycles_per_col, 1u);
+    EXPECT_EQ(t.psum_write_cycles, 8u);
+    EXPECT_EQ(t.psum_rmw_cycles, 4u);
+    EXPECT_EQ(t.pe_regwrite_cycles, 4u);
+    EXPECT_EQ(t.seq_dispatch_cycles, 16u);
+    EXPECT_EQ(t.stagger_wake_cycles, 8u);
+    EXPECT_DOUBLE_EQ(t.throttle_fraction, 0.25);
+    for (const test::TimingKey& k : test::timing_keys()) EXPECT_EQ(t.*k.member, k.default_value) << k.name;
     EXPECT_NO_THROW(validate(p));
+  }
+}
+
+TEST(Presets, TimingDefaultsAreTheCostModelsOwn) {
+  // One set of defaults: the preset must not drift from TimingParams{} (what
+  // CostModel uses when built without a configuration) nor SeqConfig{}.
+  const arrseq::TimingParams plain;
+  const seq::SeqConfig plain_seq;
+  for (Generation g : isa::kAllGenerations) {
+    SCOPED_TRACE(std::string(isa::name(g)));
+    const VpConfig p = preset(g);
+    for (const test::TimingKey& k : test::timing_keys())
+      EXPECT_EQ(p.platform.arr_seq.timing.*k.member, plain.*k.member) << k.name;
+    EXPECT_DOUBLE_EQ(p.platform.arr_seq.timing.throttle_fraction, plain.throttle_fraction);
+    EXPECT_DOUBLE_EQ(p.platform.arr_seq.timing.clock_ghz, p.tensor_engine_clock_ghz);
+    EXPECT_EQ(p.platform.seq.quantum, plain_seq.quantum);
   }
 }
 
@@ -94,6 +128,9 @@ TEST(Presets, PlatformConfigDefaultsAgreeWithThePreset) {
   EXPECT_EQ(p.platform.arr_seq.ififo_depth, plain.arr_seq.ififo_depth);
   EXPECT_EQ(p.platform.seq.queue_depth, plain.seq.queue_depth);
   EXPECT_EQ(p.platform.seq.window_bytes, plain.seq.window_bytes);
+  EXPECT_EQ(p.platform.seq.quantum, plain.seq.quantum);
+  for (const test::TimingKey& k : test::timing_keys())
+    EXPECT_EQ(p.platform.arr_seq.timing.*k.member, plain.arr_seq.timing.*k.member) << k.name;
 }
 
 TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
@@ -106,11 +143,15 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "generation": "MARIANA",
     "geometry": {"partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048, "psum_banks": 8,
                  "psum_partition_bytes": 16384, "sbuf_partition_bytes": 262144},
-    "mode": "functional",
+    "mode": "both",
     "psum": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "sbuf": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
-    "seq": {"queue_depth": 256},
-    "tensor_engine": {"clock_ghz": 2.4}
+    "seq": {"quantum_ns": 1000, "queue_depth": 256},
+    "tensor_engine": {"clock_ghz": 2.4},
+    "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4,
+               "ls_to_mm_cycles": 4, "mm_init_latency": 64, "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
+               "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8,
+               "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25}
   })");
   EXPECT_EQ(to_json(preset(Generation::MARIANA)), expected);
   // Byte for byte the block in docs/configuration.md ("Dumped preset"): keys sorted, two-space indent.
@@ -140,7 +181,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "psum_partition_bytes": 16384,
     "sbuf_partition_bytes": 262144
   },
-  "mode": "functional",
+  "mode": "both",
   "psum": {
     "access_latency_ns": 10,
     "beat_bytes": 64,
@@ -152,10 +193,27 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "beat_latency_ns": 1
   },
   "seq": {
+    "quantum_ns": 1000,
     "queue_depth": 256
   },
   "tensor_engine": {
     "clock_ghz": 2.4
+  },
+  "timing": {
+    "drain_cycles_per_col": 1,
+    "fill_cycles_per_row": 1,
+    "fp32_factor": 4,
+    "ls_elements_per_cycle": 4,
+    "ls_to_mm_cycles": 4,
+    "mm_init_latency": 64,
+    "pe_regwrite_cycles": 4,
+    "psum_rmw_cycles": 4,
+    "psum_write_cycles": 8,
+    "sbuf_access_cycles": 60,
+    "sbuf_read_bytes_per_cycle": 8,
+    "seq_dispatch_cycles": 16,
+    "stagger_wake_cycles": 8,
+    "throttle_fraction": 0.25
   }
 })");
   // Integral times print as integers, not 10.0.
