@@ -463,7 +463,8 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       return;
     }
     case Kind::Fraction: {
-      const double f = json_real(l, v, "(a share in (0, 1])");
+      if (!v.is_number()) bad(l.path(), shown, "expected a number in (0, 1], " + got(v));
+      const double f = v.get<double>();
       check_fraction(l, f, shown);
       l.set_d(c, f);
       return;
@@ -687,8 +688,11 @@ void validate(const VpConfig& c) {
   for (const Leaf& l : leaves()) {
     switch (l.kind) {
       case Kind::Generation:
-      case Kind::Mode:
       case Kind::Unmapped: break;  // an enum always holds a valid value
+      case Kind::Mode:  // a value cast in code could be none of the three
+        if (c.mode != SimMode::Functional && c.mode != SimMode::Timing && c.mode != SimMode::Both)
+          bad("mode", std::to_string(static_cast<int>(c.mode)), "unknown mode (functional, timing or both)");
+        break;
       case Kind::Count: check_uint(l, l.get(c), std::to_string(l.get(c))); break;
       case Kind::Address:
       case Kind::Size: check_uint(l, l.get(c), hex(l.get(c))); break;

@@ -74,9 +74,12 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       const host::Step& step = plan.steps[s];
       for (const host::SbufLoad& load : step.loads) {
-        if (!data) break;
-        const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
         const std::size_t per = load.bytes_per_partition();
+        if (!data) {  // the same bus time, no bytes: timing is identical with and without data
+          for (std::size_t i = 0; i < load.k_count; ++i) sc_core::wait(vp.platform().sbuf.transfer_time(per));
+          continue;
+        }
+        const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
         for (std::size_t i = 0; i < load.k_count; ++i)
           d.write(bus_sbuf(d.map(), host::sbuf_address(gen, load.partition0 + static_cast<std::uint32_t>(i),
                                                        load.offset)),
@@ -92,7 +95,11 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
       }
       d.clear_done();
       for (const host::PsumRead& rd : step.reads) {
-        if (!data) break;
+        if (!data) {
+          for (std::uint32_t p = 0; p < rd.partitions; ++p)
+            sc_core::wait(vp.platform().psum.transfer_time(std::size_t{rd.elements} * 4));
+          continue;
+        }
         row.resize(std::size_t{rd.partitions} * rd.elements * 4);
         for (std::uint32_t p = 0; p < rd.partitions; ++p)
           d.read(bus_psum(d.map(), host::psum_address(gen, rd.partition0 + p, rd.bank, 0)),

@@ -75,7 +75,7 @@ nlohmann::json to_json(const VpConfig& config);
 // first replaces `base` by that generation's preset, then the other keys apply.
 // Throws ConfigError on an unknown key (naming the dotted path and the valid keys
 // at that level), a wrong type, an out-of-range value, a geometry different from
-// the generation's, overlapping address windows, or a mode not modelled yet.
+// the generation's, overlapping address windows, or an unknown mode.
 VpConfig from_json(const nlohmann::json& json, const VpConfig& base = VpConfig{});
 
 // One `--set key=value`: a dotted key and a value parsed for that key's type --

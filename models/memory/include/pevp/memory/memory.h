@@ -69,13 +69,15 @@ class Memory : public sc_core::sc_module {
   }
   // Transactions answered with an error status since construction.
   std::uint64_t errors() const { return errors_; }
+  // The time a successful transaction of `length` bytes takes (the latency
+  // model above): what a timing-only driver waits instead of moving the data.
+  sc_core::sc_time transfer_time(std::uint64_t length) const;
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   void fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status, const char* what);
-  sc_core::sc_time transfer_time(std::uint64_t length) const;
 
   MemoryConfig config_;
   std::vector<std::uint8_t> storage_;
