@@ -3,6 +3,8 @@
 // micro-op rate of a simulation.
 #include <benchmark/benchmark.h>
 
+#include <string_view>
+
 #include "pevp/isa/builders.h"
 #include "pevp/isa/format.h"
 #include "pevp/platform/samples.h"
@@ -28,6 +30,17 @@ void BM_DecodeValidate(benchmark::State& state) {
   state.SetLabel(std::string(isa::name(g)));
 }
 BENCHMARK(BM_DecodeValidate)->DenseRange(0, 3);
+
+// What a firmware handler pays per field it reads by path (Decoded::get).
+void BM_GetByPath(benchmark::State& state) {
+  const auto program = stream(isa::Generation::MARIANA);
+  const isa::Decoded d = isa::decode(isa::Generation::MARIANA, program[0]);
+  const std::string_view paths[] = {"num_active_rows", "src_mem_pattern.start_addr", "row_grp", "in_dtype"};
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(d.get_or(paths[i++ % 4], 0));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_GetByPath);
 
 void BM_ToText(benchmark::State& state) {
   const auto program = stream(isa::Generation::MARIANA);

@@ -1,5 +1,6 @@
 #include "pevp/isa/decode.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -12,6 +13,10 @@ std::string Violation::describe() const {
 }
 
 const DecodedField* Decoded::field(std::string_view path) const {
+  if (lookup != nullptr) {
+    const int i = lookup->find(path);
+    return i < 0 ? nullptr : &fields[static_cast<std::size_t>(i)];
+  }
   if (index != nullptr) {
     const auto it = index->find(path);
     return it == index->end() ? nullptr : &fields[it->second];
@@ -32,6 +37,64 @@ std::int64_t Decoded::get_or(std::string_view path, std::int64_t fallback) const
   return f ? f->value : fallback;
 }
 
+namespace {
+// How decode() reads one leaf without branching on its shape: one little-endian
+// 64-bit load from the instruction (at the leaf's offset, or at byte 56 for a
+// leaf in the last 8 bytes, so the load stays inside the 64), then shift, mask
+// and sign-extend. Reserved leaves, whose value is the OR of their bytes, and
+// leaves wider than 8 bytes go through read_leaf_signed instead.
+struct LeafReader {
+  static constexpr unsigned kLastLoad = kInstructionBytes - 8;
+  std::uint8_t load_at = 0;
+  std::uint8_t shift = 0;
+  bool general = false;     // read with read_leaf_signed
+  std::uint64_t mask = 0;   // the leaf's bits, after the shift
+  std::uint64_t sign = 0;   // the sign bit of a signed leaf, else 0
+
+  explicit LeafReader(const Leaf& leaf) {
+    general = leaf.kind == ValueKind::Reserved || leaf.size > 8;
+    load_at = static_cast<std::uint8_t>(std::min<unsigned>(leaf.offset, kLastLoad));
+    shift = static_cast<std::uint8_t>(8 * (leaf.offset - load_at) + (leaf.bit_width ? leaf.bit_lo : 0));
+    const unsigned bits = leaf.bit_width ? leaf.bit_width : 8u * leaf.size;
+    mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    sign = leaf.is_signed && bits > 0 ? 1ull << (bits - 1) : 0;
+  }
+  std::int64_t read(const std::uint8_t* bytes64) const {
+    std::uint64_t v;
+    std::memcpy(&v, bytes64 + load_at, sizeof v);  // one load
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);  // the instruction is little-endian
+#endif
+    v = (v >> shift) & mask;
+    return static_cast<std::int64_t>(v ^ sign) - static_cast<std::int64_t>(sign);
+  }
+};
+
+// What decode() needs per leaf set, built once: the fields with value 0 (copied
+// in one go, then filled in, instead of appending 40-odd fields one at a time)
+// and a reader per field.
+struct LeafSetDecoder {
+  std::vector<DecodedField> fields;
+  std::vector<LeafReader> readers;
+};
+
+const LeafSetDecoder& leaf_set_decoder(std::size_t leaf_set) {
+  static const auto decoders = [] {
+    std::vector<LeafSetDecoder> all(leaf_set_count());
+    for (const StructLayout& layout : all_layouts())
+      for (std::size_t s = 0; s < layout.leaf_sets.size(); ++s) {
+        LeafSetDecoder& decoder = all[layout.first_leaf_set + s];
+        for (const Leaf& leaf : layout.leaf_sets[s]) {
+          decoder.fields.push_back({leaf, 0});
+          decoder.readers.emplace_back(leaf);
+        }
+      }
+    return all;
+  }();
+  return decoders[leaf_set];
+}
+}  // namespace
+
 Decoded decode(Generation g, const std::uint8_t* bytes64) {
   Decoded d;
   d.gen = g;
@@ -40,10 +103,16 @@ Decoded decode(Generation g, const std::uint8_t* bytes64) {
   d.opcode = opcode_from_byte(d.opcode_byte, g);
   if (d.opcode) {
     d.layout = &layout_of(g, struct_of(*d.opcode));
-    const auto& leaves = leaves_of(*d.layout, d.raw.data());
-    d.index = &leaf_index_of(*d.layout, d.raw.data());
-    d.fields.reserve(leaves.size());
-    for (const Leaf& leaf : leaves) d.fields.push_back({leaf, read_leaf_signed(d.raw.data(), leaf)});
+    const std::size_t set = leaf_set_of(*d.layout, d.raw.data());
+    d.index = &d.layout->leaf_index[set];
+    d.lookup = &d.layout->leaf_lookup[set];
+    const LeafSetDecoder& decoder = leaf_set_decoder(d.layout->first_leaf_set + set);
+    d.fields = decoder.fields;
+    for (std::size_t i = 0; i < d.fields.size(); ++i) {
+      // bytes64, not d.raw: the copy just written would stall the loads
+      const LeafReader& reader = decoder.readers[i];
+      d.fields[i].value = reader.general ? read_leaf_signed(bytes64, d.fields[i].leaf) : reader.read(bytes64);
+    }
   } else {
     d.fields.push_back({Leaf{"header.opcode", 0, 1, 0, 0, ValueKind::Opcode, false, "header"}, d.opcode_byte});
   }

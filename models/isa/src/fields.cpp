@@ -2,6 +2,7 @@
 // static_asserts there pin the tables too.
 #include "pevp/isa/fields.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <deque>
@@ -247,24 +248,49 @@ std::uint32_t read_u32(const std::uint8_t* p) {
 
 }  // namespace
 
+LeafLookup::LeafLookup(const std::vector<Leaf>& leaves) {
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    entries_.push_back({leaves[i].path, static_cast<std::uint16_t>(i)});
+    longest = std::max(longest, leaves[i].path.size());
+  }
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.path.size() < b.path.size(); });
+  first_.assign(longest + 2, 0);
+  for (const Entry& e : entries_) ++first_[e.path.size() + 1];
+  for (std::size_t n = 1; n < first_.size(); ++n) first_[n] += first_[n - 1];
+}
+
 const FieldDesc* StructLayout::find(std::string_view field_name) const {
   for (const auto& f : fields)
     if (field_name == f.name) return &f;
   return nullptr;
 }
 
-const StructLayout& layout_of(Generation g, StructKind kind) {
+const std::vector<StructLayout>& all_layouts() {
   // Built once, on first use: 4 generations x 9 structs.
   static const auto tables = [] {
     std::vector<StructLayout> all;
+    std::size_t sets = 0;
     for (Generation gen : kAllGenerations)
       for (std::size_t k = 0; k < kNumKinds; ++k) {
         all.push_back(build(gen, static_cast<StructKind>(k)));
         build_leaf_sets(all.back());
+        all.back().first_leaf_set = sets;
+        sets += all.back().leaf_sets.size();
       }
     return all;
   }();
-  return tables[static_cast<std::size_t>(g) * kNumKinds + static_cast<std::size_t>(kind)];
+  return tables;
+}
+
+std::size_t leaf_set_count() {
+  const StructLayout& last = all_layouts().back();
+  return last.first_leaf_set + last.leaf_sets.size();
+}
+
+const StructLayout& layout_of(Generation g, StructKind kind) {
+  return all_layouts()[static_cast<std::size_t>(g) * kNumKinds + static_cast<std::size_t>(kind)];
 }
 
 PatternMember pattern_member(std::uint32_t start_addr) {
@@ -405,8 +431,11 @@ void build_leaf_sets(StructLayout& layout) {
     auto& index = layout.leaf_index.emplace_back();
     for (std::size_t i = 0; i < layout.leaf_sets.back().size(); ++i)
       index.emplace(layout.leaf_sets.back()[i].path, static_cast<std::uint16_t>(i));
+    layout.leaf_lookup.emplace_back(layout.leaf_sets.back());
   }
 }
+
+}  // namespace
 
 std::size_t leaf_set_of(const StructLayout& layout, const std::uint8_t* bytes) {
   std::size_t index = 0, scale = 1;
@@ -416,7 +445,6 @@ std::size_t leaf_set_of(const StructLayout& layout, const std::uint8_t* bytes) {
   }
   return index;
 }
-}  // namespace
 
 const std::vector<Leaf>& leaves_of(const StructLayout& layout, const std::uint8_t* bytes) {
   return layout.leaf_sets[leaf_set_of(layout, bytes)];

@@ -3,7 +3,10 @@
 // decision -- in docs/isa.md. A rule reads decoded leaves by their spec names,
 // so one rule serves every generation whose struct has the field.
 #include <algorithm>
+#include <array>
 #include <initializer_list>
+#include <iterator>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
@@ -37,6 +40,106 @@ std::string hex(std::int64_t v) {
   return o.str();
 }
 
+// ---- the leaves the rules read ------------------------------------------------------
+// A rule names the leaves it reads by Key, not by path string: decode() runs
+// every rule for every instruction the SEQ fetches, and hashing a path per read
+// (plus building "x.num_elem[" + k + "]" strings) was most of its cost. Each
+// key is resolved to a position in Decoded::fields once per leaf set of every
+// layout (LeafSetInfo below); a read is then fields[position].
+enum Key : std::uint8_t {
+  kInstWordLen, kWaitMode, kWaitSem, kWaitValue, kUpdateMode, kUpdateSem, kUpdateValue,
+  kInDtype, kFp32Mode, kOutDtype, kNumActiveRows, kNumActiveCols, kRowGrp, kColGrp,
+  kTileRow, kTileCol, kRowSel, kColSel, kPerfOpt, kPerfMode, kTransposeMode, kBgXposeMode,
+  kSeedMode, kXposeMode, kPsumAccumulateFlags, kPsumZeroRegion, kMode, kIdentityDtype,
+  kForceTagBits, kLutDtype,
+  kNumFixedKeys,  // then kNumPatterns x kNumSubs keys: one per (pattern, sub-leaf), see key()
+};
+constexpr std::string_view kFixedPaths[kNumFixedKeys] = {
+    "header.inst_word_len", "events.wait_mode", "events.wait_sem", "events.wait_value", "events.update_mode",
+    "events.update_sem", "events.update_value", "in_dtype", "fp32_mode", "out_dtype", "num_active_rows",
+    "num_active_cols", "row_grp", "col_grp", "tile_size.row", "tile_size.col", "tile_sel.row_sel",
+    "tile_sel.col_sel", "perf_opt", "perf_mode", "transpose_mode", "bg_xpose_mode", "flags.seed_mode",
+    "flags.xpose_mode", "psum_accumulate_flags", "psum_zero_region", "mode", "identity_dtype", "force_tag_bits",
+    "lut_dtype"};
+
+// The access patterns the rules check, and the sub-leaves they read of each.
+enum class PatternId : std::uint8_t { Src, Dst, Identity, SrcSeed, DstSeed };
+constexpr std::string_view kPatternNames[] = {"src_mem_pattern", "dst_mem_pattern", "identity_mem_pattern",
+                                              "src_seed_mem_pattern", "dst_seed_mem_pattern"};
+constexpr unsigned kNumPatterns = std::size(kPatternNames);
+// step_elem[k] and num_elem[k] for k < kMaxDims follow kNumIndex.
+enum Sub : std::uint8_t { kStartAddr, kScaleAddr, kNumElem, kNumIndex, kStepElem0, kNumElem0 = kStepElem0 + 4 };
+constexpr unsigned kMaxDims = 4;  // TENSOR4D
+constexpr unsigned kNumSubs = kNumElem0 + kMaxDims;
+constexpr unsigned kNumKeys = kNumFixedKeys + kNumPatterns * kNumSubs;
+
+constexpr unsigned key(PatternId p, unsigned sub) { return kNumFixedKeys + static_cast<unsigned>(p) * kNumSubs + sub; }
+constexpr unsigned step_elem(PatternId p, unsigned k) { return key(p, kStepElem0 + k); }
+constexpr unsigned num_elem(PatternId p, unsigned k) { return key(p, kNumElem0 + k); }
+std::string_view name(PatternId p) { return kPatternNames[static_cast<unsigned>(p)]; }
+
+// The path of every key ("events.wait_sem", "src_mem_pattern.num_elem[2]").
+const std::string& path(unsigned k) {
+  static const auto paths = [] {
+    std::vector<std::string> all(kFixedPaths, kFixedPaths + kNumFixedKeys);
+    for (unsigned p = 0; p < kNumPatterns; ++p) {
+      const std::string base(kPatternNames[p]);
+      for (const char* leaf : {".start_addr", ".scale_addr", ".num_elem", ".num_index"}) all.push_back(base + leaf);
+      for (const char* leaf : {".step_elem[", ".num_elem["})
+        for (unsigned d = 0; d < kMaxDims; ++d) all.push_back(base + leaf + std::to_string(d) + "]");
+    }
+    return all;
+  }();
+  return paths[k];
+}
+
+// What the rules need to know of one leaf set, resolved once.
+struct LeafSetInfo {
+  std::array<std::int16_t, kNumKeys> position{};  // in Decoded::fields; -1: the struct has no such leaf
+  std::vector<std::uint16_t> reserved;            // positions of the leaves reserved.zero checks, in order
+  bool src_union = false, dst_union = false;      // src/dst_mem_pattern is a MEM_PATTERN3D union
+};
+
+bool is_union_field(const Decoded& d, std::string_view name) {
+  const FieldDesc* f = d.layout ? d.layout->find(name) : nullptr;
+  return f && f->part == Part::MemPattern3D;
+}
+
+// Resolves every key against `d` exactly as Decoded::field() finds paths.
+LeafSetInfo resolve(const Decoded& d) {
+  LeafSetInfo info;
+  for (unsigned k = 0; k < kNumKeys; ++k) {
+    const DecodedField* f = d.field(path(k));
+    info.position[k] = static_cast<std::int16_t>(f ? f - d.fields.data() : -1);
+  }
+  for (std::size_t i = 0; i < d.fields.size(); ++i) {
+    const Leaf& leaf = d.fields[i].leaf;
+    if (leaf.kind == ValueKind::Reserved || leaf.path.find("reserved_bitfield") != std::string::npos)
+      info.reserved.push_back(static_cast<std::uint16_t>(i));
+  }
+  info.src_union = is_union_field(d, name(PatternId::Src));
+  info.dst_union = is_union_field(d, name(PatternId::Dst));
+  return info;
+}
+
+// The resolved keys of every leaf set of every layout, by global leaf set
+// number (StructLayout::first_leaf_set). Built once, on first use.
+const std::vector<LeafSetInfo>& leaf_set_infos() {
+  static const auto infos = [] {
+    std::vector<LeafSetInfo> all(leaf_set_count());
+    for (const StructLayout& layout : all_layouts())
+      for (std::size_t set = 0; set < layout.leaf_sets.size(); ++set) {
+        Decoded proto;  // the set's fields (values do not matter) and index
+        proto.layout = &layout;
+        proto.index = &layout.leaf_index[set];
+        for (const Leaf& leaf : layout.leaf_sets[set]) proto.fields.push_back({leaf, 0});
+        all[layout.first_leaf_set + set] = resolve(proto);
+      }
+    return all;
+  }();
+  return infos;
+}
+
 // Records a violation when `ok` is false. A macro so that the field path and the
 // message -- often built with std::string arithmetic -- are only evaluated on
 // failure: decode() runs every rule for every instruction the SEQ fetches.
@@ -48,35 +151,56 @@ std::string hex(std::int64_t v) {
 // Collects violations for one instruction.
 class Rules {
  public:
-  explicit Rules(const Decoded& d) : d_(d) {}
+  explicit Rules(const Decoded& d) : d_(d), at_(info_of(d)) {}
   std::vector<Violation> take() { return std::move(out_); }
 
-  bool has(std::string_view p) const { return d_.has(p); }
-  std::int64_t get(std::string_view p) const { return d_.get(p); }
-  std::int64_t get_or_default(std::string_view p) const { return d_.get_or(p, 0); }
+  bool has(unsigned k) const { return at_.position[k] >= 0; }
+  // The leaf's value; like Decoded::get, throws naming the path if absent.
+  std::int64_t get(unsigned k) const { return has(k) ? value_at(k) : d_.get(path(k)); }
+  std::int64_t get_or_default(unsigned k) const { return has(k) ? value_at(k) : 0; }
+  void fail(unsigned field, std::string rule, std::string message) {
+    out_.push_back({path(field), get_or_default(field), std::move(rule), std::move(message)});
+  }
   void fail(std::string_view field, std::string rule, std::string message) {
     out_.push_back({std::string(field), field.empty() ? 0 : d_.get_or(field, 0), std::move(rule), std::move(message)});
   }
-  void equal(std::string_view field, std::int64_t expected, const char* rule, const char* what) {
+  void equal(unsigned field, std::int64_t expected, const char* rule, const char* what) {
     if (has(field) && get(field) != expected) fail(field, rule, std::string(what) + " must be " + std::to_string(expected));
   }
+  const LeafSetInfo& leaf_set() const { return at_; }
 
   const Decoded& d_;
 
  private:
+  std::int64_t value_at(unsigned k) const { return d_.fields[static_cast<std::size_t>(at_.position[k])].value; }
+  // decode()'s instructions find their set's info from Decoded::index (which of
+  // the layout's leaf_index it points to); any other Decoded (built by hand) is
+  // resolved here, once.
+  const LeafSetInfo& info_of(const Decoded& d) {
+    if (d.layout && d.index) {
+      const auto& sets = d.layout->leaf_index;
+      for (std::size_t s = 0; s < sets.size(); ++s)
+        if (&sets[s] == d.index) return leaf_set_infos()[d.layout->first_leaf_set + s];
+    }
+    own_ = std::make_unique<LeafSetInfo>(resolve(d));
+    return *own_;
+  }
+
+  std::unique_ptr<LeafSetInfo> own_;
+  const LeafSetInfo& at_;
   std::vector<Violation> out_;
 };
 
 // ---- rules every struct shares ------------------------------------------------------
 void check_header_and_events(Rules& r) {
-  PEVP_REQUIRE(r, r.get("header.inst_word_len") == 16, "header.inst_word_len", "header.inst_word_len",
+  PEVP_REQUIRE(r, r.get(kInstWordLen) == 16, kInstWordLen, "header.inst_word_len",
             "a 64-byte instruction has inst_word_len 16 (32-bit words)");
-  const auto wait_mode = r.get("events.wait_mode"), update_mode = r.get("events.update_mode");
-  PEVP_REQUIRE(r, wait_mode <= 2, "events.wait_mode", "events.wait_mode", "wait_mode must be NONE(0), WAIT_GE(1) or WAIT_EQ(2)");
-  PEVP_REQUIRE(r, update_mode <= 3, "events.update_mode", "events.update_mode",
+  const auto wait_mode = r.get(kWaitMode), update_mode = r.get(kUpdateMode);
+  PEVP_REQUIRE(r, wait_mode <= 2, kWaitMode, "events.wait_mode", "wait_mode must be NONE(0), WAIT_GE(1) or WAIT_EQ(2)");
+  PEVP_REQUIRE(r, update_mode <= 3, kUpdateMode, "events.update_mode",
             "update_mode must be NONE(0), SET(1), INCREMENT(2) or DECREMENT(3)");
-  for (auto [mode, sem, value] : {std::tuple{wait_mode, "events.wait_sem", "events.wait_value"},
-                                  std::tuple{update_mode, "events.update_sem", "events.update_value"}}) {
+  for (auto [mode, sem, value] : {std::tuple{wait_mode, kWaitSem, kWaitValue},
+                                  std::tuple{update_mode, kUpdateSem, kUpdateValue}}) {
     if (mode == 0) {
       PEVP_REQUIRE(r, r.get(sem) == 0 && r.get(value) == 0, r.get(sem) ? sem : value, "events.unused_zero",
                 "semaphore index and value must be 0 when the mode is NONE");
@@ -88,9 +212,9 @@ void check_header_and_events(Rules& r) {
 }
 
 void check_reserved(Rules& r) {
-  for (const auto& f : r.d_.fields) {
-    const bool reserved = f.leaf.kind == ValueKind::Reserved || f.leaf.path.find("reserved_bitfield") != std::string::npos;
-    if (reserved && f.value != 0)
+  for (const std::uint16_t i : r.leaf_set().reserved) {
+    const DecodedField& f = r.d_.fields[i];
+    if (f.value != 0)
       r.fail(f.leaf.path, "reserved.zero",
              "reserved bits (byte " + std::to_string(f.leaf.offset) + ", " + std::to_string(f.leaf.size) +
                  " byte(s)) must be 0");
@@ -99,14 +223,14 @@ void check_reserved(Rules& r) {
 
 // ---- access patterns ------------------------------------------------------------------
 struct PatternView {
-  std::string name;  // "src_mem_pattern"
+  PatternId id = PatternId::Src;
   PatternMember member = PatternMember::Tensor3D;
   std::uint32_t addr = 0;  // start_addr without marker bits
 };
 
-PatternView view_pattern(const Rules& r, const std::string& name, bool is_union) {
-  PatternView v{name};
-  const auto start = static_cast<std::uint32_t>(r.get(name + ".start_addr"));
+PatternView view_pattern(const Rules& r, PatternId id, bool is_union) {
+  PatternView v{id};
+  const auto start = static_cast<std::uint32_t>(r.get(key(id, kStartAddr)));
   v.member = is_union ? pattern_member(start) : PatternMember::Tensor3D;
   v.addr = start;
   if (v.member == PatternMember::MxTensorV2) v.addr &= ~ADDR4MARKER_MXTENSOR_V2;
@@ -114,22 +238,17 @@ PatternView view_pattern(const Rules& r, const std::string& name, bool is_union)
   return v;
 }
 
-bool is_union_field(const Decoded& d, const std::string& name) {
-  const FieldDesc* f = d.layout->find(name);
-  return f && f->part == Part::MemPattern3D;
-}
-
 // Dimension count of a plain tensor pattern leaf set ("x.num_elem[k]").
-unsigned dims_of(const Rules& r, const std::string& name) {
+unsigned dims_of(const Rules& r, PatternId id) {
   unsigned n = 0;
-  while (r.has(name + ".num_elem[" + std::to_string(n) + "]")) ++n;
+  while (n < kMaxDims && r.has(num_elem(id, n))) ++n;
   return n;
 }
 
 // Memory region and shape checks shared by every pattern.
 void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned partitions) {
   const Geometry& geo = geometry(r.d_.gen);
-  const std::string start = p.name + ".start_addr";
+  const unsigned start = key(p.id, kStartAddr);
   if (p.member == PatternMember::Conflicting) {
     r.fail(start, "mempattern.marker", "start_addr sets both the MXTENSOR_V2 (0x1) and INDIRECT (bit 31) markers");
     return;
@@ -154,102 +273,101 @@ void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned part
                   " partitions; only " + std::to_string(geo.partitions) + " exist");
   }
   if (p.member == PatternMember::MxTensorV2) {
-    PEVP_REQUIRE(r, geo.in_sbuf(static_cast<std::uint32_t>(r.get(p.name + ".scale_addr"))), p.name + ".scale_addr",
+    PEVP_REQUIRE(r, geo.in_sbuf(static_cast<std::uint32_t>(r.get(key(p.id, kScaleAddr)))), key(p.id, kScaleAddr),
               "mempattern.scale_sbuf", "MX scales must lie in SBUF");
   }
   if (p.member == PatternMember::Indirect16B) {
-    PEVP_REQUIRE(r, r.get(p.name + ".num_elem") >= 1, p.name + ".num_elem", "mempattern.num_elem",
+    PEVP_REQUIRE(r, r.get(key(p.id, kNumElem)) >= 1, key(p.id, kNumElem), "mempattern.num_elem",
               "an indirect pattern needs at least 1 element per index");
-    PEVP_REQUIRE(r, r.get(p.name + ".num_index") >= 1, p.name + ".num_index", "mempattern.num_elem",
+    PEVP_REQUIRE(r, r.get(key(p.id, kNumIndex)) >= 1, key(p.id, kNumIndex), "mempattern.num_elem",
               "an indirect pattern needs at least 1 index");
     return;
   }
-  const unsigned dims = p.member == PatternMember::MxTensorV2 ? 2 : dims_of(r, p.name);
-  for (unsigned k = 0; k < dims; ++k) {
-    const std::string leaf = p.name + ".num_elem[" + std::to_string(k) + "]";
-    PEVP_REQUIRE(r, r.get(leaf) >= 1, leaf, "mempattern.num_elem", "every dimension needs at least 1 element");
-  }
+  const unsigned dims = p.member == PatternMember::MxTensorV2 ? 2 : dims_of(r, p.id);
+  for (unsigned k = 0; k < dims; ++k)
+    PEVP_REQUIRE(r, r.get(num_elem(p.id, k)) >= 1, num_elem(p.id, k), "mempattern.num_elem",
+              "every dimension needs at least 1 element");
 }
 
 // ---- tiles -------------------------------------------------------------------------------
 // The effective active rows/cols, and the tile they must fit in.
 void check_tile(Rules& r, bool mx_row_tiling_only) {
   const Geometry& geo = geometry(r.d_.gen);
-  if (r.has("row_grp")) {
-    PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get("row_grp"))).has_value(), "row_grp", "tile.row_grp",
+  if (r.has(kRowGrp)) {
+    PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get(kRowGrp))).has_value(), kRowGrp, "tile.row_grp",
               "row_grp must be a mask of aligned 32-row groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
-    PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get("col_grp"))).has_value(), "col_grp", "tile.col_grp",
+    PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get(kColGrp))).has_value(), kColGrp, "tile.col_grp",
               "col_grp must be a mask of aligned 32-column groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
     if (mx_row_tiling_only)
-      PEVP_REQUIRE(r, r.get("col_grp") == 0xF, "col_grp", "mx.row_tiling_only", "MX matmul tiles rows only: col_grp must be 0xF");
-  } else if (r.has("tile_size.row")) {
-    const auto row = r.get("tile_size.row"), col = r.get("tile_size.col");
-    PEVP_REQUIRE(r, row == tile_size::R64 || row == tile_size::R128, "tile_size.row", "tile_size.row",
+      PEVP_REQUIRE(r, r.get(kColGrp) == 0xF, kColGrp, "mx.row_tiling_only", "MX matmul tiles rows only: col_grp must be 0xF");
+  } else if (r.has(kTileRow)) {
+    const auto row = r.get(kTileRow), col = r.get(kTileCol);
+    PEVP_REQUIRE(r, row == tile_size::R64 || row == tile_size::R128, kTileRow, "tile_size.row",
               "tile_size.row must be R64 (6) or R128 (7)");
-    PEVP_REQUIRE(r, col == tile_size::C128 || col == tile_size::C256, "tile_size.col", "tile_size.col",
+    PEVP_REQUIRE(r, col == tile_size::C128 || col == tile_size::C256, kTileCol, "tile_size.col",
               "tile_size.col must be C128 (7) or C256 (8)");
-    PEVP_REQUIRE(r, r.get("tile_sel.row_sel") <= 1, "tile_sel.row_sel", "tile_sel.range", "row_sel must be <= 1 (valid_pe_tile_select)");
-    PEVP_REQUIRE(r, r.get("tile_sel.col_sel") <= 1, "tile_sel.col_sel", "tile_sel.range", "col_sel must be <= 1 (valid_pe_tile_select)");
+    PEVP_REQUIRE(r, r.get(kRowSel) <= 1, kRowSel, "tile_sel.range", "row_sel must be <= 1 (valid_pe_tile_select)");
+    PEVP_REQUIRE(r, r.get(kColSel) <= 1, kColSel, "tile_sel.range", "col_sel must be <= 1 (valid_pe_tile_select)");
     if (row == tile_size::R128)
-      PEVP_REQUIRE(r, r.get("tile_sel.row_sel") == 0, "tile_sel.row_sel", "tile_sel.fits", "an R128 tile spans every row: row_sel must be 0");
+      PEVP_REQUIRE(r, r.get(kRowSel) == 0, kRowSel, "tile_sel.fits", "an R128 tile spans every row: row_sel must be 0");
     if (col == tile_size::C256 || (col == tile_size::C128 && geo.pe_cols == 128))
-      PEVP_REQUIRE(r, r.get("tile_sel.col_sel") == 0, "tile_sel.col_sel", "tile_sel.fits",
+      PEVP_REQUIRE(r, r.get(kColSel) == 0, kColSel, "tile_sel.fits",
                 "the tile spans every column: col_sel must be 0");
   }
   const auto tile = tile_of(r.d_);
-  if (!tile || !r.has("num_active_rows")) return;
-  const auto rows = r.get("num_active_rows");
-  PEVP_REQUIRE(r, rows >= 1 && rows <= static_cast<std::int64_t>(tile->rows), "num_active_rows", "tile.num_active_rows",
+  if (!tile || !r.has(kNumActiveRows)) return;
+  const auto rows = r.get(kNumActiveRows);
+  PEVP_REQUIRE(r, rows >= 1 && rows <= static_cast<std::int64_t>(tile->rows), kNumActiveRows, "tile.num_active_rows",
             "num_active_rows must be 1.." + std::to_string(tile->rows) + " (the tile's rows)");
-  std::int64_t cols = r.get("num_active_cols");
+  std::int64_t cols = r.get(kNumActiveCols);
   if (is_maverick(r.d_.gen) && cols == 0) {
-    PEVP_REQUIRE(r, tile->cols == 256, "num_active_cols", "tile.num_active_cols",
+    PEVP_REQUIRE(r, tile->cols == 256, kNumActiveCols, "tile.num_active_cols",
               "num_active_cols 0 means the full 256 columns and needs tile_size.col C256");
     return;
   }
-  PEVP_REQUIRE(r, cols >= 1 && cols <= static_cast<std::int64_t>(tile->cols), "num_active_cols", "tile.num_active_cols",
+  PEVP_REQUIRE(r, cols >= 1 && cols <= static_cast<std::int64_t>(tile->cols), kNumActiveCols, "tile.num_active_cols",
             "num_active_cols must be 1.." + std::to_string(tile->cols) + " (the tile's columns)");
 }
 
 // ---- dtypes --------------------------------------------------------------------------------
 void check_in_dtype(Rules& r, bool mx_source) {
-  const auto in = r.get("in_dtype");
+  const auto in = r.get(kInDtype);
   if (mx_source)
-    PEVP_REQUIRE(r, one_of(in, kMxInputs), "in_dtype", "mx.in_dtype", "an MX source dtype must be one of " + set_text(kMxInputs));
+    PEVP_REQUIRE(r, one_of(in, kMxInputs), kInDtype, "mx.in_dtype", "an MX source dtype must be one of " + set_text(kMxInputs));
   else
-    PEVP_REQUIRE(r, one_of(in, kMmInputs), "in_dtype", "mm.in_dtype",
+    PEVP_REQUIRE(r, one_of(in, kMmInputs), kInDtype, "mm.in_dtype",
               "a matmul input dtype must be one of " + set_text(kMmInputs) + " (tf32 is FP32 with fp32_mode Low)");
-  if (!r.has("fp32_mode")) return;
-  const auto mode = r.get("fp32_mode");
-  PEVP_REQUIRE(r, mode <= 3, "fp32_mode", "fp32_mode.range", "fp32_mode must be None(0), Low(1), High(2) or Low_High(3)");
+  if (!r.has(kFp32Mode)) return;
+  const auto mode = r.get(kFp32Mode);
+  PEVP_REQUIRE(r, mode <= 3, kFp32Mode, "fp32_mode.range", "fp32_mode must be None(0), Low(1), High(2) or Low_High(3)");
   if (in == static_cast<std::int64_t>(Dtype::FP32))
-    PEVP_REQUIRE(r, mode != 0, "fp32_mode", "fp32_mode.dtype", "FP32 input needs fp32_mode Low, High or Low_High");
+    PEVP_REQUIRE(r, mode != 0, kFp32Mode, "fp32_mode.dtype", "FP32 input needs fp32_mode Low, High or Low_High");
   else
-    PEVP_REQUIRE(r, mode == 0, "fp32_mode", "fp32_mode.dtype", "a non-FP32 input needs fp32_mode None");
+    PEVP_REQUIRE(r, mode == 0, kFp32Mode, "fp32_mode.dtype", "a non-FP32 input needs fp32_mode None");
 }
 
 void check_out_dtype(Rules& r) {
-  const auto out = r.get("out_dtype");
+  const auto out = r.get(kOutDtype);
   const bool fp32 = out == 0 || out == static_cast<std::int64_t>(Dtype::FP32);
   const bool bf16 = out == static_cast<std::int64_t>(Dtype::BFLOAT16);
   if (is_v4_plus(r.d_.gen))
-    PEVP_REQUIRE(r, fp32 || bf16, "out_dtype", "mm.out_dtype", "out_dtype must be 0 (=FP32), FP32 or BFLOAT16");
+    PEVP_REQUIRE(r, fp32 || bf16, kOutDtype, "mm.out_dtype", "out_dtype must be 0 (=FP32), FP32 or BFLOAT16");
   else
-    PEVP_REQUIRE(r, fp32, "out_dtype", "mm.out_dtype", "out_dtype must be 0 (=FP32) or FP32 (BFLOAT16 output starts at v4)");
+    PEVP_REQUIRE(r, fp32, kOutDtype, "mm.out_dtype", "out_dtype must be 0 (=FP32) or FP32 (BFLOAT16 output starts at v4)");
 }
 
 // ---- PSUM groups -------------------------------------------------------------------------------
 void check_psum_group(Rules& r) {
-  if (r.has("psum_accumulate_flags")) {
-    const auto f = r.get("psum_accumulate_flags");
-    PEVP_REQUIRE(r, (f & ~std::int64_t{psum_flags::kDefinedBits}) == 0, "psum_accumulate_flags", "psum.accumulate_flags",
+  if (r.has(kPsumAccumulateFlags)) {
+    const auto f = r.get(kPsumAccumulateFlags);
+    PEVP_REQUIRE(r, (f & ~std::int64_t{psum_flags::kDefinedBits}) == 0, kPsumAccumulateFlags, "psum.accumulate_flags",
               "only BEGIN (0x1), END (0x2) and BEGIN_ACCUM (0x4) are defined");
     PEVP_REQUIRE(r, !((f & psum_flags::BEGIN_MATMUL_GROUP) && (f & psum_flags::BEGIN_ACCUM_MATMUL_GROUP)),
-              "psum_accumulate_flags", "psum.accumulate_flags",
+              kPsumAccumulateFlags, "psum.accumulate_flags",
               "BEGIN (zero, then write) and BEGIN_ACCUM (accumulate onto PSUM) exclude each other");
   }
-  if (r.has("psum_zero_region"))
-    PEVP_REQUIRE(r, r.get("psum_zero_region") <= 3, "psum_zero_region", "psum.zero_region",
+  if (r.has(kPsumZeroRegion))
+    PEVP_REQUIRE(r, r.get(kPsumZeroRegion) <= 3, kPsumZeroRegion, "psum.zero_region",
               "psum_zero_region must be 0..3 (1, 2, 4 or 8 banks)");
 }
 
@@ -258,12 +376,12 @@ void check_psum_group(Rules& r) {
 void check_dst_footprint(Rules& r, const PatternView& p) {
   if (p.member != PatternMember::Tensor3D || !geometry(r.d_.gen).in_psum(p.addr)) return;
   const Geometry& geo = geometry(r.d_.gen);
-  const auto out = r.get_or_default("out_dtype");
+  const auto out = r.get_or_default(kOutDtype);
   const unsigned elem = out == static_cast<std::int64_t>(Dtype::BFLOAT16) ? 2 : 4;
   std::int64_t lo = 0, hi = 0;
   for (unsigned k = 0; k < 3; ++k) {
-    const auto n = r.get(p.name + ".num_elem[" + std::to_string(k) + "]");
-    const auto s = r.get(p.name + ".step_elem[" + std::to_string(k) + "]");
+    const auto n = r.get(num_elem(p.id, k));
+    const auto s = r.get(step_elem(p.id, k));
     if (n < 1) return;  // reported by mempattern.num_elem
     (s < 0 ? lo : hi) += s * (n - 1);
   }
@@ -271,7 +389,7 @@ void check_dst_footprint(Rules& r, const PatternView& p) {
   const std::int64_t first = offset + lo * elem, last = offset + hi * elem + elem - 1;
   const std::int64_t limit_lo = is_v4_plus(r.d_.gen) ? 0 : offset / geo.psum_bank_bytes * geo.psum_bank_bytes;
   const std::int64_t limit_hi = is_v4_plus(r.d_.gen) ? geo.psum_partition_bytes : limit_lo + geo.psum_bank_bytes;
-  PEVP_REQUIRE(r, first >= limit_lo && last < limit_hi, p.name + ".start_addr", "mm.psum_footprint",
+  PEVP_REQUIRE(r, first >= limit_lo && last < limit_hi, key(p.id, kStartAddr), "mm.psum_footprint",
             std::string("the output occupies partition bytes ") + std::to_string(first) + ".." + std::to_string(last) +
                 (is_v4_plus(r.d_.gen) ? ", outside the partition's 16 KiB of PSUM"
                                       : ", crossing its 2 KiB PSUM bank (one bank per matmul before v4)"));
@@ -283,137 +401,136 @@ void check_dst(Rules& r, const PatternView& dst, unsigned partitions) {
   check_pattern(r, dst, true, partitions);
   check_dst_footprint(r, dst);
   if (dst.member == PatternMember::MxTensorV2 || dst.member == PatternMember::Indirect16B)
-    r.fail(dst.name + ".start_addr", "mempattern.dst_member", "a PSUM destination must be a TENSOR3D pattern");
+    r.fail(key(dst.id, kStartAddr), "mempattern.dst_member", "a PSUM destination must be a TENSOR3D pattern");
 }
 
 // ---- per instruction family ---------------------------------------------------------------------
 void check_perf_opt(Rules& r, bool xpose) {
-  if (!r.has("perf_opt")) return;
-  const auto opt = r.get("perf_opt");
-  PEVP_REQUIRE(r, opt <= perf_opt::FP8_DOUBLE_ROW, "perf_opt", "perf_opt.range", "perf_opt must be 0 (none) or 1 (fp8 double_row)");
+  if (!r.has(kPerfOpt)) return;
+  const auto opt = r.get(kPerfOpt);
+  PEVP_REQUIRE(r, opt <= perf_opt::FP8_DOUBLE_ROW, kPerfOpt, "perf_opt.range", "perf_opt must be 0 (none) or 1 (fp8 double_row)");
   if (opt != perf_opt::FP8_DOUBLE_ROW) return;
-  PEVP_REQUIRE(r, is_fp8(static_cast<Dtype>(r.get("in_dtype"))), "perf_opt", "perf_opt.double_row",
+  PEVP_REQUIRE(r, is_fp8(static_cast<Dtype>(r.get(kInDtype))), kPerfOpt, "perf_opt.double_row",
             "double_row needs an fp8 in_dtype");
-  PEVP_REQUIRE(r, r.get("col_grp") == 0xF, "perf_opt", "perf_opt.double_row", "double_row cannot combine with column tiling (col_grp 0xF)");
-  PEVP_REQUIRE(r, !xpose, "perf_opt", "perf_opt.double_row", "double_row cannot combine with transpose");
+  PEVP_REQUIRE(r, r.get(kColGrp) == 0xF, kPerfOpt, "perf_opt.double_row", "double_row cannot combine with column tiling (col_grp 0xF)");
+  PEVP_REQUIRE(r, !xpose, kPerfOpt, "perf_opt.double_row", "double_row cannot combine with transpose");
 }
 
 void check_mx_perf_mode(Rules& r, bool mx_source) {
-  if (!r.has("perf_mode")) return;
-  const auto mode = r.get("perf_mode");
-  PEVP_REQUIRE(r, mode <= 6, "perf_mode", "perf_mode.range", "MX_PERF_MODE must be 0..6");
+  if (!r.has(kPerfMode)) return;
+  const auto mode = r.get(kPerfMode);
+  PEVP_REQUIRE(r, mode <= 6, kPerfMode, "perf_mode.range", "MX_PERF_MODE must be 0..6");
   if (mode != 0)
-    PEVP_REQUIRE(r, mx_source, "perf_mode", "perf_mode.mx_only", "QUAD_ROW / OCT_ROW pump MX sources only");
+    PEVP_REQUIRE(r, mx_source, kPerfMode, "perf_mode.mx_only", "QUAD_ROW / OCT_ROW pump MX sources only");
 }
 
 bool xpose_of(const Rules& r) {
-  if (r.has("transpose_mode")) return r.get("transpose_mode") != 0;
-  if (r.has("flags.xpose_mode")) return r.get("flags.xpose_mode") != 0;
+  if (r.has(kTransposeMode)) return r.get(kTransposeMode) != 0;
+  if (r.has(kXposeMode)) return r.get(kXposeMode) != 0;
   return false;
 }
 
 // MAVERICK load-seed / save-seed micro-op contracts (spec 5.1).
 void check_seed_contract(Rules& r, bool is_matmul) {
-  if (!r.has("flags.seed_mode")) return;
-  const auto seed = r.get("flags.seed_mode");
-  PEVP_REQUIRE(r, seed <= 2, "flags.seed_mode", "flags.seed_mode", "seed_mode must be NONE(0), LOAD_SEED(1) or SAVE_SEED(2)");
+  if (!r.has(kSeedMode)) return;
+  const auto seed = r.get(kSeedMode);
+  PEVP_REQUIRE(r, seed <= 2, kSeedMode, "flags.seed_mode", "seed_mode must be NONE(0), LOAD_SEED(1) or SAVE_SEED(2)");
   if (!is_maverick(r.d_.gen) || seed == 0 || seed > 2) return;
   const char* rule = seed == 1 ? "seed.load_contract" : "seed.save_contract";
-  r.equal("tile_size.row", tile_size::R64, rule, "a seed micro-op's tile_size.row (r64)");
-  r.equal("tile_size.col", tile_size::C256, rule, "a seed micro-op's tile_size.col (c256)");
+  r.equal(kTileRow, tile_size::R64, rule, "a seed micro-op's tile_size.row (r64)");
+  r.equal(kTileCol, tile_size::C256, rule, "a seed micro-op's tile_size.col (c256)");
   for (unsigned k = 0; k < 3; ++k)
-    r.equal("src_mem_pattern.num_elem[" + std::to_string(k) + "]", 1, rule, "the single identity source element's extent");
-  r.equal("in_dtype", static_cast<std::int64_t>(Dtype::FP32), rule, "a seed micro-op's in_dtype (FP32)");
-  r.equal("fp32_mode", static_cast<std::int64_t>(Fp32Mode::High), rule, "a seed micro-op's fp32_mode (High)");
-  r.equal("flags.xpose_mode", 1, rule, "a seed micro-op's xpose_mode (enabled)");
-  r.equal("num_active_rows", 1, rule, "a seed micro-op's num_active_rows");
-  r.equal("num_active_cols", 0, rule, "a seed micro-op's num_active_cols");
+    r.equal(num_elem(PatternId::Src, k), 1, rule, "the single identity source element's extent");
+  r.equal(kInDtype, static_cast<std::int64_t>(Dtype::FP32), rule, "a seed micro-op's in_dtype (FP32)");
+  r.equal(kFp32Mode, static_cast<std::int64_t>(Fp32Mode::High), rule, "a seed micro-op's fp32_mode (High)");
+  r.equal(kXposeMode, 1, rule, "a seed micro-op's xpose_mode (enabled)");
+  r.equal(kNumActiveRows, 1, rule, "a seed micro-op's num_active_rows");
+  r.equal(kNumActiveCols, 0, rule, "a seed micro-op's num_active_cols");
   if (!is_matmul) return;
-  const auto out = r.get("out_dtype");  // 0 means FP32 (spec 8)
-  PEVP_REQUIRE(r, out == 0 || out == static_cast<std::int64_t>(Dtype::FP32), "out_dtype", rule,
+  const auto out = r.get(kOutDtype);  // 0 means FP32 (spec 8)
+  PEVP_REQUIRE(r, out == 0 || out == static_cast<std::int64_t>(Dtype::FP32), kOutDtype, rule,
             "a seed micro-op's out_dtype must be FP32 (or 0 = FP32)");
-  if (seed == 2 && pattern_member(static_cast<std::uint32_t>(r.get("dst_mem_pattern.start_addr"))) == PatternMember::Tensor3D) {
-    r.equal("dst_mem_pattern.num_elem[0]", 1, rule, "SaveSeed's 1x1x2 dst");
-    r.equal("dst_mem_pattern.num_elem[1]", 1, rule, "SaveSeed's 1x1x2 dst");
-    r.equal("dst_mem_pattern.num_elem[2]", 2, rule, "SaveSeed's 1x1x2 dst");
+  if (seed == 2 && pattern_member(static_cast<std::uint32_t>(r.get(key(PatternId::Dst, kStartAddr)))) == PatternMember::Tensor3D) {
+    r.equal(num_elem(PatternId::Dst, 0), 1, rule, "SaveSeed's 1x1x2 dst");
+    r.equal(num_elem(PatternId::Dst, 1), 1, rule, "SaveSeed's 1x1x2 dst");
+    r.equal(num_elem(PatternId::Dst, 2), 2, rule, "SaveSeed's 1x1x2 dst");
   }
 }
 
 unsigned dst_partitions(const Rules& r) {
-  const auto cols = r.get_or_default("num_active_cols");
+  const auto cols = r.get_or_default(kNumActiveCols);
   return static_cast<unsigned>(std::min<std::int64_t>(cols == 0 && is_maverick(r.d_.gen) ? 128 : cols, 128));
 }
 
 void check_ldweights_or_matmul(Rules& r, bool is_matmul) {
-  const bool src_union = is_union_field(r.d_, "src_mem_pattern");
-  const PatternView src = view_pattern(r, "src_mem_pattern", src_union);
+  const PatternView src = view_pattern(r, PatternId::Src, r.leaf_set().src_union);
   const bool mx = src.member == PatternMember::MxTensorV2;
   check_in_dtype(r, mx && is_maverick(r.d_.gen));
-  check_pattern(r, src, false, static_cast<unsigned>(r.get("num_active_rows")));
+  check_pattern(r, src, false, static_cast<unsigned>(r.get(kNumActiveRows)));
   check_tile(r, false);
   check_perf_opt(r, xpose_of(r));
   check_mx_perf_mode(r, mx);
-  for (const char* b : {"transpose_mode", "bg_xpose_mode"})
-    if (r.has(b)) PEVP_REQUIRE(r, r.get(b) <= 1, b, "xpose.range", std::string(b) + " must be 0 or 1");
+  for (const Key b : {kTransposeMode, kBgXposeMode})
+    if (r.has(b)) PEVP_REQUIRE(r, r.get(b) <= 1, b, "xpose.range", path(b) + " must be 0 or 1");
   check_seed_contract(r, is_matmul);
   if (!is_matmul) return;
   check_out_dtype(r);
   check_psum_group(r);
-  const PatternView dst = view_pattern(r, "dst_mem_pattern", is_union_field(r.d_, "dst_mem_pattern"));
+  const PatternView dst = view_pattern(r, PatternId::Dst, r.leaf_set().dst_union);
   check_dst(r, dst, dst_partitions(r));
   // "if c256 and tensor_pattern, the upper dim of dst must have a size of 2"
-  if (r.has("tile_size.col") && r.get("tile_size.col") == tile_size::C256 && dst.member == PatternMember::Tensor3D &&
-      r.get("flags.seed_mode") == 0)
-    PEVP_REQUIRE(r, r.get("dst_mem_pattern.num_elem[2]") == 2, "dst_mem_pattern.num_elem[2]", "mm.c256_dst_upper_dim",
+  if (r.has(kTileCol) && r.get(kTileCol) == tile_size::C256 && dst.member == PatternMember::Tensor3D &&
+      r.get(kSeedMode) == 0)
+    PEVP_REQUIRE(r, r.get(num_elem(PatternId::Dst, 2)) == 2, num_elem(PatternId::Dst, 2), "mm.c256_dst_upper_dim",
               "a c256 matmul's dst upper dimension must be 2 (PE columns 0-127 and 128-255)");
 }
 
 void check_sparse(Rules& r) {
   check_in_dtype(r, false);
-  check_pattern(r, view_pattern(r, "src_mem_pattern", false), false, static_cast<unsigned>(r.get("num_active_rows")));
-  const auto fmaps = r.get("src_mem_pattern.num_elem[3]");
-  PEVP_REQUIRE(r, fmaps >= 2 && fmaps <= 4, "src_mem_pattern.num_elem[3]", "sparse.fmaps",
+  check_pattern(r, view_pattern(r, PatternId::Src, false), false, static_cast<unsigned>(r.get(kNumActiveRows)));
+  const auto fmaps = r.get(num_elem(PatternId::Src, 3));
+  PEVP_REQUIRE(r, fmaps >= 2 && fmaps <= 4, num_elem(PatternId::Src, 3), "sparse.fmaps",
             "MatmulSparse sends 2, 3 or 4 fmaps per partition (the 4th source dimension)");
   check_tile(r, false);
   check_out_dtype(r);
   check_psum_group(r);
-  if (r.has("flags.seed_mode"))
-    PEVP_REQUIRE(r, r.get("flags.seed_mode") <= 2, "flags.seed_mode", "flags.seed_mode", "seed_mode must be 0..2");
-  check_dst(r, view_pattern(r, "dst_mem_pattern", false), dst_partitions(r));
+  if (r.has(kSeedMode))
+    PEVP_REQUIRE(r, r.get(kSeedMode) <= 2, kSeedMode, "flags.seed_mode", "seed_mode must be 0..2");
+  check_dst(r, view_pattern(r, PatternId::Dst, false), dst_partitions(r));
 }
 
 void check_pe_seed(Rules& r) {
   PEVP_REQUIRE(r, is_v4(r.d_.gen), "header.opcode", "pe_seed.v4_only",
             "PE_MANAGE_SEED is valid only on NeuronCore-v4 (MARIANA, MARIANA_PLUS)");
-  const auto mode = r.get("mode");
-  PEVP_REQUIRE(r, mode == 1 || mode == 2, "mode", "pe_seed.mode", "mode must be LOAD_SEED (1) or SAVE_SEED (2)");
-  r.equal("num_active_rows", 16, "pe_seed.num_active_rows", "PeManageSeed's num_active_rows (hard-coded)");
-  r.equal("num_active_cols", 128, "pe_seed.num_active_cols", "PeManageSeed's num_active_cols (hard-coded)");
-  PEVP_REQUIRE(r, one_of(r.get("identity_dtype"), kIdentityDtypes), "identity_dtype", "pe_seed.identity_dtype",
+  const auto mode = r.get(kMode);
+  PEVP_REQUIRE(r, mode == 1 || mode == 2, kMode, "pe_seed.mode", "mode must be LOAD_SEED (1) or SAVE_SEED (2)");
+  r.equal(kNumActiveRows, 16, "pe_seed.num_active_rows", "PeManageSeed's num_active_rows (hard-coded)");
+  r.equal(kNumActiveCols, 128, "pe_seed.num_active_cols", "PeManageSeed's num_active_cols (hard-coded)");
+  PEVP_REQUIRE(r, one_of(r.get(kIdentityDtype), kIdentityDtypes), kIdentityDtype, "pe_seed.identity_dtype",
             "identity_dtype must be one of " + set_text(kIdentityDtypes));
-  r.equal("identity_mem_pattern.num_elem[0]", 16, "pe_seed.identity", "the identity diagonal's element count");
-  check_pattern(r, view_pattern(r, "identity_mem_pattern", false), false, 16);
-  auto unused_zero = [&](const std::string& name) {
+  r.equal(num_elem(PatternId::Identity, 0), 16, "pe_seed.identity", "the identity diagonal's element count");
+  check_pattern(r, view_pattern(r, PatternId::Identity, false), false, 16);
+  auto unused_zero = [&](PatternId id) {
     for (const auto& f : r.d_.fields)
-      if (f.leaf.top == name && f.value != 0)
+      if (f.leaf.top == name(id) && f.value != 0)
         r.fail(f.leaf.path, "pe_seed.unused_pattern", "the pattern this mode does not use must be all zero");
   };
   if (mode == 1) {  // LoadSeed: 16 x 128 seeds in SBUF partitions 0-15
-    const PatternView src = view_pattern(r, "src_seed_mem_pattern", false);
+    const PatternView src = view_pattern(r, PatternId::SrcSeed, false);
     check_pattern(r, src, false, 16);
-    PEVP_REQUIRE(r, src.addr < geometry(r.d_.gen).sbuf_partition_bytes, "src_seed_mem_pattern.start_addr",
+    PEVP_REQUIRE(r, src.addr < geometry(r.d_.gen).sbuf_partition_bytes, key(PatternId::SrcSeed, kStartAddr),
               "pe_seed.load_src", "LoadSeed reads SBUF partitions 0-15: start_addr must be in partition 0");
-    PEVP_REQUIRE(r, r.get("src_seed_mem_pattern.num_elem[0]") * r.get("src_seed_mem_pattern.num_elem[1]") == 128,
-              "src_seed_mem_pattern.num_elem[0]", "pe_seed.load_src", "LoadSeed reads 128 seeds per partition");
-    unused_zero("dst_seed_mem_pattern");
+    PEVP_REQUIRE(r, r.get(num_elem(PatternId::SrcSeed, 0)) * r.get(num_elem(PatternId::SrcSeed, 1)) == 128,
+              num_elem(PatternId::SrcSeed, 0), "pe_seed.load_src", "LoadSeed reads 128 seeds per partition");
+    unused_zero(PatternId::DstSeed);
   } else if (mode == 2) {  // SaveSeed: 128 x 16 seeds into PSUM
-    r.equal("dst_seed_mem_pattern.num_elem[0]", 2, "pe_seed.save_dst", "SaveSeed dst num_elem[0]");
-    r.equal("dst_seed_mem_pattern.num_elem[1]", 8, "pe_seed.save_dst", "SaveSeed dst num_elem[1]");
-    r.equal("dst_seed_mem_pattern.step_elem[0]", 1, "pe_seed.save_dst", "SaveSeed dst step_elem[0]");
-    r.equal("dst_seed_mem_pattern.step_elem[1]", 512, "pe_seed.save_dst", "SaveSeed dst step_elem[1]");
-    r.equal("dst_seed_mem_pattern.start_addr", Geometry::kPsumBase, "pe_seed.save_dst",
+    r.equal(num_elem(PatternId::DstSeed, 0), 2, "pe_seed.save_dst", "SaveSeed dst num_elem[0]");
+    r.equal(num_elem(PatternId::DstSeed, 1), 8, "pe_seed.save_dst", "SaveSeed dst num_elem[1]");
+    r.equal(step_elem(PatternId::DstSeed, 0), 1, "pe_seed.save_dst", "SaveSeed dst step_elem[0]");
+    r.equal(step_elem(PatternId::DstSeed, 1), 512, "pe_seed.save_dst", "SaveSeed dst step_elem[1]");
+    r.equal(key(PatternId::DstSeed, kStartAddr), Geometry::kPsumBase, "pe_seed.save_dst",
             "SaveSeed dst start_addr (PSUM partition 0 byte 0)");
-    unused_zero("src_seed_mem_pattern");
+    unused_zero(PatternId::SrcSeed);
   }
 }
 
@@ -421,52 +538,50 @@ void check_mx_op(Rules& r, bool is_matmul) {
   PEVP_REQUIRE(r, is_v4(r.d_.gen), "header.opcode", "mx.separate_ops_v4",
             "LDWEIGHTS_MX / MATMUL_MX are the v4 MX path; MAVERICK folds MX into LDWEIGHTS / MATMUL (MXTENSOR_V2)");
   check_in_dtype(r, true);
-  const PatternView src{"src_mem_pattern", PatternMember::Tensor3D,
-                        static_cast<std::uint32_t>(r.get("src_mem_pattern.start_addr"))};
+  const PatternView src{PatternId::Src, PatternMember::Tensor3D,
+                        static_cast<std::uint32_t>(r.get(key(PatternId::Src, kStartAddr)))};
   const Geometry& geo = geometry(r.d_.gen);
-  PEVP_REQUIRE(r, geo.in_sbuf(src.addr), "src_mem_pattern.start_addr", "mempattern.src_sbuf", "MX data must lie in SBUF");
-  PEVP_REQUIRE(r, geo.in_sbuf(static_cast<std::uint32_t>(r.get("src_mem_pattern.scale_addr"))), "src_mem_pattern.scale_addr",
-            "mempattern.scale_sbuf", "MX scales must lie in SBUF");
-  PEVP_REQUIRE(r, r.get("src_mem_pattern.num_elem") >= 1, "src_mem_pattern.num_elem", "mempattern.num_elem",
+  PEVP_REQUIRE(r, geo.in_sbuf(src.addr), key(PatternId::Src, kStartAddr), "mempattern.src_sbuf", "MX data must lie in SBUF");
+  PEVP_REQUIRE(r, geo.in_sbuf(static_cast<std::uint32_t>(r.get(key(PatternId::Src, kScaleAddr)))),
+            key(PatternId::Src, kScaleAddr), "mempattern.scale_sbuf", "MX scales must lie in SBUF");
+  PEVP_REQUIRE(r, r.get(key(PatternId::Src, kNumElem)) >= 1, key(PatternId::Src, kNumElem), "mempattern.num_elem",
             "the MX source needs at least 1 element");
   check_mx_perf_mode(r, true);
   check_tile(r, true);
   if (!is_matmul) return;
   check_out_dtype(r);
   check_psum_group(r);
-  check_dst(r, view_pattern(r, "dst_mem_pattern", true), dst_partitions(r));
+  check_dst(r, view_pattern(r, PatternId::Dst, true), dst_partitions(r));
 }
 
 void check_ldtags(Rules& r) {
-  r.equal("in_dtype", static_cast<std::int64_t>(Dtype::UINT16), "ldtags.in_dtype", "LdTags' in_dtype (UINT16 tag words)");
-  const auto force = r.get("force_tag_bits");
-  PEVP_REQUIRE(r, force == 0x0 || force == 0x4 || force == 0x8 || force == 0xC, "force_tag_bits", "ldtags.force_tag_bits",
+  r.equal(kInDtype, static_cast<std::int64_t>(Dtype::UINT16), "ldtags.in_dtype", "LdTags' in_dtype (UINT16 tag words)");
+  const auto force = r.get(kForceTagBits);
+  PEVP_REQUIRE(r, force == 0x0 || force == 0x4 || force == 0x8 || force == 0xC, kForceTagBits, "ldtags.force_tag_bits",
             "force_tag_bits must be 0x00, 0x04, 0x08 or 0x0C");
-  check_pattern(r, view_pattern(r, "src_mem_pattern", false), false, static_cast<unsigned>(r.get("num_active_rows")));
+  check_pattern(r, view_pattern(r, PatternId::Src, false), false, static_cast<unsigned>(r.get(kNumActiveRows)));
   check_tile(r, false);
 }
 
 void check_pe_reg_write(Rules& r) {
   check_tile(r, false);
-  if (r.get("src_mem_pattern.num_elem[0]") != 0) check_pattern(r, view_pattern(r, "src_mem_pattern", false), false, 1);
+  if (r.get(num_elem(PatternId::Src, 0)) != 0) check_pattern(r, view_pattern(r, PatternId::Src, false), false, 1);
 }
 
 void check_conv_lut(Rules& r) {
-  const auto lut = r.get("lut_dtype");
-  PEVP_REQUIRE(r, lut != 0 && is_known_dtype(static_cast<std::uint8_t>(lut)), "lut_dtype", "convlut.lut_dtype",
+  const auto lut = r.get(kLutDtype);
+  PEVP_REQUIRE(r, lut != 0 && is_known_dtype(static_cast<std::uint8_t>(lut)), kLutDtype, "convlut.lut_dtype",
             "lut_dtype must be a known, non-INVALID dtype ordinal");
-  check_pattern(r, view_pattern(r, "src_mem_pattern", false), false, 1);
+  check_pattern(r, view_pattern(r, PatternId::Src, false), false, 1);
 }
 
 }  // namespace
 
 std::vector<Violation> validate(const Decoded& d) {
+  if (!d.opcode)  // no layout, so no leaf set for Rules to resolve
+    return {Violation{"header.opcode", d.get_or("header.opcode", 0), "opcode.unknown",
+                      "opcode " + hex(d.opcode_byte) + " is not a PE instruction of " + std::string(name(d.gen))}};
   Rules r(d);
-  if (!d.opcode) {
-    r.fail("header.opcode", "opcode.unknown",
-           "opcode " + hex(d.opcode_byte) + " is not a PE instruction of " + std::string(name(d.gen)));
-    return r.take();
-  }
   check_header_and_events(r);
   check_reserved(r);
   switch (*d.opcode) {

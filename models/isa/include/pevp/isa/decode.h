@@ -45,6 +45,8 @@ struct Decoded {
   // path -> position in `fields` (shared, built once per layout); null when the
   // opcode is unknown.
   const std::unordered_map<std::string_view, std::uint16_t>* index = nullptr;
+  // The same as `index`, which field() queries when set (decode() sets both).
+  const LeafLookup* lookup = nullptr;
 
   bool valid() const { return violations.empty(); }
   const DecodedField* field(std::string_view path) const;

@@ -5,6 +5,7 @@
 // built from it with offsetof.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -68,6 +69,30 @@ struct FieldDesc {
 
 struct Leaf;
 
+// path -> position in one leaf set, for Decoded::field(), which other models call
+// by path for every instruction. The paths are grouped by length, so a lookup
+// hashes nothing and compares only the few paths of the same length; the first
+// leaf with a path wins, as in StructLayout::leaf_index.
+class LeafLookup {
+ public:
+  explicit LeafLookup(const std::vector<Leaf>& leaves);
+  // The position of `path`, or -1 when the set has no such leaf.
+  int find(std::string_view path) const {
+    if (path.size() + 1 >= first_.size()) return -1;
+    for (std::size_t i = first_[path.size()]; i < first_[path.size() + 1]; ++i)
+      if (entries_[i].path == path) return entries_[i].position;
+    return -1;
+  }
+
+ private:
+  struct Entry {
+    std::string_view path;
+    std::uint16_t position;
+  };
+  std::vector<Entry> entries_;           // by path length, then position
+  std::vector<std::uint16_t> first_;     // entries_ of length n: [first_[n], first_[n + 1])
+};
+
 struct StructLayout {
   StructKind kind;
   std::string c_name;  // "MAVERICK S3_LW"
@@ -78,11 +103,21 @@ struct StructLayout {
   // (filled once by layout_of; leaves_of picks the set).
   std::vector<std::vector<Leaf>> leaf_sets;
   std::vector<std::unordered_map<std::string_view, std::uint16_t>> leaf_index;  // path -> position, per set
+  std::vector<LeafLookup> leaf_lookup;  // the same, faster to query; per set
   std::vector<std::uint8_t> union_offsets;  // byte offsets of the MEM_PATTERN3D fields
+
+  // The leaf sets of all layouts are numbered 0 .. leaf_set_count() - 1; this
+  // layout's set s is first_leaf_set + s. Code that precomputes something per
+  // leaf set (decode's field templates, the rules' resolved paths) keeps it in
+  // a vector indexed by that number instead of looking it up per instruction.
+  std::size_t first_leaf_set = 0;
 };
 
 // The layout `g` uses for `kind`.
 const StructLayout& layout_of(Generation g, StructKind kind);
+// Every layout (each generation's nine structs), and how many leaf sets they have.
+const std::vector<StructLayout>& all_layouts();
+std::size_t leaf_set_count();
 
 // Which member of a MEM_PATTERN3D union a start_addr selects.
 enum class PatternMember : std::uint8_t { Tensor3D, MxTensorV2, Indirect16B, Conflicting };
@@ -110,6 +145,9 @@ const std::unordered_map<std::string_view, std::uint16_t>& leaf_index_of(const S
 // The layout's leaves; union members are chosen from `bytes`. The vector lives
 // as long as the program (no allocation per call).
 const std::vector<Leaf>& leaves_of(const StructLayout& layout, const std::uint8_t* bytes);
+// Which of layout.leaf_sets (and leaf_index) `bytes` use: leaves_of() is
+// layout.leaf_sets[leaf_set_of(layout, bytes)].
+std::size_t leaf_set_of(const StructLayout& layout, const std::uint8_t* bytes);
 
 // Little-endian read/write of a (non-reserved) leaf. write_leaf returns false when
 // `value` does not fit the leaf's width (nothing is written then).
