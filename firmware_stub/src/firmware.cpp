@@ -1,5 +1,7 @@
 #include "pevp/firmware/firmware.h"
 
+#include <algorithm>
+
 #include "pevp/isa/tiles.h"
 
 namespace pevp::fw {
@@ -82,7 +84,8 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
   }
   // Rules that span instructions (the fp32/tf32 no-mix between a stationary and
   // its matmul), with a checkpoint so a fault can rewind them.
-  checkpoints_[index] = stream_;
+  while (!checkpoints_.empty() && checkpoints_.back().first >= index) checkpoints_.pop_back();  // handled again
+  checkpoints_.emplace_back(index, stream_);
   if (auto v = stream_.check(*d); !v.empty()) {
     out.fault = from_violation(v.front());
     return out;
@@ -92,6 +95,7 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
     out.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
     return out;
   }
+  out.ops.reserve(1);
   pe::MicroOp op;
   op.kind = *kind;
   op.instr_index = index;
@@ -103,12 +107,13 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
 
 void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,
                       const std::vector<std::uint64_t>& survivor_indices) {
-  const auto at = checkpoints_.find(index);
+  const auto at = std::find_if(checkpoints_.begin(), checkpoints_.end(),
+                               [&](const auto& c) { return c.first == index; });
   if (at == checkpoints_.end()) return;  // never reached the stream check: nothing to undo
   stream_ = at->second;
   checkpoints_.erase(at, checkpoints_.end());
   for (std::size_t i = 0; i < survivors.size(); ++i) {
-    checkpoints_[survivor_indices[i]] = stream_;
+    checkpoints_.emplace_back(survivor_indices[i], stream_);
     (void)stream_.check(*survivors[i]);
   }
 }

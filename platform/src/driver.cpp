@@ -234,15 +234,14 @@ void Driver::arm(const ArmOptions& o) {
 }
 
 void Driver::submit(const std::vector<isa::RawInstruction>& program) {
+  // Bursts of up to 16 records. The queue's window back-pressures a writing
+  // thread while it is full (Seq::b_transport waits for space), so the driver
+  // needs no polling of iq_status.space: the write completes when every record
+  // of the burst is queued.
   constexpr std::size_t kBurst = 16;
   std::vector<std::uint8_t> buf;
   for (std::size_t i = 0; i < program.size();) {
-    std::uint32_t space = read_field("vp", "iq_status", "space");
-    while (space == 0) {
-      sc_core::wait(poll_interval);
-      space = read_field("vp", "iq_status", "space");
-    }
-    const std::size_t n = std::min({kBurst, program.size() - i, std::size_t{space}});
+    const std::size_t n = std::min(kBurst, program.size() - i);
     buf.resize(n * isa::kInstructionBytes);
     for (std::size_t j = 0; j < n; ++j)
       std::copy(program[i + j].begin(), program[i + j].end(), buf.begin() + j * isa::kInstructionBytes);

@@ -129,7 +129,7 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
   for (unsigned i = 0; i < arrseq::kStallKinds; ++i)
     if (s.stalls[i] > 0) args.push_back({std::string("stall_") + arrseq::name(static_cast<Stall>(i)), static_cast<std::int64_t>(s.stalls[i])});
 
-  const Cycle dispatch = p_.arr_seq.config().timing.seq_dispatch_cycles;
+  const Cycle dispatch = p_.arr_seq.config().timed ? p_.arr_seq.config().timing.seq_dispatch_cycles : 0;
   const trace::TrackId seq = trace_->track("SEQ", "instructions");
   trace_->slice(seq, opname, "seq", ps(s.ready > dispatch ? s.ready - dispatch : 0), ps(std::min(s.ready, dispatch)),
                 {{"instruction", static_cast<std::int64_t>(op.instr_index)}});
@@ -160,12 +160,18 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
     }
   }
   if (op.kind != pe::MicroOpKind::PeRegWrite || !s.shape.pe_reg_bypass) {
-    const std::uint64_t per_partition = op.kind == pe::MicroOpKind::Matmul ? s.shape.n : s.shape.m;
+    // Bytes per partition: the moving N elements, the stationary's M, or a PeRegWrite's 32-bit word.
+    const std::uint64_t per_partition = op.kind == pe::MicroOpKind::Matmul     ? s.shape.n * s.shape.elem_bytes
+                                        : op.kind == pe::MicroOpKind::WeightLoad ? s.shape.m * s.shape.elem_bytes
+                                                                                 : 4;
     trace_->slice(trace_->track("SBUF", "array read port"),
-                  op.kind == pe::MicroOpKind::Matmul ? "moving read" : "weight read", "sbuf", ps(s.start),
+                  op.kind == pe::MicroOpKind::Matmul       ? "moving read"
+                  : op.kind == pe::MicroOpKind::WeightLoad ? "weight read"
+                                                           : "register word read",
+                  "sbuf", ps(s.start),
                   ps(s.end) - ps(s.start),
                   {{"instruction", args[0].value},
-                   {"bytes", static_cast<std::int64_t>(per_partition * s.shape.elem_bytes * std::max(s.shape.k, 1u))},
+                   {"bytes", static_cast<std::int64_t>(per_partition * std::max(s.shape.k, 1u))},
                    {"first_partition", static_cast<std::int64_t>(s.shape.first_partition)}});
   }
   if (op.kind == pe::MicroOpKind::Matmul) {
@@ -298,12 +304,15 @@ nlohmann::json run_stats(const Platform& p) {
   out["stall_cycles"] = stalls;
   out["stalled_micro_ops"] = stalled;
   json groups = json::array();
-  const Cycle now = a.now();
+  // As of now or the last completion, whichever is later: a program ends at
+  // done, which can come before its last PSUM commit.
+  const Cycle at = std::max(a.now(), st.last_complete);
   for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g) {
     const arrseq::RowGroupCounters& c = a.timeline().row_group(g);
-    groups.push_back({{"matmul_active_cycles", c.matmul.counted()},
-                      {"weight_load_active_cycles", c.weight_load.counted()},
-                      {"idle_cycles", c.idle(now)}});
+    const std::uint64_t busy = c.busy.counted_at(at);
+    groups.push_back({{"matmul_active_cycles", c.matmul.counted_at(at)},
+                      {"weight_load_active_cycles", c.weight_load.counted_at(at)},
+                      {"idle_cycles", at > c.origin + busy ? at - c.origin - busy : 0}});
   }
   out["row_groups"] = groups;
   out["seq"] = {{"decode_cache_hits", p.seq.stats().decode_cache_hits},

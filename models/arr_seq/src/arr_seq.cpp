@@ -27,7 +27,8 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeAr
       array_(array),
       config_(config),
       timeline_(CostModel(config.timing), std::max(config.ififo_depth, 1u), !config.timed),
-      ps_per_cycle_(1000.0 / config.timing.clock_ghz) {
+      ps_per_cycle_(1000.0 / config.timing.clock_ghz),
+      resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {
   const auto dirty = [this](const regfile::RegisterDesc&, std::uint32_t, std::uint32_t) { csr_dirty_ = true; };
   csrs_.top.regs().on_write(dirty);
   csrs_.cluster.regs().on_write(dirty);
@@ -48,7 +49,8 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeAr
 }
 
 Cycle ArrSeq::to_cycles(const sc_core::sc_time& t) const {
-  const double ps = t.to_seconds() * 1e12;
+  // sc_time's integer value is in units of the time resolution (1 ps unless changed).
+  const double ps = static_cast<double>(t.value()) * resolution_ps_;
   return static_cast<Cycle>(std::ceil(ps / ps_per_cycle_ - 1e-6));
 }
 
@@ -69,7 +71,7 @@ const TimingCsrs& ArrSeq::csrs_now() {
   return csr_cache_;
 }
 
-ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready) {
+ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready, bool after_idle) {
   Issued out;
   const TimingCsrs& csrs = csrs_now();
   if (config_.execute) {
@@ -82,7 +84,7 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready) {
   }
   OpShape shape = shape_of(op);
   shape.pe_reg_bypass = csrs.queue.bypass_peregwrite_instr;
-  const Slot& s = timeline_.schedule(shape, ready, csrs);
+  const Slot& s = timeline_.schedule(shape, ready, csrs, after_idle);
   out.push = s.push;
   out.start = s.start;
   out.complete = s.complete;

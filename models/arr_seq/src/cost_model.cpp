@@ -33,6 +33,11 @@ constexpr std::int32_t kAbsent = -1;
 using Positions = std::array<std::int32_t, kFieldCount>;
 
 const Positions& positions(const isa::Decoded& d) {
+  // A stream is mostly one or two layouts: remember the last one per thread
+  // before taking the shared cache's lock.
+  thread_local const isa::StructLayout* last_layout = nullptr;
+  thread_local const Positions* last_positions = nullptr;
+  if (d.layout == last_layout && last_positions) return *last_positions;
   static std::mutex mu;
   static std::unordered_map<const isa::StructLayout*, Positions> cache;
   std::lock_guard<std::mutex> lock(mu);
@@ -42,6 +47,8 @@ const Positions& positions(const isa::Decoded& d) {
       const isa::DecodedField* f = d.field(kPaths[i]);
       it->second[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
     }
+  last_layout = d.layout;
+  last_positions = &it->second;  // unordered_map nodes do not move
   return it->second;
 }
 

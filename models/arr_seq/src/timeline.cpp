@@ -47,6 +47,15 @@ void ActivityCounter::settle(Cycle now) {
   counted_until_ = std::max(counted_until_, now);
 }
 
+std::uint64_t ActivityCounter::counted_at(Cycle t) const {
+  std::uint64_t n = counted_;
+  for (const auto& [a, b] : pending_) {
+    if (a >= t) break;
+    n += std::min(b, t) - a;
+  }
+  return n;
+}
+
 void ActivityCounter::reset(Cycle now) {
   settle(now);
   counted_ = 0;
@@ -80,7 +89,7 @@ Cycle Timeline::p2f_clear(Cycle t, unsigned threshold) const {
   }
 }
 
-const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs) {
+const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs, bool after_idle) {
   Slot& s = slot_;
   s = Slot{};
   s.shape = shape_in;
@@ -188,7 +197,8 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   any_response_ = true;
 
   // Statistics: the busy span sums the periods the engine had work, so host
-  // time between submissions (loading, read-back) is not counted.
+  // time between submissions (loading, read-back) is not counted -- only a gap
+  // in which both the SEQ waited for software and the array had drained.
   TimelineStats& st = stats_;
   const auto kind = static_cast<unsigned>(s.shape.kind);
   ++st.micro_ops[kind];
@@ -204,7 +214,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
     st.any = true;
     st.first_start = period_start_ = s.start;
     period_end_ = finish;
-  } else if (s.ready >= period_end_) {  // the engine had drained: a new busy period
+  } else if (after_idle && s.ready >= period_end_) {  // the engine had drained: a new busy period
     closed_span_ += period_end_ - period_start_;
     period_start_ = s.start;
     period_end_ = finish;

@@ -103,9 +103,20 @@ ClusterCfg ArrSeqCsrs::cluster_cfg() const {
 std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(disable_throttle_); }
 
 bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
-  const std::string name = isa::counter_tile_name(tile);
-  if (name.empty()) return false;
-  if (counters_enabled()) top.regs().add_to_counter(counters_[static_cast<std::size_t>(bank)].at(name));
+  // The counter of a tile, found by its 003 name once and then by its geometry:
+  // building the name for every micro-op costs more than the rest of the count.
+  const std::uint64_t key = std::uint64_t{tile.row0} | std::uint64_t{tile.rows} << 16 |
+                            std::uint64_t{tile.col0} << 32 | std::uint64_t{tile.cols} << 48;
+  auto& cache = counter_cache_[static_cast<std::size_t>(bank)];
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    const std::string name = isa::counter_tile_name(tile);
+    const auto& map = counters_[static_cast<std::size_t>(bank)];
+    const auto found = name.empty() ? map.end() : map.find(name);
+    it = cache.emplace(key, found == map.end() ? nullptr : &found->second).first;
+  }
+  if (it->second == nullptr) return false;
+  if (counters_enabled()) top.regs().add_to_counter(*it->second);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/rules.h"
@@ -29,6 +30,29 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
   if (end == std::string::npos) return "";
   std::string path = message.substr(0, end);
   return d.has(path) ? path : "";
+}
+
+// The EVENTS modes are read for every instruction (wait before issue, update
+// at retirement): by their positions in Decoded::fields, resolved once per
+// layout, not by a string lookup each time. 0 (NONE) when the struct has none.
+std::int64_t events_mode(const isa::Decoded& d, bool update) {
+  // A stream uses a handful of layouts: a short list searched linearly beats a hash map.
+  struct Positions {
+    const isa::StructLayout* layout;
+    int wait, update;
+  };
+  static std::vector<Positions> known;  // the SEQ thread only
+  if (d.layout == nullptr) return 0;
+  auto it = std::find_if(known.begin(), known.end(), [&](const Positions& p) { return p.layout == d.layout; });
+  if (it == known.end()) {
+    const isa::DecodedField* w = d.field("events.wait_mode");
+    const isa::DecodedField* u = d.field("events.update_mode");
+    known.push_back({d.layout, w ? static_cast<int>(w - d.fields.data()) : -1,
+                     u ? static_cast<int>(u - d.fields.data()) : -1});
+    it = known.end() - 1;
+  }
+  const int i = update ? it->update : it->wait;
+  return i < 0 ? 0 : d.fields[static_cast<std::size_t>(i)].value;
 }
 
 }  // namespace
@@ -98,17 +122,22 @@ void Seq::update_status() {
   auto& r = csrs_.seq.regs();
   const bool stopped = error_.has_value();
   const bool active = busy() && !stopped;
-  r.set(f_busy_, active);
-  r.set(f_idle_, !active);
-  r.set(f_done_, done_);
-  r.set(f_error_, stopped);
-  r.set(f_irq_done_, done_);
-  r.set(f_irq_error_, stopped);
   r.set(f_level_, level());
   r.set(f_space_, space());
+  // The status bits change rarely; this runs for every instruction queued,
+  // issued and retired, so write them only when they do (or after a reset of
+  // the register file, which a driver may do: compare with the registers).
   const int status = int{active} | int{done_} << 1 | int{stopped} << 2;
-  if (status != last_status_ && status_observer) status_observer(active, done_, stopped);
-  last_status_ = status;
+  if (status != last_status_ || r.get(f_idle_) == static_cast<std::uint32_t>(active)) {
+    r.set(f_busy_, active);
+    r.set(f_idle_, !active);
+    r.set(f_done_, done_);
+    r.set(f_error_, stopped);
+    r.set(f_irq_done_, done_);
+    r.set(f_irq_error_, stopped);
+    if (status != last_status_ && status_observer) status_observer(active, done_, stopped);
+    last_status_ = status;
+  }
   const bool line = (done_ && r.get(f_en_done_)) || (stopped && r.get(f_en_error_));
   if (line != irq_level_) {
     irq_level_ = line;
@@ -163,7 +192,7 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
 }
 
 bool Seq::wait_satisfied(const isa::Decoded& d) const {
-  const auto mode = static_cast<isa::WaitMode>(d.get_or("events.wait_mode", 0));
+  const auto mode = static_cast<isa::WaitMode>(events_mode(d, false));
   if (mode == isa::WaitMode::NONE) return true;
   const std::uint32_t v = semaphore(static_cast<unsigned>(d.get("events.wait_sem")));
   const auto want = static_cast<std::uint32_t>(d.get("events.wait_value"));
@@ -171,7 +200,7 @@ bool Seq::wait_satisfied(const isa::Decoded& d) const {
 }
 
 std::optional<fw::Fault> Seq::apply_update(const isa::Decoded& d) {
-  const auto mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
+  const auto mode = static_cast<isa::UpdateMode>(events_mode(d, true));
   if (mode == isa::UpdateMode::NONE) return std::nullopt;
   const auto i = static_cast<unsigned>(d.get("events.update_sem"));
   const auto by = static_cast<std::uint32_t>(d.get("events.update_value"));
@@ -248,18 +277,29 @@ void Seq::clear_error() {
   resumed_.notify(sc_core::SC_ZERO_TIME);
 }
 
+std::size_t Seq::RawHash::operator()(const isa::RawInstruction& r) const {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (std::size_t i = 0; i < r.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, r.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  return static_cast<std::size_t>(h);
+}
+
 std::shared_ptr<const isa::Decoded> Seq::decode_cached(const isa::RawInstruction& raw) {
   if (config_.decode_cache_entries == 0) return std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
-  std::string key(reinterpret_cast<const char*>(raw.data()), raw.size());
-  if (auto it = decode_cache_.find(key); it != decode_cache_.end()) {
+  if (decode_cache_.empty()) decode_cache_.resize(config_.decode_cache_entries);
+  CacheSlot& slot = decode_cache_[RawHash{}(raw) % decode_cache_.size()];
+  if (slot.decoded && slot.raw == raw) {
     ++stats_.decode_cache_hits;
-    return it->second;
+    return slot.decoded;
   }
   ++stats_.decode_cache_misses;
-  if (decode_cache_.size() >= config_.decode_cache_entries) decode_cache_.clear();  // bounded memory
-  auto d = std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
-  decode_cache_.emplace(std::move(key), d);
-  return d;
+  slot.raw = raw;
+  slot.decoded = std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
+  return slot.decoded;
 }
 
 void Seq::run() {
@@ -269,6 +309,7 @@ void Seq::run() {
       arm_retirement();
       sc_core::wait(queued_ | resumed_);
       qk_.reset();
+      waited_for_software_ = true;
       continue;
     }
     dispatch_head();
@@ -286,8 +327,13 @@ bool Seq::dispatch_head() {
   fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
   if (!out.self_name.empty() && entry.index >= next_log_index_) {
     next_log_index_ = entry.index + 1;
+    // A bounded log: a stream of millions of instructions must not grow memory.
+    if (fw_log_.size() >= kFirmwareLogLines) fw_log_.pop_front();
     fw_log_.push_back(out.self_name);
-    SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
+    // The report handler looks the message type up by string before it checks
+    // the verbosity: test the verbosity first, it is on every instruction.
+    if (sc_core::sc_report_handler::get_verbosity_level() >= sc_core::SC_DEBUG)
+      SC_REPORT_INFO_VERB(kMsgType, out.self_name.c_str(), sc_core::SC_DEBUG);
   }
   const arrseq::Cycle ready = local_ + dispatch_cycles_;
   if (out.fault) {
@@ -305,7 +351,7 @@ bool Seq::dispatch_head() {
   }
   // EVENTS: wait before issue, at the SEQ's own time. The instruction stays at
   // the head of the queue while it waits, so level/space show it.
-  if (static_cast<isa::WaitMode>(decoded->get_or("events.wait_mode", 0)) != isa::WaitMode::NONE) {
+  if (static_cast<isa::WaitMode>(events_mode(*decoded, false)) != isa::WaitMode::NONE) {
     sync_to(ready);
     while (!error_ && !wait_satisfied(*decoded)) {
       arm_retirement();
@@ -323,7 +369,8 @@ bool Seq::dispatch_head() {
   space_freed_.notify(sc_core::SC_ZERO_TIME);
   arrseq::Cycle response = t;
   for (const pe::MicroOp& op : out.ops) {
-    const arrseq::ArrSeq::Issued r = arr_.issue(op, t);
+    const arrseq::ArrSeq::Issued r = arr_.issue(op, t, waited_for_software_);
+    waited_for_software_ = false;
     if (!r.result.ok) {  // nothing of it was written
       sync_to(r.push);
       if (!drain_pending()) {
@@ -408,13 +455,13 @@ void Seq::retire_front() {
 }
 
 bool Seq::update_may_fault(const isa::Decoded& d) const {
-  const auto mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
+  const auto mode = static_cast<isa::UpdateMode>(events_mode(d, true));
   if (mode != isa::UpdateMode::INCREMENT && mode != isa::UpdateMode::DECREMENT) return false;
   const auto sem = d.get("events.update_sem");
   // The value the instructions already issued will leave, applied in order.
   std::int64_t v = semaphore(static_cast<unsigned>(sem));
   const auto step = [&](const isa::Decoded& x) {
-    const auto m = static_cast<isa::UpdateMode>(x.get_or("events.update_mode", 0));
+    const auto m = static_cast<isa::UpdateMode>(events_mode(x, true));
     if (m == isa::UpdateMode::NONE || x.get("events.update_sem") != sem) return true;
     const std::int64_t by = x.get("events.update_value");
     if (m == isa::UpdateMode::SET) v = by;

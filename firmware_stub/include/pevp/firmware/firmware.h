@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,8 +66,11 @@ class Firmware {
   // micro-ops already in the array on independent tiles).
   void rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,
               const std::vector<std::uint64_t>& survivor_indices);
-  // Instruction `index` completed: its checkpoint is no longer needed.
-  void retire(std::uint64_t index) { checkpoints_.erase(index); }
+  // Instruction `index` completed (instructions complete in order): its
+  // checkpoint, and any older one, is no longer needed.
+  void retire(std::uint64_t index) {
+    while (!checkpoints_.empty() && checkpoints_.front().first <= index) checkpoints_.pop_front();
+  }
 
   // Forget the cross-instruction state (a reset of the SEQ).
   void reset() {
@@ -76,8 +80,10 @@ class Firmware {
 
  private:
   isa::StreamChecker stream_;
-  // The checker as it was before each instruction still in flight.
-  std::map<std::uint64_t, isa::StreamChecker> checkpoints_;
+  // The checker as it was before each instruction still in flight, in index
+  // order (a deque, not a map: one node allocation per instruction is more
+  // than the rest of the handler costs).
+  std::deque<std::pair<std::uint64_t, isa::StreamChecker>> checkpoints_;
 };
 
 }  // namespace pevp::fw

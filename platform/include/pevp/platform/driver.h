@@ -111,7 +111,10 @@ class Driver {
   // ---- the engine ---------------------------------------------------------------------
   void arm(const ArmOptions& options = {});
   // Writes the program into the instruction queue in bursts of up to 16
-  // instructions, waiting for iq_status.space when the queue is full.
+  // instructions; a burst into a full queue completes when the SEQ has made
+  // room (the queue back-pressures the writing thread). A queue stopped on an
+  // error never makes room: clear the error from another thread, or submit no
+  // more than iq_status.space.
   void submit(const std::vector<isa::RawInstruction>& program);
   // Waits until seq_status shows done or error (interrupt, else polling every
   // poll_interval), at most `timeout` of simulated time.

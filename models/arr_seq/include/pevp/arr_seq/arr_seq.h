@@ -67,7 +67,8 @@ class ArrSeq : public sc_core::sc_module {
   };
   // Executes `op` (unless timing-only) and schedules it, ready at cycle `ready`.
   // On an execution error nothing is scheduled.
-  Issued issue(const pe::MicroOp& op, Cycle ready);
+  // `after_idle`: the SEQ had drained and waited for software before it (Timeline::schedule).
+  Issued issue(const pe::MicroOp& op, Cycle ready, bool after_idle = false);
 
   // The IFIFO's entries now: 1 with queue_cfg.fifo_size_sel, else the configured depth.
   unsigned ififo_capacity() const { return csrs_.queue_cfg().fifo_size_sel ? 1 : config_.ififo_depth; }
@@ -103,6 +104,7 @@ class ArrSeq : public sc_core::sc_module {
   ArrSeqConfig config_;
   Timeline timeline_;
   double ps_per_cycle_;
+  double resolution_ps_;  // sc_time's unit
   // The CSR state timing reads, refreshed only after a register write: reading
   // the fields for every micro-op would cost more than the scheduling.
   TimingCsrs csr_cache_;

@@ -67,6 +67,8 @@ class ActivityCounter {
   void add(Cycle start, Cycle end);  // intervals in roughly increasing order; overlaps count once
   void settle(Cycle now);            // count everything before `now`
   std::uint64_t counted() const { return counted_; }
+  // What settle(t) would make counted(), without settling (t at or after the last settle).
+  std::uint64_t counted_at(Cycle t) const;
   void reset(Cycle now);  // forget everything before `now`; intervals after it still count
 
  private:
@@ -106,7 +108,10 @@ class Timeline {
 
   // Schedules the next micro-op, ready at `ready`. The shape's tile and kind
   // decide which rules apply; `csrs` is the CSR state at its push.
-  const Slot& schedule(const OpShape& shape, Cycle ready, const TimingCsrs& csrs);
+  // `after_idle`: the SEQ had drained and waited for software before this
+  // micro-op's instruction -- if the array had drained too, the gap is host
+  // time and a new busy period starts (TimelineStats::busy_span).
+  const Slot& schedule(const OpShape& shape, Cycle ready, const TimingCsrs& csrs, bool after_idle = true);
 
   // When the micro-op scheduled next, ready at `ready`, would enter the IFIFO
   // (the SEQ is blocked until then).
@@ -124,9 +129,10 @@ class Timeline {
   void reset_counters(Cycle now);
 
  private:
+  // The background (shadow) stationary needs no state of its own: issue order
+  // already keeps a weight load behind the Matmul that took the previous one.
   struct TileState {
     Cycle wl_free = 0;        // the weight-load port
-    Cycle shadow_free = 0;    // the background (shadow) stationary buffer may be overwritten
     Cycle weights_ready = 0;  // the last weight load finished
     Cycle stream_free = 0;    // the moving stream
   };

@@ -91,6 +91,7 @@ class ArrSeqCsrs : public sc_core::sc_module {
  private:
   ArrSeqCsrsConfig config_;
   std::array<std::unordered_map<std::string, CounterRef>, 3> counters_;
+  std::array<std::unordered_map<std::uint64_t, const CounterRef*>, 3> counter_cache_;  // by tile geometry
   FieldRef fifo_size_sel_, bypass_peregwrite_, disable_depchk_, cntr_en_;
   FieldRef disable_throttle_;
 };

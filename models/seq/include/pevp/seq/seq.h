@@ -108,7 +108,9 @@ class Seq : public sc_core::sc_module {
   std::uint64_t retired() const { return retired_; }
   bool busy() const;
   const std::optional<ErrorRecord>& error() const { return error_; }
-  // The firmware self-name lines printed so far (also SC_REPORT_INFO_VERB at SC_DEBUG).
+  // The firmware self-name lines printed so far, the last kFirmwareLogLines of
+  // them (also SC_REPORT_INFO_VERB at SC_DEBUG).
+  static constexpr std::size_t kFirmwareLogLines = 65536;
   const std::deque<std::string>& firmware_log() const { return fw_log_; }
   // Notified whenever the SEQ goes idle (done) or stops on an error.
   const sc_core::sc_event& settled_event() const { return settled_; }
@@ -169,6 +171,7 @@ class Seq : public sc_core::sc_module {
   std::deque<Pending> pending_;  // in issue order, so in response order
   arrseq::Cycle local_ = 0;      // the SEQ's own time, at or ahead of simulated time
   arrseq::Cycle dispatch_cycles_ = 0;
+  bool waited_for_software_ = true;  // the SEQ ran out of work since its last issue
   std::uint64_t next_index_ = 0;
   std::uint64_t retired_ = 0;
   bool done_ = false;
@@ -178,7 +181,17 @@ class Seq : public sc_core::sc_module {
   std::deque<ErrorRecord> deferred_faults_;
   std::uint64_t next_log_index_ = 0;  // the firmware names each instruction once
   std::deque<std::string> fw_log_;
-  std::unordered_map<std::string, std::shared_ptr<const isa::Decoded>> decode_cache_;
+  // The 64 bytes as eight words, mixed: std::hash of a string of the bytes
+  // cost more than a cache hit saves.
+  struct RawHash {
+    std::size_t operator()(const isa::RawInstruction& r) const;
+  };
+  // Direct-mapped by the hash: a miss replaces the slot (no chains, no allocation).
+  struct CacheSlot {
+    isa::RawInstruction raw{};
+    std::shared_ptr<const isa::Decoded> decoded;
+  };
+  std::vector<CacheSlot> decode_cache_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   sc_core::sc_event retire_due_;
   bool irq_level_ = false;
