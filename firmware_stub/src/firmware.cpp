@@ -61,6 +61,14 @@ std::optional<pe::MicroOpKind> modelled_kind(Handler h) {
 
 HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint64_t index) {
   HandlerOutput out;
+  handle(std::move(d), index, out);
+  return out;
+}
+
+void Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint64_t index, HandlerOutput& out) {
+  out.ops.clear();
+  out.fault.reset();
+  out.self_name.clear();
   out.handler = dispatch(d->opcode_byte);
   if (out.handler == Handler::None || !d->opcode) {
     // Not a PE opcode of this generation (e.g. 0x08 on CAYMAN): the decoder's
@@ -68,19 +76,19 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
     out.fault = d->violations.empty()
                     ? Fault{"opcode.unknown", "header.opcode", d->opcode_byte, "not a PE opcode"}
                     : from_violation(d->violations.front());
-    return out;
+    return;
   }
   out.self_name = isa::firmware_self_name(*d);
   if (!d->valid()) {
     out.fault = from_violation(d->violations.front());
-    return out;
+    return;
   }
   auto kind = modelled_kind(out.handler);
   if (!kind) {
     out.fault = Fault{"seq.not_modelled", "header.opcode", d->opcode_byte,
                       std::string(isa::name(*d->opcode)) + " (" + out.self_name +
                           ") is not modelled yet; the instruction is rejected"};
-    return out;
+    return;
   }
   // Rules that span instructions (the fp32/tf32 no-mix between a stationary and
   // its matmul), with a checkpoint so a fault can rewind them.
@@ -88,21 +96,19 @@ HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint6
   checkpoints_.emplace_back(index, stream_);
   if (auto v = stream_.check(*d); !v.empty()) {
     out.fault = from_violation(v.front());
-    return out;
+    return;
   }
   auto tile = isa::tile_of(*d);
   if (!tile) {
     out.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
-    return out;
+    return;
   }
-  out.ops.reserve(1);
   pe::MicroOp op;
   op.kind = *kind;
   op.instr_index = index;
   op.instr = std::move(d);
   op.tile = *tile;
   out.ops.push_back(std::move(op));
-  return out;
 }
 
 void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,

@@ -324,7 +324,8 @@ bool Seq::dispatch_head() {
   local_ = std::max(local_, arr_.now());
   const Entry entry = queue_.front();
   const std::shared_ptr<const isa::Decoded> decoded = decode_cached(entry.raw);
-  fw::HandlerOutput out = firmware_.handle(decoded, entry.index);
+  fw::HandlerOutput& out = handler_out_;  // reused: its micro-op vector keeps its capacity
+  firmware_.handle(decoded, entry.index, out);
   if (!out.self_name.empty() && entry.index >= next_log_index_) {
     next_log_index_ = entry.index + 1;
     // A bounded log: a stream of millions of instructions must not grow memory.
@@ -402,6 +403,9 @@ void Seq::sync_to(arrseq::Cycle c) {
   }
   qk_.reset();  // the next quantum starts now
   catch_up();
+  // Count the row groups' activity up to now, so the intervals scheduled
+  // ahead do not pile up between register reads.
+  arr_.timeline().settle_counters(arr_.now());
 }
 
 bool Seq::drain_pending() {

@@ -58,6 +58,8 @@ class Firmware {
   // the cross-instruction state the rules need (the stationary's dtype per cell,
   // isa::StreamChecker), so feed instructions in program order.
   HandlerOutput handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index);
+  // The same into `out` (cleared first), reusing its storage: the SEQ's hot path.
+  void handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index, HandlerOutput& out);
 
   // The cross-instruction state must describe what the array will really hold.
   // When instruction `index` faults (it and the instructions taken back behind

@@ -201,6 +201,7 @@ class Seq : public sc_core::sc_module {
   regfile::CounterRef c_retired_;
   std::array<regfile::FieldRef, isa::kNumSemaphores> f_sem_;
   tlm_utils::tlm_quantumkeeper qk_;
+  fw::HandlerOutput handler_out_;
   SeqStats stats_;
 };
 
