@@ -8,7 +8,7 @@
 // SystemC runs one simulation per process, so each platform variant is its own
 // run of this program (scripts/bench-timing.sh runs them all):
 //   timing_bench [--mode timing|both|functional] [--instructions N] [--no-cache]
-//                [--trace FILE] [--quantum-ns Q]
+//                [--trace FILE] [--quantum-ns Q] [--direct] [--null-observer]
 // The stream: Ldweights + Matmul pairs (bf16, N = 128) on the full array,
 // rotating over SBUF offsets and PSUM banks.
 #include <chrono>
@@ -40,6 +40,7 @@ struct Options {
   std::string trace;
   double quantum_ns = 1000;
   bool direct = false;  // queue with Seq::try_push instead of bus writes (isolates the driver's cost)
+  bool null_observer = false;  // an empty per-micro-op observer: what the tracing hook costs when it records nothing
 };
 
 Options parse(int argc, char** argv) {
@@ -59,6 +60,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--trace") o.trace = next();
     else if (a == "--quantum-ns") o.quantum_ns = std::stod(next());
     else if (a == "--direct") o.direct = true;
+    else if (a == "--null-observer") o.null_observer = true;
     else {
       std::fprintf(stderr, "timing_bench: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -118,6 +120,7 @@ int sc_main(int argc, char** argv) {
   platform::RecorderOptions ro;
   ro.trace_path = o.trace;
   platform::Recorder recorder(vp.platform(), ro);
+  if (o.null_observer) vp.platform().arr_seq.observer = [](const pe::MicroOp&, const arrseq::Slot&) {};
   double wall = 0, cpu = 0;
   std::uint64_t retired = 0;
   vp.run([&](platform::Driver& d) {
@@ -144,7 +147,7 @@ int sc_main(int argc, char** argv) {
   std::printf("platform:  %8.2f M micro-ops/s of CPU time, %.2f M per wall second (mode %s, %s, quantum %.0f ns%s; "
               "%llu retired in %.3f s wall; %.0f us simulated, %llu syncs)\n",
               stream.size() / cpu / 1e6, stream.size() / wall / 1e6, o.mode.c_str(), o.cache ? "decode cache" : "no decode cache", o.quantum_ns,
-              o.trace.empty() ? "" : ", tracing", static_cast<unsigned long long>(retired), wall,
+              o.trace.empty() ? (o.null_observer ? ", empty observer" : "") : ", tracing", static_cast<unsigned long long>(retired), wall,
               s["simulated_time_ns"].get<double>() / 1e3,
               static_cast<unsigned long long>(s["seq"]["synchronisations"].get<std::uint64_t>()));
   if (!o.trace.empty()) {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The timing-simulation benchmarks of docs/performance.md: each platform variant
+# is its own process (one SystemC simulation per process). Run on a quiet machine;
+# the figures are CPU time of the simulation, one thread.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${PEVP_BUILD_DIR:-build}"
+scripts/build.sh >/dev/null
+B="$BUILD/tests/bench/timing_bench"
+N="${PEVP_BENCH_INSTRUCTIONS:-2000000}"
+echo "== timing-only, decode cache (the default)";        "$B" --instructions "$N"
+echo "== timing-only, no decode cache";                   "$B" --instructions "$N" --no-cache | tail -1
+echo "== timing-only, empty observer (the tracing hook)"; "$B" --instructions "$N" --null-observer | tail -1
+echo "== timing-only, tracing to a file";                 "$B" --instructions 200000 --trace /tmp/pevp_bench_trace.json | tail -2
+echo "== both (functional + timing)";                     "$B" --instructions 20000 --mode both | tail -1
