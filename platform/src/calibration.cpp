@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 
 namespace pevp::platform {
@@ -20,9 +21,11 @@ std::uint32_t sbuf_offset(unsigned i, unsigned bytes_per_step) {
   return 0x10000 + (i % slots) * bytes_per_step;
 }
 
+unsigned element_bytes(const StreamSpec& s) { return static_cast<unsigned>(pe::operand_bytes(s.dtype)); }
+
 isa::LdweightsArgs weights(const StreamSpec& s, unsigned i) {
   isa::LdweightsArgs a;
-  const unsigned eb = isa::is_fp8(s.dtype) ? 1 : (s.dtype == isa::Dtype::FP32 ? 4 : 2);
+  const unsigned eb = element_bytes(s);
   a.src = isa::Pattern::row(static_cast<std::uint32_t>((i % 64) * s.m * eb), static_cast<std::uint16_t>(s.m));
   a.in_dtype = s.dtype;
   a.fp32_mode = s.fp32_mode;
@@ -33,7 +36,7 @@ isa::LdweightsArgs weights(const StreamSpec& s, unsigned i) {
 
 isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
   isa::MatmulArgs a;
-  const unsigned eb = isa::is_fp8(s.dtype) ? 1 : (s.dtype == isa::Dtype::FP32 ? 4 : 2);
+  const unsigned eb = element_bytes(s);
   a.src = isa::Pattern::row(sbuf_offset(i, s.n * eb), static_cast<std::uint16_t>(s.n));
   a.dst = isa::Pattern::row(kPsumBase + (i % 8) * 2048, static_cast<std::uint16_t>(s.n));
   a.in_dtype = s.dtype;

@@ -76,7 +76,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
         if (!data) {  // the same bus time, no bytes: timing is identical with and without data
-          for (std::size_t i = 0; i < load.k_count; ++i) sc_core::wait(vp.platform().sbuf.transfer_time(per));
+          sc_core::wait(vp.platform().sbuf.transfer_time(per) * static_cast<double>(load.k_count));
           continue;
         }
         const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
@@ -96,8 +96,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
       d.clear_done();
       for (const host::PsumRead& rd : step.reads) {
         if (!data) {
-          for (std::uint32_t p = 0; p < rd.partitions; ++p)
-            sc_core::wait(vp.platform().psum.transfer_time(std::size_t{rd.elements} * 4));
+          sc_core::wait(vp.platform().psum.transfer_time(std::size_t{rd.elements} * 4) * static_cast<double>(rd.partitions));
           continue;
         }
         row.resize(std::size_t{rd.partitions} * rd.elements * 4);

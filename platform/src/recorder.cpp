@@ -20,6 +20,8 @@ using arrseq::Stall;
 
 namespace {
 
+std::uint64_t to_ps(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5); }
+
 std::string opcode_name(std::uint8_t byte, isa::Generation g) {
   if (auto op = isa::opcode_from_byte(byte, g)) return std::string(isa::name(*op));
   return "opcode " + hex(byte, 2);
@@ -45,15 +47,17 @@ std::string register_name(const Platform& p, std::uint64_t offset) {
   return "apb+" + hex(offset);
 }
 
-// Integrates +1/-1 steps into a signal's values at each distinct time.
-void emit_levels(trace::VcdWriter& vcd, trace::VcdWriter::SignalId sig, std::vector<std::pair<std::uint64_t, int>> steps,
-                 bool as_flag) {
-  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+// Integrates +1/-1 steps recorded out of order: `emit(time, level)` once per
+// distinct time, in time order.
+template <typename Emit>
+void integrate(std::vector<Recorder::Delta> steps, Emit emit) {
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const Recorder::Delta& a, const Recorder::Delta& b) { return a.ps < b.ps; });
   long level = 0;
   for (std::size_t i = 0; i < steps.size();) {
-    const std::uint64_t t = steps[i].first;
-    for (; i < steps.size() && steps[i].first == t; ++i) level += steps[i].second;
-    vcd.change(sig, t, as_flag ? (level > 0 ? 1 : 0) : static_cast<std::uint64_t>(std::max(level, 0L)));
+    const std::uint64_t t = steps[i].ps;
+    for (; i < steps.size() && steps[i].ps == t; ++i) level += steps[i].step;
+    emit(t, std::max(level, 0L));
   }
 }
 
@@ -187,7 +191,7 @@ void Recorder::on_bus(const tlm::tlm_generic_payload& t, const regfile::ApbRoute
   if (!trace_ || (w.name != "apb" && w.name != "iq")) return;
   const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
   const std::uint64_t offset = t.get_address() - w.base;
-  const std::uint64_t start = static_cast<std::uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e12 + 0.5);
+  const std::uint64_t start = to_ps(sc_core::sc_time_stamp() + delay);
   if (w.name == "iq") {
     trace_->slice(trace_->track("APB", "instruction queue writes"), "submit", "bus", start, 1000,
                   {{"instructions", static_cast<std::int64_t>(t.get_data_length() / isa::kInstructionBytes)}});
@@ -206,7 +210,7 @@ void Recorder::on_bus(const tlm::tlm_generic_payload& t, const regfile::ApbRoute
 
 void Recorder::on_status(bool busy, bool done, bool error) {
   if (!vcd_) return;
-  const auto now = static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e12 + 0.5);
+  const std::uint64_t now = to_ps(sc_core::sc_time_stamp());
   vcd_->change(sig_busy_, now, busy);
   vcd_->change(sig_done_, now, done);
   vcd_->change(sig_error_, now, error);
@@ -215,28 +219,20 @@ void Recorder::on_status(bool busy, bool done, bool error) {
 bool Recorder::finish(std::string* error) {
   if (trace_) {
     // The IFIFO level as a counter track, from its out-of-order steps.
-    std::vector<Delta> steps = ififo_;
-    std::stable_sort(steps.begin(), steps.end(), [](const Delta& a, const Delta& b) { return a.ps < b.ps; });
-    long level = 0;
-    for (std::size_t i = 0; i < steps.size();) {
-      const std::uint64_t t = steps[i].ps;
-      for (; i < steps.size() && steps[i].ps == t; ++i) level += steps[i].step;
-      trace_->counter("arr_seq", "IFIFO level", t, static_cast<double>(level));
-    }
+    integrate(ififo_, [&](std::uint64_t t, long level) { trace_->counter("arr_seq", "IFIFO level", t, level); });
     if (!trace_->write_file(options_.trace_path, error)) return false;
   }
   if (vcd_) {
-    const auto to_steps = [](const std::vector<Delta>& ds) {
-      std::vector<std::pair<std::uint64_t, int>> out;
-      out.reserve(ds.size());
-      for (const Delta& d : ds) out.emplace_back(d.ps, d.step);
-      return out;
+    const auto level = [&](trace::VcdWriter::SignalId sig) {
+      return [&, sig](std::uint64_t t, long n) { vcd_->change(sig, t, static_cast<std::uint64_t>(n)); };
     };
-    emit_levels(*vcd_, vcd_->signal("pe_vp.arr_seq", "ififo_level", 17), to_steps(ififo_), false);
-    emit_levels(*vcd_, vcd_->signal("pe_vp.arr_seq", "throttle_active", 1), to_steps(throttle_), true);
+    const auto flag = [&](trace::VcdWriter::SignalId sig) {
+      return [&, sig](std::uint64_t t, long n) { vcd_->change(sig, t, n > 0); };
+    };
+    integrate(ififo_, level(vcd_->signal("pe_vp.arr_seq", "ififo_level", 17)));
+    integrate(throttle_, flag(vcd_->signal("pe_vp.arr_seq", "throttle_active", 1)));
     for (unsigned g = 0; g < row_group_busy_.size(); ++g)
-      emit_levels(*vcd_, vcd_->signal("pe_vp.pe_array", "rg" + std::to_string(g) + "_busy", 1),
-                  to_steps(row_group_busy_[g]), true);
+      integrate(row_group_busy_[g], flag(vcd_->signal("pe_vp.pe_array", "rg" + std::to_string(g) + "_busy", 1)));
     if (!vcd_->write_file(options_.vcd_path, error)) return false;
   }
   if (!options_.stats_json_path.empty() && !write_json_file(options_.stats_json_path, run_stats(p_), error))

@@ -8,6 +8,7 @@
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
+#include "pevp/pe_array/compute.h"
 
 namespace pevp::arrseq {
 
@@ -33,11 +34,6 @@ constexpr std::int32_t kAbsent = -1;
 using Positions = std::array<std::int32_t, kFieldCount>;
 
 const Positions& positions(const isa::Decoded& d) {
-  // A stream is mostly one or two layouts: remember the last one per thread
-  // before taking the shared cache's lock.
-  thread_local const isa::StructLayout* last_layout = nullptr;
-  thread_local const Positions* last_positions = nullptr;
-  if (d.layout == last_layout && last_positions) return *last_positions;
   static std::mutex mu;
   static std::unordered_map<const isa::StructLayout*, Positions> cache;
   std::lock_guard<std::mutex> lock(mu);
@@ -47,8 +43,6 @@ const Positions& positions(const isa::Decoded& d) {
       const isa::DecodedField* f = d.field(kPaths[i]);
       it->second[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
     }
-  last_layout = d.layout;
-  last_positions = &it->second;  // unordered_map nodes do not move
   return it->second;
 }
 
@@ -60,20 +54,6 @@ struct Reader {
     return pos[f] == kAbsent ? fallback : d.fields[static_cast<std::size_t>(pos[f])].value;
   }
 };
-
-unsigned element_bytes(isa::Dtype t) {
-  switch (t) {
-    case isa::Dtype::FP32:
-    case isa::Dtype::FP32R:
-    case isa::Dtype::INT32:
-    case isa::Dtype::UINT32: return 4;
-    case isa::Dtype::BFLOAT16:
-    case isa::Dtype::FP16:
-    case isa::Dtype::INT16:
-    case isa::Dtype::UINT16: return 2;
-    default: return 1;  // the fp8 formats, int8
-  }
-}
 
 unsigned perf_divisor(const Reader& r) {
   if (r.get(kPerfOpt) == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
@@ -139,7 +119,7 @@ OpShape shape_of(const pe::MicroOp& op) {
   s.m = static_cast<unsigned>(r.get(kCols, op.tile.cols));
   if (s.m == 0) s.m = op.tile.cols;  // MAVERICK encodes 256 columns as 0
   const auto dtype = static_cast<isa::Dtype>(r.get(kInDtype));
-  s.elem_bytes = element_bytes(dtype);
+  s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(dtype));
   s.fp32 = dtype == isa::Dtype::FP32 || dtype == isa::Dtype::FP32R;
   s.rate_div = perf_divisor(r);
   s.strided = std::llabs(r.get(kSrcStep0, 1)) * s.elem_bytes > 16 && r.get(kSrcNum0, 1) > 1;

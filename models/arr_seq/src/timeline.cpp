@@ -119,7 +119,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
     in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
                                     [&](const InFlight& f) { return f.complete <= head; }),
                      in_flight_.end());
-    TileState& tile = tiles_[key(s.shape.tile)];
+    TileState& tile = tiles_[s.shape.tile.key()];
     Cycle structural = head;
     Cycle dependency = head;
     if (is_wl) structural = std::max(structural, tile.wl_free);

@@ -105,8 +105,7 @@ std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(d
 bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
   // The counter of a tile, found by its 003 name once and then by its geometry:
   // building the name for every micro-op costs more than the rest of the count.
-  const std::uint64_t key = std::uint64_t{tile.row0} | std::uint64_t{tile.rows} << 16 |
-                            std::uint64_t{tile.col0} << 32 | std::uint64_t{tile.cols} << 48;
+  const std::uint64_t key = tile.key();
   auto& cache = counter_cache_[static_cast<std::size_t>(bank)];
   auto it = cache.find(key);
   if (it == cache.end()) {

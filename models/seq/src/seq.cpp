@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <unordered_map>
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/rules.h"
@@ -32,27 +31,9 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
   return d.has(path) ? path : "";
 }
 
-// The EVENTS modes are read for every instruction (wait before issue, update
-// at retirement): by their positions in Decoded::fields, resolved once per
-// layout, not by a string lookup each time. 0 (NONE) when the struct has none.
+// The EVENTS modes (0 = NONE when the struct has none).
 std::int64_t events_mode(const isa::Decoded& d, bool update) {
-  // A stream uses a handful of layouts: a short list searched linearly beats a hash map.
-  struct Positions {
-    const isa::StructLayout* layout;
-    int wait, update;
-  };
-  static std::vector<Positions> known;  // the SEQ thread only
-  if (d.layout == nullptr) return 0;
-  auto it = std::find_if(known.begin(), known.end(), [&](const Positions& p) { return p.layout == d.layout; });
-  if (it == known.end()) {
-    const isa::DecodedField* w = d.field("events.wait_mode");
-    const isa::DecodedField* u = d.field("events.update_mode");
-    known.push_back({d.layout, w ? static_cast<int>(w - d.fields.data()) : -1,
-                     u ? static_cast<int>(u - d.fields.data()) : -1});
-    it = known.end() - 1;
-  }
-  const int i = update ? it->update : it->wait;
-  return i < 0 ? 0 : d.fields[static_cast<std::size_t>(i)].value;
+  return d.get_or(update ? "events.update_mode" : "events.wait_mode", 0);
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ class Recorder {
 
   std::size_t trace_events() const { return trace_ ? trace_->size() : 0; }
 
+  // A level change (+1 / -1) at a time in picoseconds, recorded out of order
+  // and integrated at finish().
+  struct Delta {
+    std::uint64_t ps;
+    int step;
+  };
+
  private:
   void on_micro_op(const pe::MicroOp& op, const arrseq::Slot& s);
   void on_bus(const tlm::tlm_generic_payload& trans, const regfile::ApbRouter::Window& w, const sc_core::sc_time& delay);
@@ -53,11 +60,6 @@ class Recorder {
   RecorderOptions options_;
   std::unique_ptr<trace::TraceEventWriter> trace_;
   std::unique_ptr<trace::VcdWriter> vcd_;
-  // Level changes (+1 / -1) recorded out of order, integrated at finish().
-  struct Delta {
-    std::uint64_t ps;
-    int step;
-  };
   std::vector<Delta> ififo_, throttle_;
   std::vector<std::vector<Delta>> row_group_busy_;
   trace::VcdWriter::SignalId sig_done_ = 0, sig_error_ = 0, sig_busy_ = 0;

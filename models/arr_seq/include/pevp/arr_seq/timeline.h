@@ -142,10 +142,6 @@ class Timeline {
     Cycle complete;
     bool regwrite;  // a PeRegWrite: conflicts even with its own tile's pipeline
   };
-  static std::uint64_t key(const isa::TileRect& t) {
-    return std::uint64_t{t.row0} | std::uint64_t{t.rows} << 16 | std::uint64_t{t.col0} << 32 |
-           std::uint64_t{t.cols} << 48;
-  }
   Cycle p2f_clear(Cycle t, unsigned threshold) const;
 
   CostModel cost_;

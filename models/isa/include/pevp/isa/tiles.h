@@ -17,6 +17,10 @@ struct TileRect {
   bool operator==(const TileRect& o) const {
     return row0 == o.row0 && rows == o.rows && col0 == o.col0 && cols == o.cols;
   }
+  // The rectangle as one integer (each coordinate fits 16 bits), for hash maps.
+  std::uint64_t key() const {
+    return std::uint64_t{row0} | std::uint64_t{rows} << 16 | std::uint64_t{col0} << 32 | std::uint64_t{cols} << 48;
+  }
   bool overlaps(const TileRect& o) const {
     return row0 < o.row0 + o.rows && o.row0 < row0 + rows && col0 < o.col0 + o.cols && o.col0 < col0 + cols;
   }

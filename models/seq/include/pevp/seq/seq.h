@@ -43,7 +43,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include <systemc>
 #include <tlm>
