@@ -59,68 +59,89 @@ std::optional<pe::MicroOpKind> modelled_kind(Handler h) {
 
 }  // namespace
 
+Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
+  Prepared p;
+  p.handler = dispatch(d->opcode_byte);
+  if (p.handler == Handler::None || !d->opcode) {
+    // Not a PE opcode of this generation (e.g. 0x08 on CAYMAN): the decoder's
+    // opcode.unknown violation says which byte.
+    p.fault = d->violations.empty() ? Fault{"opcode.unknown", "header.opcode", d->opcode_byte, "not a PE opcode"}
+                                    : from_violation(d->violations.front());
+    p.decoded = std::move(d);
+    return p;
+  }
+  p.self_name = isa::firmware_self_name(*d);
+  const auto kind = modelled_kind(p.handler);
+  if (!d->valid()) {
+    p.fault = from_violation(d->violations.front());
+  } else if (!kind) {
+    p.fault = Fault{"seq.not_modelled", "header.opcode", d->opcode_byte,
+                    std::string(isa::name(*d->opcode)) + " (" + p.self_name +
+                        ") is not modelled yet; the instruction is rejected"};
+  } else if (const auto tile = isa::tile_of(*d); !tile) {
+    p.fault_after_stream = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
+  } else {
+    p.stream = isa::StreamChecker::key_of(*d);
+    pe::MicroOp op;
+    op.kind = *kind;
+    op.instr = d;
+    op.tile = *tile;
+    p.op = std::move(op);
+  }
+  p.decoded = std::move(d);
+  return p;
+}
+
 HandlerOutput Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint64_t index) {
   HandlerOutput out;
-  handle(std::move(d), index, out);
+  handle(prepare(std::move(d)), index, out);
   return out;
 }
 
-void Firmware::handle(std::shared_ptr<const isa::Decoded> d, std::uint64_t index, HandlerOutput& out) {
+void Firmware::checkpoint(std::uint64_t index) {
+  if (checkpoints_.full()) checkpoints_.set_capacity(checkpoints_.capacity() * 2);
+  checkpoints_.push_back({index, stream_});
+}
+
+void Firmware::handle(const Prepared& p, std::uint64_t index, HandlerOutput& out) {
   out.ops.clear();
   out.fault.reset();
-  out.self_name.clear();
-  out.handler = dispatch(d->opcode_byte);
-  if (out.handler == Handler::None || !d->opcode) {
-    // Not a PE opcode of this generation (e.g. 0x08 on CAYMAN): the decoder's
-    // opcode.unknown violation says which byte.
-    out.fault = d->violations.empty()
-                    ? Fault{"opcode.unknown", "header.opcode", d->opcode_byte, "not a PE opcode"}
-                    : from_violation(d->violations.front());
-    return;
-  }
-  out.self_name = isa::firmware_self_name(*d);
-  if (!d->valid()) {
-    out.fault = from_violation(d->violations.front());
-    return;
-  }
-  auto kind = modelled_kind(out.handler);
-  if (!kind) {
-    out.fault = Fault{"seq.not_modelled", "header.opcode", d->opcode_byte,
-                      std::string(isa::name(*d->opcode)) + " (" + out.self_name +
-                          ") is not modelled yet; the instruction is rejected"};
+  out.handler = p.handler;
+  out.self_name = p.self_name;
+  if (p.fault) {
+    out.fault = p.fault;
     return;
   }
   // Rules that span instructions (the fp32/tf32 no-mix between a stationary and
   // its matmul), with a checkpoint so a fault can rewind them.
   while (!checkpoints_.empty() && checkpoints_.back().first >= index) checkpoints_.pop_back();  // handled again
-  checkpoints_.emplace_back(index, stream_);
-  if (auto v = stream_.check(*d); !v.empty()) {
+  if (p.stream.changes_state()) checkpoint(index);
+  if (auto v = stream_.check(p.stream); !v.empty()) {
     out.fault = from_violation(v.front());
     return;
   }
-  auto tile = isa::tile_of(*d);
-  if (!tile) {
-    out.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
+  if (p.fault_after_stream) {
+    out.fault = p.fault_after_stream;
     return;
   }
-  pe::MicroOp op;
-  op.kind = *kind;
-  op.instr_index = index;
-  op.instr = std::move(d);
-  op.tile = *tile;
-  out.ops.push_back(std::move(op));
+  out.ops.push_back(*p.op);
+  out.ops.back().instr_index = index;
 }
 
 void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,
                       const std::vector<std::uint64_t>& survivor_indices) {
+  // The state before `index`: the first checkpoint at or after it (everything
+  // between only read the state), or the current state when there is none.
   const auto at = std::find_if(checkpoints_.begin(), checkpoints_.end(),
-                               [&](const auto& c) { return c.first == index; });
-  if (at == checkpoints_.end()) return;  // never reached the stream check: nothing to undo
-  stream_ = at->second;
-  checkpoints_.erase(at, checkpoints_.end());
+                               [&](const auto& c) { return c.first >= index; });
+  if (at != checkpoints_.end()) {
+    stream_ = at->second;
+    checkpoints_.erase(at, checkpoints_.end());
+  }
   for (std::size_t i = 0; i < survivors.size(); ++i) {
-    checkpoints_.emplace_back(survivor_indices[i], stream_);
-    (void)stream_.check(*survivors[i]);
+    const isa::StreamChecker::Key key = isa::StreamChecker::key_of(*survivors[i]);
+    if (key.changes_state()) checkpoint(survivor_indices[i]);
+    (void)stream_.check(key);
   }
 }
 

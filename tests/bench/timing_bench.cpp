@@ -8,7 +8,7 @@
 // SystemC runs one simulation per process, so each platform variant is its own
 // run of this program (scripts/bench-timing.sh runs them all):
 //   timing_bench [--mode timing|both|functional] [--instructions N] [--no-cache]
-//                [--trace FILE] [--quantum-ns Q] [--direct] [--null-observer]
+//                [--trace FILE] [--quantum-ns Q] [--direct] [--null-observer] [--platform-only]
 // The stream: Ldweights + Matmul pairs (bf16, N = 128) on the full array,
 // rotating over SBUF offsets and PSUM banks.
 #include <chrono>
@@ -41,6 +41,7 @@ struct Options {
   double quantum_ns = 1000;
   bool direct = false;  // queue with Seq::try_push instead of bus writes (isolates the driver's cost)
   bool null_observer = false;  // an empty per-micro-op observer: what the tracing hook costs when it records nothing
+  bool references = true;  // false (--platform-only): skip the decode and Timeline references (for profiling)
 };
 
 Options parse(int argc, char** argv) {
@@ -61,6 +62,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--quantum-ns") o.quantum_ns = std::stod(next());
     else if (a == "--direct") o.direct = true;
     else if (a == "--null-observer") o.null_observer = true;
+    else if (a == "--platform-only") o.references = false;
     else {
       std::fprintf(stderr, "timing_bench: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -82,7 +84,7 @@ int sc_main(int argc, char** argv) {
   while (stream.size() < o.instructions) stream.push_back(period[stream.size() % period.size()]);
 
   // Reference 1: decode alone.
-  {
+  if (o.references) {
     const std::size_t n = std::min<std::size_t>(o.instructions, 200'000);
     const auto t0 = Clock::now();
     std::size_t violations = 0;
@@ -91,7 +93,7 @@ int sc_main(int argc, char** argv) {
     std::printf("decode:    %8.0f ns per instruction (%zu, %zu violations)\n", s / n * 1e9, n, violations);
   }
   // Reference 2: the Timeline alone, on the micro-ops' shapes.
-  {
+  if (o.references) {
     std::vector<arrseq::OpShape> shapes;
     for (std::size_t i = 0; i < period.size(); ++i) {
       pe::MicroOp op;

@@ -72,6 +72,10 @@ const TimingCsrs& ArrSeq::csrs_now() {
 }
 
 ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready, bool after_idle) {
+  return issue(op, shape_of(op), ready, after_idle);
+}
+
+ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cycle ready, bool after_idle) {
   Issued out;
   const TimingCsrs& csrs = csrs_now();
   if (config_.execute) {
@@ -82,7 +86,7 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready, bool after_idle
       return out;
     }
   }
-  OpShape shape = shape_of(op);
+  OpShape shape = shape_in;
   shape.pe_reg_bypass = csrs.queue.bypass_peregwrite_instr;
   const Slot& s = timeline_.schedule(shape, ready, csrs, after_idle);
   out.push = s.push;

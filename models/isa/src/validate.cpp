@@ -598,21 +598,31 @@ std::vector<Violation> validate(const Decoded& d) {
   return r.take();
 }
 
-std::vector<Violation> StreamChecker::check(const Decoded& d) {
-  std::vector<Violation> out;
-  if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return out;
+StreamChecker::Key StreamChecker::key_of(const Decoded& d) {
+  Key k;
+  if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return k;
   const auto tile = tile_of(d);
-  if (!tile) return out;
+  if (!tile) return k;
+  k.role = *d.opcode == Opcode::LDWEIGHTS ? Key::Role::Load : Key::Role::Use;
   // Every 32x32 cell the tile covers: an Ldweights replaces exactly those cells'
   // stationary, so a partial reload leaves the rest of an earlier one in place.
-  const unsigned r0 = tile->row0 / kCell, r1 = (tile->row0 + tile->rows + kCell - 1) / kCell;
-  const unsigned c0 = tile->col0 / kCell, c1 = (tile->col0 + tile->cols + kCell - 1) / kCell;
-  const Stationary mine{true, d.get("in_dtype"), d.get_or("fp32_mode", 0)};
+  k.r0 = static_cast<std::uint8_t>(std::min(tile->row0 / kCell, kRows));
+  k.r1 = static_cast<std::uint8_t>(std::min((tile->row0 + tile->rows + kCell - 1) / kCell, kRows));
+  k.c0 = static_cast<std::uint8_t>(std::min(tile->col0 / kCell, kCols));
+  k.c1 = static_cast<std::uint8_t>(std::min((tile->col0 + tile->cols + kCell - 1) / kCell, kCols));
+  k.in_dtype = d.get("in_dtype");
+  k.fp32_mode = d.get_or("fp32_mode", 0);
+  return k;
+}
+
+std::vector<Violation> StreamChecker::check(const Key& k) {
+  std::vector<Violation> out;
+  const Stationary mine{true, k.in_dtype, k.fp32_mode};
   const bool mine_fp32 = mine.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
-  for (unsigned r = r0; r < r1 && r < kRows; ++r)
-    for (unsigned c = c0; c < c1 && c < kCols; ++c) {
+  for (unsigned r = k.r0; r < k.r1; ++r)
+    for (unsigned c = k.c0; c < k.c1; ++c) {
       Stationary& cell = cells_[r][c];
-      if (*d.opcode == Opcode::LDWEIGHTS) {
+      if (k.role == Key::Role::Load) {
         cell = mine;
         continue;
       }

@@ -31,10 +31,6 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
   return d.has(path) ? path : "";
 }
 
-// The EVENTS modes (0 = NONE when the struct has none).
-std::int64_t events_mode(const isa::Decoded& d, bool update) {
-  return d.get_or(update ? "events.update_mode" : "events.wait_mode", 0);
-}
 
 }  // namespace
 
@@ -172,27 +168,24 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-bool Seq::wait_satisfied(const isa::Decoded& d) const {
-  const auto mode = static_cast<isa::WaitMode>(events_mode(d, false));
-  if (mode == isa::WaitMode::NONE) return true;
-  const std::uint32_t v = semaphore(static_cast<unsigned>(d.get("events.wait_sem")));
-  const auto want = static_cast<std::uint32_t>(d.get("events.wait_value"));
-  return mode == isa::WaitMode::WAIT_GE ? v >= want : v == want;
+bool Seq::wait_satisfied(const Events& e) const {
+  if (e.wait_mode == isa::WaitMode::NONE) return true;
+  const std::uint32_t v = semaphore(e.wait_sem);
+  return e.wait_mode == isa::WaitMode::WAIT_GE ? v >= e.wait_value : v == e.wait_value;
 }
 
-std::optional<fw::Fault> Seq::apply_update(const isa::Decoded& d) {
-  const auto mode = static_cast<isa::UpdateMode>(events_mode(d, true));
-  if (mode == isa::UpdateMode::NONE) return std::nullopt;
-  const auto i = static_cast<unsigned>(d.get("events.update_sem"));
-  const auto by = static_cast<std::uint32_t>(d.get("events.update_value"));
+std::optional<fw::Fault> Seq::apply_update(const Events& e) {
+  if (e.update_mode == isa::UpdateMode::NONE) return std::nullopt;
+  const unsigned i = e.update_sem;
+  const auto by = static_cast<std::uint32_t>(e.update_value);
   const std::uint32_t v = semaphore(i);
   std::uint32_t next = by;
-  if (mode == isa::UpdateMode::INCREMENT) {
+  if (e.update_mode == isa::UpdateMode::INCREMENT) {
     if (v > std::numeric_limits<std::uint32_t>::max() - by)
       return fw::Fault{"seq.semaphore_overflow", "events.update_value", by,
                        "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would pass 2^32 - 1"};
     next = v + by;
-  } else if (mode == isa::UpdateMode::DECREMENT) {
+  } else if (e.update_mode == isa::UpdateMode::DECREMENT) {
     if (v < by)
       return fw::Fault{"seq.semaphore_underflow", "events.update_value", by,
                        "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would go below 0"};
@@ -269,18 +262,33 @@ std::size_t Seq::RawHash::operator()(const isa::RawInstruction& r) const {
   return static_cast<std::size_t>(h);
 }
 
-std::shared_ptr<const isa::Decoded> Seq::decode_cached(const isa::RawInstruction& raw) {
-  if (config_.decode_cache_entries == 0) return std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
+Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
+  auto p = std::make_shared<Prepared>();
+  p->raw = raw;
+  p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, raw)));
+  const isa::Decoded& d = p->decoded();
+  Events& e = p->events;
+  e.wait_mode = static_cast<isa::WaitMode>(d.get_or("events.wait_mode", 0));
+  e.wait_sem = static_cast<unsigned>(d.get_or("events.wait_sem", 0));
+  e.wait_value = static_cast<std::uint32_t>(d.get_or("events.wait_value", 0));
+  e.update_mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
+  e.update_sem = static_cast<unsigned>(d.get_or("events.update_sem", 0));
+  e.update_value = d.get_or("events.update_value", 0);
+  if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op);
+  return p;
+}
+
+Seq::PreparedPtr Seq::prepare_cached(const isa::RawInstruction& raw) {
+  if (config_.decode_cache_entries == 0) return prepare(raw);
   if (decode_cache_.empty()) decode_cache_.resize(config_.decode_cache_entries);
-  CacheSlot& slot = decode_cache_[RawHash{}(raw) % decode_cache_.size()];
-  if (slot.decoded && slot.raw == raw) {
+  PreparedPtr& slot = decode_cache_[RawHash{}(raw) % decode_cache_.size()];
+  if (slot && slot->raw == raw) {
     ++stats_.decode_cache_hits;
-    return slot.decoded;
+    return slot;
   }
   ++stats_.decode_cache_misses;
-  slot.raw = raw;
-  slot.decoded = std::make_shared<const isa::Decoded>(isa::decode(gen_, raw));
-  return slot.decoded;
+  slot = prepare(raw);
+  return slot;
 }
 
 void Seq::run() {
@@ -304,9 +312,10 @@ void Seq::run() {
 bool Seq::dispatch_head() {
   local_ = std::max(local_, arr_.now());
   const Entry entry = queue_.front();
-  const std::shared_ptr<const isa::Decoded> decoded = decode_cached(entry.raw);
+  const PreparedPtr instr = prepare_cached(entry.raw);
+  const isa::Decoded& decoded = instr->decoded();
   fw::HandlerOutput& out = handler_out_;  // reused: its micro-op vector keeps its capacity
-  firmware_.handle(decoded, entry.index, out);
+  firmware_.handle(instr->fw, entry.index, out);
   if (!out.self_name.empty() && entry.index >= next_log_index_) {
     next_log_index_ = entry.index + 1;
     // A bounded log: a stream of millions of instructions must not grow memory.
@@ -328,14 +337,14 @@ bool Seq::dispatch_head() {
     firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
     local_ = std::max(ready, arr_.now());
     const fw::Fault& f = *out.fault;
-    fault(entry.index, *decoded, f.rule, f.field, f.value, f.message);
+    fault(entry.index, decoded, f.rule, f.field, f.value, f.message);
     return true;
   }
   // EVENTS: wait before issue, at the SEQ's own time. The instruction stays at
   // the head of the queue while it waits, so level/space show it.
-  if (static_cast<isa::WaitMode>(events_mode(*decoded, false)) != isa::WaitMode::NONE) {
+  if (instr->events.wait_mode != isa::WaitMode::NONE) {
     sync_to(ready);
-    while (!error_ && !wait_satisfied(*decoded)) {
+    while (!error_ && !wait_satisfied(instr->events)) {
       arm_retirement();
       sc_core::wait(semaphore_changed_ | settled_ | retired_ev_);
       catch_up();
@@ -345,13 +354,14 @@ bool Seq::dispatch_head() {
   }
   // An update that will under/overflow stops the run-ahead: nothing after it
   // may execute, so it must retire (and fault) before the next instruction issues.
-  const bool update_faults = update_may_fault(*decoded);
+  const bool update_faults = update_may_fault(instr->events);
   arrseq::Cycle t = std::max(ready, arr_.now());
   queue_.pop_front();
   space_freed_.notify(sc_core::SC_ZERO_TIME);
   arrseq::Cycle response = t;
   for (const pe::MicroOp& op : out.ops) {
-    const arrseq::ArrSeq::Issued r = arr_.issue(op, t, waited_for_software_);
+    // The firmware emits at most the one micro-op prepared with the instruction.
+    const arrseq::ArrSeq::Issued r = arr_.issue(op, instr->shape, t, waited_for_software_);
     waited_for_software_ = false;
     if (!r.result.ok) {  // nothing of it was written
       sync_to(r.push);
@@ -370,7 +380,7 @@ bool Seq::dispatch_head() {
     response = std::max(response, r.response);
   }
   local_ = t;
-  pending_.push_back({entry, decoded, response});
+  pending_.push_back({entry.index, instr, response});
   update_status();
   if (update_faults) drain_pending();
   return true;
@@ -414,23 +424,23 @@ void Seq::retire_due_method() {
 void Seq::retire_front() {
   const Pending done = std::move(pending_.front());
   pending_.pop_front();
-  firmware_.retire(done.entry.index);
+  firmware_.retire(done.index);
   retired_ev_.notify(sc_core::SC_ZERO_TIME);
-  if (auto f = apply_update(*done.decoded)) {
+  if (auto f = apply_update(done.instr->events)) {
     // The instructions issued after it are already in the array and complete
     // normally; nothing later is fetched until clear_error (D-FAULT-REQUEUE).
     std::vector<std::shared_ptr<const isa::Decoded>> survivors;
     std::vector<std::uint64_t> survivor_indices;
     for (const Pending& p : pending_) {
-      survivors.push_back(p.decoded);
-      survivor_indices.push_back(p.entry.index);
+      survivors.push_back(p.instr->fw.decoded);
+      survivor_indices.push_back(p.index);
     }
-    firmware_.rewind(done.entry.index, survivors, survivor_indices);
-    fault(done.entry.index, *done.decoded, f->rule, f->field, f->value, f->message);
+    firmware_.rewind(done.index, survivors, survivor_indices);
+    fault(done.index, done.instr->decoded(), f->rule, f->field, f->value, f->message);
     return;
   }
   ++retired_;
-  ++stats_.retired_by_opcode[done.decoded->opcode_byte];
+  ++stats_.retired_by_opcode[done.instr->decoded().opcode_byte];
   csrs_.seq.regs().add_to_counter(c_retired_);
   if (queue_.empty() && pending_.empty() && !error_) {
     done_ = true;
@@ -439,24 +449,22 @@ void Seq::retire_front() {
   update_status();
 }
 
-bool Seq::update_may_fault(const isa::Decoded& d) const {
-  const auto mode = static_cast<isa::UpdateMode>(events_mode(d, true));
-  if (mode != isa::UpdateMode::INCREMENT && mode != isa::UpdateMode::DECREMENT) return false;
-  const auto sem = d.get("events.update_sem");
+bool Seq::update_may_fault(const Events& e) const {
+  if (e.update_mode != isa::UpdateMode::INCREMENT && e.update_mode != isa::UpdateMode::DECREMENT) return false;
+  const unsigned sem = e.update_sem;
   // The value the instructions already issued will leave, applied in order.
-  std::int64_t v = semaphore(static_cast<unsigned>(sem));
-  const auto step = [&](const isa::Decoded& x) {
-    const auto m = static_cast<isa::UpdateMode>(events_mode(x, true));
-    if (m == isa::UpdateMode::NONE || x.get("events.update_sem") != sem) return true;
-    const std::int64_t by = x.get("events.update_value");
-    if (m == isa::UpdateMode::SET) v = by;
-    if (m == isa::UpdateMode::INCREMENT) v += by;
-    if (m == isa::UpdateMode::DECREMENT) v -= by;
+  std::int64_t v = semaphore(sem);
+  const auto step = [&](const Events& x) {
+    if (x.update_mode == isa::UpdateMode::NONE || x.update_sem != sem) return true;
+    const std::int64_t by = x.update_value;
+    if (x.update_mode == isa::UpdateMode::SET) v = by;
+    if (x.update_mode == isa::UpdateMode::INCREMENT) v += by;
+    if (x.update_mode == isa::UpdateMode::DECREMENT) v -= by;
     return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max();
   };
   for (const Pending& p : pending_)
-    if (!step(*p.decoded)) return true;
-  return !step(d);
+    if (!step(p.instr->events)) return true;
+  return !step(e);
 }
 
 }  // namespace pevp::seq

@@ -13,13 +13,14 @@
 
 #include <cstdint>
 #include <functional>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/circular_buffer.hpp>
 
 #include "pevp/isa/decode.h"
 #include "pevp/pe_array/micro_op.h"
@@ -45,6 +46,21 @@ struct Fault {
   std::string describe() const;  // "<field> = <value>: <message> [<rule>]"
 };
 
+// What a handler decides from the instruction alone, whatever came before it:
+// prepared once per distinct instruction (the SEQ caches it with the decode),
+// so a stream that repeats instructions pays only the per-instance work --
+// the cross-instruction rule and the micro-op's index.
+struct Prepared {
+  std::shared_ptr<const isa::Decoded> decoded;
+  Handler handler = Handler::None;
+  std::string self_name;               // "" for Handler::None
+  std::optional<Fault> fault;          // rejected whatever came before (invalid, not modelled, no tile)
+  std::optional<Fault> fault_after_stream;  // ... but only after the stream rule had its say (no tile)
+  std::optional<pe::MicroOp> op;       // the micro-op it emits, instr_index still to set
+  isa::StreamChecker::Key stream;      // what the cross-instruction rule reads
+};
+Prepared prepare(std::shared_ptr<const isa::Decoded> instr);
+
 struct HandlerOutput {
   Handler handler = Handler::None;
   std::string self_name;           // the DEBUG line the handler printed ("S: Matmul"); "" for None
@@ -58,8 +74,9 @@ class Firmware {
   // the cross-instruction state the rules need (the stationary's dtype per cell,
   // isa::StreamChecker), so feed instructions in program order.
   HandlerOutput handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index);
-  // The same into `out` (cleared first), reusing its storage: the SEQ's hot path.
-  void handle(std::shared_ptr<const isa::Decoded> instr, std::uint64_t index, HandlerOutput& out);
+  // The same for a prepared instruction, into `out` (cleared first), reusing
+  // its storage: the SEQ's hot path. Gives what handle(instr, index) would.
+  void handle(const Prepared& p, std::uint64_t index, HandlerOutput& out);
 
   // The cross-instruction state must describe what the array will really hold.
   // When instruction `index` faults (it and the instructions taken back behind
@@ -73,6 +90,7 @@ class Firmware {
   void retire(std::uint64_t index) {
     while (!checkpoints_.empty() && checkpoints_.front().first <= index) checkpoints_.pop_front();
   }
+  std::size_t checkpoints() const { return checkpoints_.size(); }
 
   // Forget the cross-instruction state (a reset of the SEQ).
   void reset() {
@@ -81,11 +99,15 @@ class Firmware {
   }
 
  private:
+  void checkpoint(std::uint64_t index);
+
   isa::StreamChecker stream_;
-  // The checker as it was before each instruction still in flight, in index
-  // order (a deque, not a map: one node allocation per instruction is more
-  // than the rest of the handler costs).
-  std::deque<std::pair<std::uint64_t, isa::StreamChecker>> checkpoints_;
+  // The checker as it was before each instruction in flight that changed it
+  // (an Ldweights), in index order. The state before any instruction i is the
+  // first checkpoint at or after i -- the instructions between only read it --
+  // or the current state. A ring that grows, never a node per instruction:
+  // the allocation would cost more than the rest of the handler.
+  boost::circular_buffer<std::pair<std::uint64_t, isa::StreamChecker>> checkpoints_{64};
 };
 
 }  // namespace pevp::fw

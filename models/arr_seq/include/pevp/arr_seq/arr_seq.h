@@ -69,6 +69,9 @@ class ArrSeq : public sc_core::sc_module {
   // On an execution error nothing is scheduled.
   // `after_idle`: the SEQ had drained and waited for software before it (Timeline::schedule).
   Issued issue(const pe::MicroOp& op, Cycle ready, bool after_idle = false);
+  // The same with `shape` = shape_of(op) already taken (the SEQ keeps it with
+  // its cached decode, so a repeated instruction is not read again).
+  Issued issue(const pe::MicroOp& op, const OpShape& shape, Cycle ready, bool after_idle = false);
 
   // The IFIFO's entries now: 1 with queue_cfg.fifo_size_sel, else the configured depth.
   unsigned ififo_capacity() const { return csrs_.queue_cfg().fifo_size_sel ? 1 : config_.ififo_depth; }

@@ -73,7 +73,20 @@ std::vector<Violation> validate(const Decoded& d);
 // program order.
 class StreamChecker {
  public:
-  std::vector<Violation> check(const Decoded& d);
+  // What the rule reads of one instruction, taken once (key_of) so a stream
+  // that repeats instructions does not look their fields up again.
+  struct Key {
+    enum class Role : std::uint8_t { None, Load, Use } role = Role::None;  // Ldweights loads, Matmul uses
+    std::uint8_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the 32x32 cells the tile covers: [r0, r1) x [c0, c1)
+    std::int64_t in_dtype = 0;
+    std::int64_t fp32_mode = 0;
+    // Only a load changes the state, so only a load needs a checkpoint to undo.
+    bool changes_state() const { return role == Role::Load; }
+  };
+  static Key key_of(const Decoded& d);
+
+  std::vector<Violation> check(const Decoded& d) { return check(key_of(d)); }
+  std::vector<Violation> check(const Key& k);
 
  private:
   struct Stationary {

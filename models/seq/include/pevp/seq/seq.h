@@ -52,6 +52,7 @@
 #include "pevp/arr_seq/arr_seq.h"
 #include "pevp/firmware/firmware.h"
 #include "pevp/isa/decode.h"
+#include "pevp/isa/enums.h"
 #include "pevp/regfile/arr_seq_csrs.h"
 
 namespace pevp::seq {
@@ -128,9 +129,30 @@ class Seq : public sc_core::sc_module {
     std::uint64_t index;
     isa::RawInstruction raw;
   };
+  // The EVENTS fields of one instruction (modes NONE when it has none).
+  struct Events {
+    isa::WaitMode wait_mode = isa::WaitMode::NONE;
+    unsigned wait_sem = 0;
+    std::uint32_t wait_value = 0;
+    isa::UpdateMode update_mode = isa::UpdateMode::NONE;
+    unsigned update_sem = 0;
+    std::int64_t update_value = 0;
+  };
+  // One distinct instruction, prepared once and cached by its 64 bytes: the
+  // decode, the firmware's verdict that needs no history, the EVENTS fields
+  // and the timing shape of its micro-op. A stream repeats a few distinct
+  // instructions, so the per-instruction work is only what depends on order.
+  struct Prepared {
+    isa::RawInstruction raw{};
+    fw::Prepared fw;
+    Events events;
+    arrseq::OpShape shape;  // of fw.op (when it has one)
+    const isa::Decoded& decoded() const { return *fw.decoded; }
+  };
+  using PreparedPtr = std::shared_ptr<const Prepared>;
   struct Pending {  // an instruction issued to the array, waiting for its response
-    Entry entry;
-    std::shared_ptr<const isa::Decoded> decoded;
+    std::uint64_t index;
+    PreparedPtr instr;
     arrseq::Cycle response = 0;
   };
 
@@ -139,7 +161,8 @@ class Seq : public sc_core::sc_module {
   // One instruction from the head of the queue; false when the queue stopped
   // underneath it (it is handled again after clear_error).
   bool dispatch_head();
-  std::shared_ptr<const isa::Decoded> decode_cached(const isa::RawInstruction& raw);
+  PreparedPtr prepare(const isa::RawInstruction& raw) const;
+  PreparedPtr prepare_cached(const isa::RawInstruction& raw);
   void retire_front();
   void retire_due_method();
   void arm_retirement();
@@ -150,11 +173,11 @@ class Seq : public sc_core::sc_module {
   bool drain_pending();
   void fault(std::uint64_t index, const isa::Decoded& d, std::string rule, std::string field, std::int64_t value,
              std::string message);
-  bool wait_satisfied(const isa::Decoded& d) const;
-  // Would d's EVENTS update fault on the semaphore value the instructions
+  bool wait_satisfied(const Events& e) const;
+  // Would this EVENTS update fault on the semaphore value the instructions
   // already issued will leave? Then the SEQ stops running ahead until they retire.
-  bool update_may_fault(const isa::Decoded& d) const;
-  std::optional<fw::Fault> apply_update(const isa::Decoded& d);
+  bool update_may_fault(const Events& e) const;
+  std::optional<fw::Fault> apply_update(const Events& e);
   void set_semaphore(unsigned i, std::uint32_t v);
   void update_status();
   void drive_irq();  // the signal's only writer: status changes come from several processes
@@ -185,12 +208,9 @@ class Seq : public sc_core::sc_module {
   struct RawHash {
     std::size_t operator()(const isa::RawInstruction& r) const;
   };
-  // Direct-mapped by the hash: a miss replaces the slot (no chains, no allocation).
-  struct CacheSlot {
-    isa::RawInstruction raw{};
-    std::shared_ptr<const isa::Decoded> decoded;
-  };
-  std::vector<CacheSlot> decode_cache_;
+  // Direct-mapped by the hash: a miss replaces the slot (no chains). An
+  // instruction still pending keeps its entry alive after replacement.
+  std::vector<PreparedPtr> decode_cache_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   sc_core::sc_event retire_due_;
   bool irq_level_ = false;
