@@ -55,7 +55,9 @@ Cycle ArrSeq::to_cycles(const sc_core::sc_time& t) const {
 }
 
 sc_core::sc_time ArrSeq::to_time(Cycle c) const {
-  return sc_core::sc_time(static_cast<double>(to_ps(c)), sc_core::SC_PS);
+  // As sc_time(to_ps(c), SC_PS) rounds it, without that constructor's unit lookups.
+  return sc_core::sc_time::from_value(
+      static_cast<sc_core::sc_time::value_type>(static_cast<double>(to_ps(c)) / resolution_ps_ + 0.5));
 }
 
 unsigned ArrSeq::queue_of(const isa::TileRect& t) { return ((t.row0 / 32) * 4 + (t.col0 / 32) % 4) % kQueues; }

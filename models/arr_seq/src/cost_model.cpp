@@ -15,8 +15,9 @@ namespace pevp::arrseq {
 namespace {
 
 // The fields shape_of reads, resolved to positions in Decoded::fields once per
-// layout: a string-keyed lookup per field per micro-op would cost more than
-// the whole timing computation.
+// leaf set (a layout has one per combination of its union members, and the
+// positions differ between them): a string-keyed lookup per field per
+// micro-op would cost more than the whole timing computation.
 enum Field : unsigned {
   kRows, kCols, kInDtype, kPerfOpt, kPerfMode, kPsumFlags, kAccFlag,
   kSrcStart, kSrcStep0, kSrcNum0, kSrcNum1, kSrcNum2,
@@ -33,22 +34,28 @@ constexpr std::array<const char*, kFieldCount> kPaths = {
 constexpr std::int32_t kAbsent = -1;
 using Positions = std::array<std::int32_t, kFieldCount>;
 
-const Positions& positions(const isa::Decoded& d) {
+Positions find_positions(const isa::Decoded& d) {
+  Positions p;
+  for (unsigned i = 0; i < kFieldCount; ++i) {
+    const isa::DecodedField* f = d.field(kPaths[i]);
+    p[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
+  }
+  return p;
+}
+
+Positions positions(const isa::Decoded& d) {
+  if (d.lookup == nullptr) return find_positions(d);  // not from decode(): no leaf set to key on
   static std::mutex mu;
-  static std::unordered_map<const isa::StructLayout*, Positions> cache;
+  static std::unordered_map<const isa::LeafLookup*, Positions> cache;
   std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.try_emplace(d.layout);
-  if (inserted)
-    for (unsigned i = 0; i < kFieldCount; ++i) {
-      const isa::DecodedField* f = d.field(kPaths[i]);
-      it->second[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
-    }
+  auto [it, inserted] = cache.try_emplace(d.lookup);
+  if (inserted) it->second = find_positions(d);
   return it->second;
 }
 
 struct Reader {
   const isa::Decoded& d;
-  const Positions& pos;
+  const Positions pos;
   bool has(Field f) const { return pos[f] != kAbsent; }
   std::int64_t get(Field f, std::int64_t fallback = 0) const {
     return pos[f] == kAbsent ? fallback : d.fields[static_cast<std::size_t>(pos[f])].value;

@@ -89,6 +89,14 @@ Cycle Timeline::p2f_clear(Cycle t, unsigned threshold) const {
   }
 }
 
+Timeline::TileState& Timeline::tile_state(const isa::TileRect& tile) {
+  const std::uint64_t key = tile.key();
+  for (auto it = tiles_.rbegin(); it != tiles_.rend(); ++it)
+    if (it->first == key) return it->second;
+  tiles_.emplace_back(key, TileState{});
+  return tiles_.back().second;
+}
+
 const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs, bool after_idle) {
   Slot& s = slot_;
   s = Slot{};
@@ -119,7 +127,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
     in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
                                     [&](const InFlight& f) { return f.complete <= head; }),
                      in_flight_.end());
-    TileState& tile = tiles_[s.shape.tile.key()];
+    TileState& tile = tile_state(s.shape.tile);
     Cycle structural = head;
     Cycle dependency = head;
     if (is_wl) structural = std::max(structural, tile.wl_free);

@@ -617,26 +617,29 @@ StreamChecker::Key StreamChecker::key_of(const Decoded& d) {
 
 std::vector<Violation> StreamChecker::check(const Key& k) {
   std::vector<Violation> out;
-  const Stationary mine{true, k.in_dtype, k.fp32_mode};
-  const bool mine_fp32 = mine.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
+  const std::uint32_t mine = pack(k.in_dtype, k.fp32_mode);
+  if (k.role == Key::Role::Load) {
+    for (unsigned r = k.r0; r < k.r1; ++r) std::fill(cells_[r].begin() + k.c0, cells_[r].begin() + k.c1, mine);
+    return out;
+  }
+  const auto fp32 = static_cast<std::int64_t>(Dtype::FP32);
+  const bool mine_fp32 = (k.in_dtype & 0xFF) == fp32;
   for (unsigned r = k.r0; r < k.r1; ++r)
     for (unsigned c = k.c0; c < k.c1; ++c) {
-      Stationary& cell = cells_[r][c];
-      if (k.role == Key::Role::Load) {
-        cell = mine;
-        continue;
-      }
-      if (!cell.loaded || !out.empty()) continue;  // one report per matmul
-      const bool st_fp32 = cell.in_dtype == static_cast<std::int64_t>(Dtype::FP32);
+      const std::uint32_t cell = cells_[r][c];
+      if (cell == 0 || cell == mine) continue;  // nothing loaded, or exactly this dtype and mode
+      const std::int64_t st_dtype = cell >> 8 & 0xFF, st_mode = cell & 0xFF;
+      const bool st_fp32 = st_dtype == fp32;
       if (st_fp32 != mine_fp32)
-        out.push_back({"in_dtype", mine.in_dtype, "mm.fp32_no_mix",
+        out.push_back({"in_dtype", k.in_dtype, "mm.fp32_no_mix",
                        "if either matmul input is tf32/fp32 both must be: the stationary is " +
-                           std::string(name(static_cast<Dtype>(cell.in_dtype))) + ", the moving " +
-                           std::string(name(static_cast<Dtype>(mine.in_dtype)))});
-      else if (st_fp32 && cell.fp32_mode != mine.fp32_mode)
-        out.push_back({"fp32_mode", mine.fp32_mode, "mm.fp32_mode_match",
+                           std::string(name(static_cast<Dtype>(st_dtype))) + ", the moving " +
+                           std::string(name(static_cast<Dtype>(k.in_dtype)))});
+      else if (st_fp32 && st_mode != (k.fp32_mode & 0xFF))
+        out.push_back({"fp32_mode", k.fp32_mode, "mm.fp32_mode_match",
                        "the moving fp32_mode must match the stationary's (" +
-                           std::string(name(static_cast<Fp32Mode>(cell.fp32_mode & 3))) + ")"});
+                           std::string(name(static_cast<Fp32Mode>(st_mode & 3))) + ")"});
+      if (!out.empty()) return out;  // one report per matmul
     }
   return out;
 }

@@ -36,7 +36,14 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
 
 Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
          SeqConfig config)
-    : sc_core::sc_module(name), iq("iq"), irq("irq"), gen_(gen), csrs_(csrs), arr_(arr), config_(config) {
+    : sc_core::sc_module(name),
+      iq("iq"),
+      irq("irq"),
+      gen_(gen),
+      csrs_(csrs),
+      arr_(arr),
+      config_(config),
+      cache_(config.decode_cache_entries) {
   if (config_.queue_depth == 0) config_.queue_depth = 1;
   iq.register_b_transport(this, &Seq::b_transport);
   auto& r = csrs_.seq.regs();
@@ -95,12 +102,17 @@ void Seq::set_semaphore(unsigned i, std::uint32_t v) {
 
 bool Seq::busy() const { return !queue_.empty() || !pending_.empty(); }
 
+void Seq::publish_level() {
+  auto& r = csrs_.seq.regs();
+  r.set(f_level_, level());
+  r.set(f_space_, space());
+}
+
 void Seq::update_status() {
   auto& r = csrs_.seq.regs();
   const bool stopped = error_.has_value();
   const bool active = busy() && !stopped;
-  r.set(f_level_, level());
-  r.set(f_space_, space());
+  publish_level();
   // The status bits change rarely; this runs for every instruction queued,
   // issued and retired, so write them only when they do (or after a reset of
   // the register file, which a driver may do: compare with the registers).
@@ -126,9 +138,11 @@ void Seq::drive_irq() { irq.write(irq_level_); }
 
 bool Seq::try_push(const isa::RawInstruction& raw) {
   if (queue_.size() >= config_.queue_depth) return false;
+  const bool status_may_change = !busy() || done_;  // else only the level moves
   queue_.push_back({next_index_++, raw});
   done_ = false;  // new work: the program is not complete any more
-  update_status();
+  if (status_may_change) update_status();
+  else publish_level();
   queued_.notify(sc_core::SC_ZERO_TIME);
   return true;
 }
@@ -251,20 +265,8 @@ void Seq::clear_error() {
   resumed_.notify(sc_core::SC_ZERO_TIME);
 }
 
-std::size_t Seq::RawHash::operator()(const isa::RawInstruction& r) const {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull;
-  for (std::size_t i = 0; i < r.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, r.data() + i, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  return static_cast<std::size_t>(h);
-}
-
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
-  p->raw = raw;
   p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, raw)));
   const isa::Decoded& d = p->decoded();
   Events& e = p->events;
@@ -279,16 +281,10 @@ Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
 }
 
 Seq::PreparedPtr Seq::prepare_cached(const isa::RawInstruction& raw) {
-  if (config_.decode_cache_entries == 0) return prepare(raw);
-  if (decode_cache_.empty()) decode_cache_.resize(config_.decode_cache_entries);
-  PreparedPtr& slot = decode_cache_[RawHash{}(raw) % decode_cache_.size()];
-  if (slot && slot->raw == raw) {
-    ++stats_.decode_cache_hits;
-    return slot;
-  }
-  ++stats_.decode_cache_misses;
-  slot = prepare(raw);
-  return slot;
+  PreparedPtr p = cache_.get(raw, [this](const isa::RawInstruction& r) { return prepare(r); });
+  stats_.decode_cache_hits = cache_.hits();
+  stats_.decode_cache_misses = cache_.misses();
+  return p;
 }
 
 void Seq::run() {
@@ -381,7 +377,7 @@ bool Seq::dispatch_head() {
   }
   local_ = t;
   pending_.push_back({entry.index, instr, response});
-  update_status();
+  publish_level();  // still busy: the instruction moved from the queue to the array
   if (update_faults) drain_pending();
   return true;
 }
@@ -442,11 +438,13 @@ void Seq::retire_front() {
   ++retired_;
   ++stats_.retired_by_opcode[done.instr->decoded().opcode_byte];
   csrs_.seq.regs().add_to_counter(c_retired_);
-  if (queue_.empty() && pending_.empty() && !error_) {
-    done_ = true;
-    settled_.notify(sc_core::SC_ZERO_TIME);
+  if (queue_.empty() && pending_.empty()) {  // else still busy, and the queue level is unchanged
+    if (!error_) {
+      done_ = true;
+      settled_.notify(sc_core::SC_ZERO_TIME);
+    }
+    update_status();
   }
-  update_status();
 }
 
 bool Seq::update_may_fault(const Events& e) const {

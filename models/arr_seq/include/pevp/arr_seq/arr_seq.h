@@ -79,7 +79,16 @@ class ArrSeq : public sc_core::sc_module {
   // ---- clocks ------------------------------------------------------------------------
   Cycle to_cycles(const sc_core::sc_time& t) const;  // the first cycle boundary at or after t
   sc_core::sc_time to_time(Cycle c) const;
-  Cycle now() const { return to_cycles(sc_core::sc_time_stamp()); }
+  // The cycle of the current simulated time; remembered, since the SEQ asks
+  // for it several times per instruction while time stands still.
+  Cycle now() const {
+    const sc_core::sc_time t = sc_core::sc_time_stamp();
+    if (t.value() != now_value_) {
+      now_value_ = t.value();
+      now_cycle_ = to_cycles(t);
+    }
+    return now_cycle_;
+  }
 
   std::uint64_t to_ps(Cycle c) const { return static_cast<std::uint64_t>(static_cast<double>(c) * ps_per_cycle_ + 0.5); }
 
@@ -108,6 +117,8 @@ class ArrSeq : public sc_core::sc_module {
   Timeline timeline_;
   double ps_per_cycle_;
   double resolution_ps_;  // sc_time's unit
+  mutable sc_core::sc_time::value_type now_value_ = 0;
+  mutable Cycle now_cycle_ = 0;
   // The CSR state timing reads, refreshed only after a register write: reading
   // the fields for every micro-op would cost more than the scheduling.
   TimingCsrs csr_cache_;

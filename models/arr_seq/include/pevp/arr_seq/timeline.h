@@ -14,7 +14,6 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include "pevp/arr_seq/cost_model.h"
@@ -143,6 +142,7 @@ class Timeline {
     bool regwrite;  // a PeRegWrite: conflicts even with its own tile's pipeline
   };
   Cycle p2f_clear(Cycle t, unsigned threshold) const;
+  TileState& tile_state(const isa::TileRect& tile);
 
   CostModel cost_;
   unsigned ififo_depth_;
@@ -151,7 +151,9 @@ class Timeline {
   Cycle last_start_ = 0;
   Cycle last_response_ = 0;
   bool any_response_ = false;
-  std::unordered_map<std::uint64_t, TileState> tiles_;
+  // By TileRect::key(). A program uses a handful of tiles: a flat list searched
+  // from the most recent costs less than hashing.
+  std::vector<std::pair<std::uint64_t, TileState>> tiles_;
   std::vector<InFlight> in_flight_;
   std::deque<std::pair<Cycle, Cycle>> responses_;  // (done, response) still in the P2F FIFO window
   std::array<Cycle, kRowGroups> group_last_active_{};

@@ -89,14 +89,17 @@ class StreamChecker {
   std::vector<Violation> check(const Key& k);
 
  private:
-  struct Stationary {
-    bool loaded = false;
-    std::int64_t in_dtype = 0;
-    std::int64_t fp32_mode = 0;
-  };
-  // The stationary's dtype per 32x32 cell of the largest array (128 x 256).
+  // The stationary per 32x32 cell of the largest array (128 x 256), packed:
+  // 0 = nothing loaded, else kLoaded | in_dtype << 8 | fp32_mode (both are
+  // one-byte fields in every struct). Compact because a checkpoint copies the
+  // whole state before each Ldweights still in flight, and a Matmul on cells
+  // holding exactly its own dtype and mode is checked by one compare per cell.
   static constexpr unsigned kCell = 32, kRows = 128 / kCell, kCols = 256 / kCell;
-  std::array<std::array<Stationary, kCols>, kRows> cells_{};
+  static constexpr std::uint32_t kLoaded = 1u << 16;
+  static std::uint32_t pack(std::int64_t in_dtype, std::int64_t fp32_mode) {
+    return kLoaded | static_cast<std::uint32_t>(in_dtype & 0xFF) << 8 | static_cast<std::uint32_t>(fp32_mode & 0xFF);
+  }
+  std::array<std::array<std::uint32_t, kCols>, kRows> cells_{};
 };
 
 }  // namespace pevp::isa

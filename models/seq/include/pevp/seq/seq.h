@@ -54,6 +54,7 @@
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/regfile/arr_seq_csrs.h"
+#include "pevp/seq/instruction_cache.h"
 
 namespace pevp::seq {
 
@@ -65,7 +66,7 @@ struct SeqConfig {
   // coarser: software polling a register sees retirements up to one quantum late
   // at worst -- catch_up() on bus accesses keeps that to zero for CSR reads.
   sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US);
-  // Decoded instructions kept by their 64 bytes (0 = no cache).
+  // Prepared (decoded) instructions kept by their 64 bytes, in two-way sets (0 = no cache).
   unsigned decode_cache_entries = 4096;
 };
 
@@ -143,7 +144,6 @@ class Seq : public sc_core::sc_module {
   // and the timing shape of its micro-op. A stream repeats a few distinct
   // instructions, so the per-instruction work is only what depends on order.
   struct Prepared {
-    isa::RawInstruction raw{};
     fw::Prepared fw;
     Events events;
     arrseq::OpShape shape;  // of fw.op (when it has one)
@@ -179,7 +179,8 @@ class Seq : public sc_core::sc_module {
   bool update_may_fault(const Events& e) const;
   std::optional<fw::Fault> apply_update(const Events& e);
   void set_semaphore(unsigned i, std::uint32_t v);
-  void update_status();
+  void update_status();  // iq_status, seq_status, irq_status and the irq line
+  void publish_level();  // iq_status alone (an instruction queued or issued while busy)
   void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();
   void publish(ErrorRecord e);  // the error CSRs, status, irq
@@ -203,14 +204,7 @@ class Seq : public sc_core::sc_module {
   std::deque<ErrorRecord> deferred_faults_;
   std::uint64_t next_log_index_ = 0;  // the firmware names each instruction once
   std::deque<std::string> fw_log_;
-  // The 64 bytes as eight words, mixed: std::hash of a string of the bytes
-  // cost more than a cache hit saves.
-  struct RawHash {
-    std::size_t operator()(const isa::RawInstruction& r) const;
-  };
-  // Direct-mapped by the hash: a miss replaces the slot (no chains). An
-  // instruction still pending keeps its entry alive after replacement.
-  std::vector<PreparedPtr> decode_cache_;
+  InstructionCache<Prepared> cache_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   sc_core::sc_event retire_due_;
   bool irq_level_ = false;
