@@ -81,7 +81,7 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
   } else if (const auto tile = isa::tile_of(*d); !tile) {
     p.fault_after_stream = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
   } else {
-    p.stream = isa::StreamChecker::key_of(*d);
+    p.stream = isa::StreamChecker::key_of(*d, *tile);
     pe::MicroOp op;
     op.kind = *kind;
     op.instr = d;

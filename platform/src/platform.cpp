@@ -55,6 +55,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
   bus.before_access = [this](const tlm::tlm_generic_payload& trans, const regfile::ApbRouter::Window& w,
                              const sc_core::sc_time& delay) {
     seq.catch_up();
+    seq.publish_level();
     // A read of the row-group counters (vp_seq rg_perf, 0x200..0x25F) sees them settled to now.
     const std::uint64_t offset = trans.get_address() - config_.map.vp_seq();
     if (w.base == config_.map.apb && trans.get_address() >= config_.map.vp_seq() && offset >= 0x200 && offset < 0x260)

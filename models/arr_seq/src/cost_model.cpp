@@ -108,12 +108,6 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (
 
 }  // namespace
 
-std::uint8_t OpShape::row_groups() const {
-  std::uint8_t g = 0;
-  for (unsigned r = tile.row0 / 32; r < 4 && r * 32 < tile.row0 + std::max(tile.rows, 1u); ++r) g |= 1u << r;
-  return g;
-}
-
 OpShape shape_of(const pe::MicroOp& op) {
   OpShape s;
   s.kind = op.kind;

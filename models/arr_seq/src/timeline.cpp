@@ -19,18 +19,6 @@ const char* name(Stall s) {
 
 // ---- ActivityCounter ------------------------------------------------------------------
 
-void ActivityCounter::add(Cycle start, Cycle end) {
-  start = std::max(start, counted_until_);  // what is already counted stays counted once
-  if (end <= start) return;
-  if (!pending_.empty() && start <= pending_.back().second) {
-    auto& last = pending_.back();
-    last.first = std::min(last.first, start);
-    last.second = std::max(last.second, end);
-    return;
-  }
-  pending_.emplace_back(start, end);
-}
-
 void ActivityCounter::settle(Cycle now) {
   while (!pending_.empty()) {
     auto& [a, b] = pending_.front();

@@ -599,10 +599,15 @@ std::vector<Violation> validate(const Decoded& d) {
 }
 
 StreamChecker::Key StreamChecker::key_of(const Decoded& d) {
+  if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return {};
+  const auto tile = tile_of(d);
+  return tile ? key_of(d, *tile) : Key{};
+}
+
+StreamChecker::Key StreamChecker::key_of(const Decoded& d, const TileRect& t) {
   Key k;
   if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return k;
-  const auto tile = tile_of(d);
-  if (!tile) return k;
+  const TileRect* tile = &t;
   k.role = *d.opcode == Opcode::LDWEIGHTS ? Key::Role::Load : Key::Role::Use;
   // Every 32x32 cell the tile covers: an Ldweights replaces exactly those cells'
   // stationary, so a partial reload leaves the rest of an earlier one in place.

@@ -141,8 +141,7 @@ bool Seq::try_push(const isa::RawInstruction& raw) {
   const bool status_may_change = !busy() || done_;  // else only the level moves
   queue_.push_back({next_index_++, raw});
   done_ = false;  // new work: the program is not complete any more
-  if (status_may_change) update_status();
-  else publish_level();
+  if (status_may_change) update_status();  // else only iq_status moves: written when the bus reads it
   queued_.notify(sc_core::SC_ZERO_TIME);
   return true;
 }
@@ -376,8 +375,7 @@ bool Seq::dispatch_head() {
     response = std::max(response, r.response);
   }
   local_ = t;
-  pending_.push_back({entry.index, instr, response});
-  publish_level();  // still busy: the instruction moved from the queue to the array
+  pending_.push_back({entry.index, instr, response});  // still busy: only iq_status moved
   if (update_faults) drain_pending();
   return true;
 }

@@ -81,7 +81,11 @@ struct OpShape {
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
 
   // Row groups (32 PE rows each) the tile covers, bit g = group g.
-  std::uint8_t row_groups() const;
+  std::uint8_t row_groups() const {
+    const unsigned first = tile.row0 / 32, last = (tile.row0 + (tile.rows ? tile.rows : 1u) - 1) / 32;
+    if (first >= 4) return 0;
+    return static_cast<std::uint8_t>(((1u << (last < 4 ? last + 1 : 4)) - 1) & ~((1u << first) - 1));
+  }
 };
 
 // The shape of `op` from its decoded instruction (no execution).

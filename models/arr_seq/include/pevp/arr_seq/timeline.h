@@ -63,7 +63,19 @@ struct Slot {
 // counter read mid-run shows what happened up to then.
 class ActivityCounter {
  public:
-  void add(Cycle start, Cycle end);  // intervals in roughly increasing order; overlaps count once
+  // Intervals in roughly increasing order; overlaps count once. Inline: a
+  // stream's back-to-back intervals extend the last one, the common case.
+  void add(Cycle start, Cycle end) {
+    if (start < counted_until_) start = counted_until_;  // what is already counted stays counted once
+    if (end <= start) return;
+    if (!pending_.empty() && start <= pending_.back().second) {
+      auto& last = pending_.back();
+      if (start < last.first) last.first = start;
+      if (end > last.second) last.second = end;
+      return;
+    }
+    pending_.emplace_back(start, end);
+  }
   void settle(Cycle now);            // count everything before `now`
   std::uint64_t counted() const { return counted_; }
   // What settle(t) would make counted(), without settling (t at or after the last settle).

@@ -19,6 +19,7 @@
 namespace pevp::isa {
 
 using RawInstruction = std::array<std::uint8_t, kInstructionBytes>;
+struct TileRect;  // tiles.h
 
 // One broken rule: which field, which value, which named rule, and why.
 struct Violation {
@@ -84,6 +85,7 @@ class StreamChecker {
     bool changes_state() const { return role == Role::Load; }
   };
   static Key key_of(const Decoded& d);
+  static Key key_of(const Decoded& d, const TileRect& tile);  // tile = tile_of(d), already taken
 
   std::vector<Violation> check(const Decoded& d) { return check(key_of(d)); }
   std::vector<Violation> check(const Key& k);

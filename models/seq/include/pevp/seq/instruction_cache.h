@@ -37,12 +37,12 @@ class InstructionCache {
     const std::size_t set = hash(raw) % (ways_.size() / 2) * 2;
     Way& mru = ways_[set];  // the most recently used way first
     Way& lru = ways_[set + 1];
-    if (mru.value && mru.raw == raw) {
+    if (mru.value && same(mru.raw, raw)) {
       ++hits_;
       return mru.value;
     }
     Ptr found;
-    if (lru.value && lru.raw == raw) {
+    if (lru.value && same(lru.raw, raw)) {
       ++hits_;
       found = lru.value;
     } else {
@@ -68,6 +68,10 @@ class InstructionCache {
     isa::RawInstruction raw{};
     Ptr value;
   };
+  // memcmp: std::array's == compares byte by byte here.
+  static bool same(const isa::RawInstruction& a, const isa::RawInstruction& b) {
+    return std::memcmp(a.data(), b.data(), a.size()) == 0;
+  }
   // The 64 bytes as eight words, mixed (std::hash of a string of the bytes
   // costs more than a hit saves). The set index takes the low bits, and a
   // product's low bits see only its operands' low bits, so the last word's

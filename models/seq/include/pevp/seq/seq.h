@@ -124,6 +124,10 @@ class Seq : public sc_core::sc_module {
   // Applies every response due by now: retirements, EVENTS updates, done. The
   // platform calls it before a bus access so software sees the state at its time.
   void catch_up();
+  // Writes iq_status (level, space). The queue moves twice per instruction and
+  // software only sees it through the bus, so the platform writes it before a
+  // bus access instead of the SEQ after every move; status changes write it too.
+  void publish_level();
 
  private:
   struct Entry {
@@ -180,7 +184,6 @@ class Seq : public sc_core::sc_module {
   std::optional<fw::Fault> apply_update(const Events& e);
   void set_semaphore(unsigned i, std::uint32_t v);
   void update_status();  // iq_status, seq_status, irq_status and the irq line
-  void publish_level();  // iq_status alone (an instruction queued or issued while busy)
   void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();
   void publish(ErrorRecord e);  // the error CSRs, status, irq
