@@ -142,8 +142,9 @@ OpShape shape_of(const pe::MicroOp& op) {
 std::uint32_t xbus_ports(const OpShape& s) {
   std::uint32_t ports = 0;
   if (s.kind != pe::MicroOpKind::PeRegWrite || !s.pe_reg_bypass) {
-    const unsigned rows = std::max(s.k, 1u);
-    for (unsigned p = s.first_partition / 16; p < 8 && p * 16 < s.first_partition + rows; ++p) ports |= 1u << p;
+    // Ports first..last (16 partitions each) of the rows read, clipped to the eight SBUF ports.
+    const unsigned first = s.first_partition / 16, last = (s.first_partition + std::max(s.k, 1u) - 1) / 16;
+    if (first < 8) ports = ((1u << std::min(last + 1, 8u)) - 1) & ~((1u << first) - 1);
   }
   if (s.kind == pe::MicroOpKind::Matmul) ports |= 1u << kPsumXbus;
   return ports;
@@ -162,8 +163,12 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
   const std::uint32_t ports = xbus_ports(s);
   const bool sbuf_throttled = (ports & throttled & 0xFF) != 0;
   const bool psum_throttled = (ports & throttled & (1u << kPsumXbus)) != 0;
-  // SBUF read time of `bytes` per partition at the port's bandwidth.
+  // SBUF read time of `bytes` per partition at the port's bandwidth (in
+  // integers when it is a whole number of bytes per cycle: the common case).
   const auto read_cycles = [&](std::uint64_t bytes, bool throttle) -> std::uint64_t {
+    const unsigned full = p_.sbuf_read_bytes_per_cycle;
+    if (!throttle && !s.strided && full > 0) return ceil_div(bytes, full);
+    if (!throttle && s.strided && full % 2 == 0 && full > 0) return ceil_div(bytes, full / 2);
     double bw = p_.sbuf_read_bytes_per_cycle * (s.strided ? 0.5 : 1.0);
     if (throttle) bw *= p_.throttle_fraction;
     return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bw));

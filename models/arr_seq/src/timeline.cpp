@@ -20,27 +20,36 @@ const char* name(Stall s) {
 // ---- ActivityCounter ------------------------------------------------------------------
 
 void ActivityCounter::settle(Cycle now) {
-  while (!pending_.empty()) {
-    auto& [a, b] = pending_.front();
-    if (a >= now) break;
+  // Counts [a, b) up to `now`; false when it reaches past `now` (the rest waits).
+  const auto count = [&](Cycle& a, Cycle b) {
     if (b <= now) {
       counted_ += b - a;
-      pending_.pop_front();
-    } else {
-      counted_ += now - a;
-      a = now;
+      return true;
+    }
+    counted_ += now - a;
+    a = now;
+    return false;
+  };
+  bool all_closed_counted = true;
+  while (!closed_.empty()) {
+    auto& [a, b] = closed_.front();
+    if (a >= now || !count(a, b)) {
+      all_closed_counted = false;
       break;
     }
+    closed_.pop_front();
   }
+  if (all_closed_counted && open_ && open_start_ < now && count(open_start_, open_end_)) open_ = false;
   counted_until_ = std::max(counted_until_, now);
 }
 
 std::uint64_t ActivityCounter::counted_at(Cycle t) const {
   std::uint64_t n = counted_;
-  for (const auto& [a, b] : pending_) {
-    if (a >= t) break;
+  for (const auto& [a, b] : closed_) {
+    if (a >= t) return n;
     n += std::min(b, t) - a;
   }
+  if (open_ && open_start_ < t) n += std::min(open_end_, t) - open_start_;
   return n;
 }
 

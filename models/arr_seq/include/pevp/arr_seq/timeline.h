@@ -63,18 +63,21 @@ struct Slot {
 // counter read mid-run shows what happened up to then.
 class ActivityCounter {
  public:
-  // Intervals in roughly increasing order; overlaps count once. Inline: a
-  // stream's back-to-back intervals extend the last one, the common case.
+  // Intervals in roughly increasing order; overlaps count once. Inline, and
+  // the newest interval is kept out of the queue: a stream's back-to-back
+  // intervals extend it, the common case, without touching the queue.
   void add(Cycle start, Cycle end) {
     if (start < counted_until_) start = counted_until_;  // what is already counted stays counted once
     if (end <= start) return;
-    if (!pending_.empty() && start <= pending_.back().second) {
-      auto& last = pending_.back();
-      if (start < last.first) last.first = start;
-      if (end > last.second) last.second = end;
+    if (open_ && start <= open_end_) {
+      if (start < open_start_) open_start_ = start;
+      if (end > open_end_) open_end_ = end;
       return;
     }
-    pending_.emplace_back(start, end);
+    if (open_) closed_.emplace_back(open_start_, open_end_);
+    open_ = true;
+    open_start_ = start;
+    open_end_ = end;
   }
   void settle(Cycle now);            // count everything before `now`
   std::uint64_t counted() const { return counted_; }
@@ -83,7 +86,10 @@ class ActivityCounter {
   void reset(Cycle now);  // forget everything before `now`; intervals after it still count
 
  private:
-  std::deque<std::pair<Cycle, Cycle>> pending_;
+  // Not yet counted, in order: closed_, then the open (newest) interval.
+  std::deque<std::pair<Cycle, Cycle>> closed_;
+  bool open_ = false;
+  Cycle open_start_ = 0, open_end_ = 0;
   Cycle counted_until_ = 0;
   std::uint64_t counted_ = 0;
 };

@@ -7,8 +7,9 @@
 // it (back-pressure); from anywhere else it fails with TLM_GENERIC_ERROR_RESPONSE
 // and queues nothing. vp_seq iq_status shows level and space.
 //
-// The loop, per instruction in order: decode + validate (isa::decode, cached
-// by the 64 bytes) -> raw opcode dispatch into the firmware stub, whose handler
+// The loop, per instruction in order: decode + validate (isa::decode; with
+// everything else the 64 bytes alone decide, prepared once and cached by them:
+// InstructionCache) -> raw opcode dispatch into the firmware stub, whose handler
 // logs its self-name ("S: Matmul") at SC_DEBUG verbosity and emits micro-ops ->
 // wait for the EVENTS wait semaphore (WAIT_GE / WAIT_EQ) -> issue the micro-ops
 // to the arr_seq sequencer, which executes them and says when each enters the
