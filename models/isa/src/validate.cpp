@@ -625,8 +625,11 @@ std::vector<Violation> StreamChecker::check(const Key& k) {
   const std::uint32_t mine = pack(k.in_dtype, k.fp32_mode);
   if (k.role == Key::Role::Load) {
     for (unsigned r = k.r0; r < k.r1; ++r) std::fill(cells_[r].begin() + k.c0, cells_[r].begin() + k.c1, mine);
+    last_load_ = {k.r0, k.r1, k.c0, k.c1, mine};
     return out;
   }
+  const LastLoad& l = last_load_;
+  if (mine == l.value && k.r0 >= l.r0 && k.r1 <= l.r1 && k.c0 >= l.c0 && k.c1 <= l.c1) return out;
   const auto fp32 = static_cast<std::int64_t>(Dtype::FP32);
   const bool mine_fp32 = (k.in_dtype & 0xFF) == fp32;
   for (unsigned r = k.r0; r < k.r1; ++r)

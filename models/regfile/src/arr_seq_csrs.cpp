@@ -106,16 +106,20 @@ bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
   // The counter of a tile, found by its 003 name once and then by its geometry:
   // building the name for every micro-op costs more than the rest of the count.
   const std::uint64_t key = tile.key();
-  auto& cache = counter_cache_[static_cast<std::size_t>(bank)];
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    const std::string name = isa::counter_tile_name(tile);
-    const auto& map = counters_[static_cast<std::size_t>(bank)];
-    const auto found = name.empty() ? map.end() : map.find(name);
-    it = cache.emplace(key, found == map.end() ? nullptr : &found->second).first;
+  LastCount& last = last_count_[static_cast<std::size_t>(bank)];
+  if (last.key != key) {
+    auto& cache = counter_cache_[static_cast<std::size_t>(bank)];
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      const std::string name = isa::counter_tile_name(tile);
+      const auto& map = counters_[static_cast<std::size_t>(bank)];
+      const auto found = name.empty() ? map.end() : map.find(name);
+      it = cache.emplace(key, found == map.end() ? nullptr : &found->second).first;
+    }
+    last = {key, it->second};
   }
-  if (it->second == nullptr) return false;
-  if (counters_enabled()) top.regs().add_to_counter(*it->second);
+  if (last.ref == nullptr) return false;
+  if (counters_enabled()) top.regs().add_to_counter(*last.ref);
   return true;
 }
 

@@ -82,7 +82,7 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
 
   dispatch_cycles_ = arr_.config().timed ? arr_.config().timing.seq_dispatch_cycles : 0;
   tlm_utils::tlm_quantumkeeper::set_global_quantum(config_.quantum);
-  qk_.reset();
+  restart_quantum();
   SC_THREAD(run);
   SC_METHOD(drive_irq);
   sensitive << irq_changed_;
@@ -292,15 +292,14 @@ void Seq::run() {
     if (queue_.empty() || error_) {
       arm_retirement();
       sc_core::wait(queued_ | resumed_);
-      qk_.reset();
+      restart_quantum();
       waited_for_software_ = true;
       continue;
     }
     dispatch_head();
-    // Run ahead of simulated time by at most one quantum (the quantum keeper).
-    const sc_core::sc_time local = arr_.to_time(local_), now = sc_core::sc_time_stamp();
-    qk_.set(local > now ? local - now : sc_core::SC_ZERO_TIME);
-    if (qk_.need_sync()) sync_to(local_);
+    // Run ahead of simulated time by at most one quantum (the quantum keeper's
+    // need_sync(), compared in cycles).
+    if (local_ >= sync_cycle_ || arr_.now() >= sync_cycle_) sync_to(local_);
   }
 }
 
@@ -380,13 +379,24 @@ bool Seq::dispatch_head() {
   return true;
 }
 
+void Seq::restart_quantum() {
+  qk_.reset();
+  // The first cycle at or past the keeper's next sync point: local_ reaching
+  // it is need_sync() with the local time set to local_ - now.
+  const sc_core::sc_time at = qk_.next_sync_point();
+  arrseq::Cycle c = arr_.to_cycles(at);
+  while (c > 0 && arr_.to_time(c - 1) >= at) --c;
+  while (arr_.to_time(c) < at) ++c;
+  sync_cycle_ = c;
+}
+
 void Seq::sync_to(arrseq::Cycle c) {
   const sc_core::sc_time t = arr_.to_time(c), now = sc_core::sc_time_stamp();
   if (t > now) {
     ++stats_.syncs;
     sc_core::wait(t - now);
   }
-  qk_.reset();  // the next quantum starts now
+  restart_quantum();  // the next quantum starts now
   catch_up();
   // Count the row groups' activity up to now, so the intervals scheduled
   // ahead do not pile up between register reads.

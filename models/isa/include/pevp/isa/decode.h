@@ -102,6 +102,12 @@ class StreamChecker {
     return kLoaded | static_cast<std::uint32_t>(in_dtype & 0xFF) << 8 | static_cast<std::uint32_t>(fp32_mode & 0xFF);
   }
   std::array<std::array<std::uint32_t, kCols>, kRows> cells_{};
+  // The cells the most recent Ldweights wrote, all to `value`: a Matmul inside
+  // them with that same value passes without a look at each cell.
+  struct LastLoad {
+    std::uint8_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    std::uint32_t value = 0;
+  } last_load_;
 };
 
 }  // namespace pevp::isa

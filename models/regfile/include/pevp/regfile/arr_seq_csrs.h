@@ -92,6 +92,12 @@ class ArrSeqCsrs : public sc_core::sc_module {
   ArrSeqCsrsConfig config_;
   std::array<std::unordered_map<std::string, CounterRef>, 3> counters_;
   std::array<std::unordered_map<std::uint64_t, const CounterRef*>, 3> counter_cache_;  // by tile geometry
+  // The last tile counted per bank: a stream repeats its tile.
+  struct LastCount {
+    std::uint64_t key = ~0ull;
+    const CounterRef* ref = nullptr;
+  };
+  std::array<LastCount, 3> last_count_{};
   FieldRef fifo_size_sel_, bypass_peregwrite_, disable_depchk_, cntr_en_;
   FieldRef disable_throttle_;
 };

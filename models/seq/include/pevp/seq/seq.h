@@ -68,7 +68,7 @@ struct SeqConfig {
   // at worst -- catch_up() on bus accesses keeps that to zero for CSR reads.
   sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US);
   // Prepared (decoded) instructions kept by their 64 bytes, in two-way sets (0 = no cache).
-  unsigned decode_cache_entries = 4096;
+  unsigned decode_cache_entries = 8192;
 };
 
 // The last fault, as the error CSRs hold it plus the text for logs.
@@ -217,7 +217,14 @@ class Seq : public sc_core::sc_module {
   regfile::FieldRef f_level_, f_space_, f_err_index_, f_err_opcode_, f_err_field_, f_err_rule_, f_err_lo_, f_err_hi_;
   regfile::CounterRef c_retired_;
   std::array<regfile::FieldRef, isa::kNumSemaphores> f_sem_;
-  tlm_utils::tlm_quantumkeeper qk_;
+  // tlm_quantumkeeper with its next sync point readable, so the run-ahead
+  // check per instruction is one compare of cycles.
+  struct QuantumKeeper : tlm_utils::tlm_quantumkeeper {
+    sc_core::sc_time next_sync_point() const { return m_next_sync_point; }
+  };
+  QuantumKeeper qk_;
+  arrseq::Cycle sync_cycle_ = 0;  // qk_'s next sync point in cycles
+  void restart_quantum();         // qk_.reset() and sync_cycle_
   fw::HandlerOutput handler_out_;
   SeqStats stats_;
 };
