@@ -234,11 +234,12 @@ void Driver::arm(const ArmOptions& o) {
 }
 
 void Driver::submit(const std::vector<isa::RawInstruction>& program) {
-  // Bursts of up to 16 records. The queue's window back-pressures a writing
-  // thread while it is full (Seq::b_transport waits for space), so the driver
-  // needs no polling of iq_status.space: the write completes when every record
-  // of the burst is queued.
-  constexpr std::size_t kBurst = 16;
+  // Bursts as large as the queue's window takes (4 KiB = 64 records): each
+  // write costs a bus transaction whatever its length. The window
+  // back-pressures a writing thread while the queue is full (Seq::b_transport
+  // waits for space), so the driver needs no polling of iq_status.space: the
+  // write completes when every record of the burst is queued.
+  const std::size_t kBurst = std::max<std::size_t>(1, map_.iq_size / isa::kInstructionBytes);
   std::vector<std::uint8_t> buf;
   for (std::size_t i = 0; i < program.size();) {
     const std::size_t n = std::min(kBurst, program.size() - i);
