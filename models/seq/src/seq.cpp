@@ -31,7 +31,6 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
   return d.has(path) ? path : "";
 }
 
-
 }  // namespace
 
 Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
