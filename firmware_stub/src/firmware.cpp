@@ -79,7 +79,9 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
                     std::string(isa::name(*d->opcode)) + " (" + p.self_name +
                         ") is not modelled yet; the instruction is rejected"};
   } else if (const auto tile = isa::tile_of(*d); !tile) {
-    p.fault_after_stream = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
+    // The stream rule reads nothing of an instruction without a tile, so this
+    // fault is the one it would give after the rule, too.
+    p.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
   } else {
     p.stream = isa::StreamChecker::key_of(*d, *tile);
     pe::MicroOp op;
@@ -118,10 +120,6 @@ void Firmware::handle(const Prepared& p, std::uint64_t index, HandlerOutput& out
   if (p.stream.changes_state()) checkpoint(index);
   if (auto v = stream_.check(p.stream); !v.empty()) {
     out.fault = from_violation(v.front());
-    return;
-  }
-  if (p.fault_after_stream) {
-    out.fault = p.fault_after_stream;
     return;
   }
   out.ops.push_back(*p.op);

@@ -271,10 +271,11 @@ nlohmann::json run_stats(const Platform& p) {
   out["first_issue_cycle"] = st.first_start;
   out["last_completion_cycle"] = st.last_complete;
   out["end_of_simulation_ns"] = sc_core::sc_time_stamp().to_seconds() * 1e9;
+  const seq::SeqStats seq_stats = p.seq.stats();
   json by_opcode = json::object();
   std::uint64_t retired = 0;
   for (unsigned b = 0; b < 256; ++b) {
-    const std::uint64_t n = p.seq.stats().retired_by_opcode[b];
+    const std::uint64_t n = seq_stats.retired_by_opcode[b];
     const arrseq::OpcodeStats& o = a.opcode_stats()[b];
     retired += n;
     if (n == 0 && o.micro_ops == 0) continue;
@@ -311,9 +312,9 @@ nlohmann::json run_stats(const Platform& p) {
                       {"idle_cycles", at > c.origin + busy ? at - c.origin - busy : 0}});
   }
   out["row_groups"] = groups;
-  out["seq"] = {{"decode_cache_hits", p.seq.stats().decode_cache_hits},
-                {"decode_cache_misses", p.seq.stats().decode_cache_misses},
-                {"synchronisations", p.seq.stats().syncs}};
+  out["seq"] = {{"decode_cache_hits", seq_stats.decode_cache_hits},
+                {"decode_cache_misses", seq_stats.decode_cache_misses},
+                {"synchronisations", seq_stats.syncs}};
   return out;
 }
 

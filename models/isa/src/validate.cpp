@@ -599,22 +599,20 @@ std::vector<Violation> validate(const Decoded& d) {
 }
 
 StreamChecker::Key StreamChecker::key_of(const Decoded& d) {
-  if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return {};
   const auto tile = tile_of(d);
   return tile ? key_of(d, *tile) : Key{};
 }
 
-StreamChecker::Key StreamChecker::key_of(const Decoded& d, const TileRect& t) {
+StreamChecker::Key StreamChecker::key_of(const Decoded& d, const TileRect& tile) {
   Key k;
   if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return k;
-  const TileRect* tile = &t;
   k.role = *d.opcode == Opcode::LDWEIGHTS ? Key::Role::Load : Key::Role::Use;
   // Every 32x32 cell the tile covers: an Ldweights replaces exactly those cells'
   // stationary, so a partial reload leaves the rest of an earlier one in place.
-  k.r0 = static_cast<std::uint8_t>(std::min(tile->row0 / kCell, kRows));
-  k.r1 = static_cast<std::uint8_t>(std::min((tile->row0 + tile->rows + kCell - 1) / kCell, kRows));
-  k.c0 = static_cast<std::uint8_t>(std::min(tile->col0 / kCell, kCols));
-  k.c1 = static_cast<std::uint8_t>(std::min((tile->col0 + tile->cols + kCell - 1) / kCell, kCols));
+  k.r0 = static_cast<std::uint8_t>(std::min(tile.row0 / kCell, kRows));
+  k.r1 = static_cast<std::uint8_t>(std::min((tile.row0 + tile.rows + kCell - 1) / kCell, kRows));
+  k.c0 = static_cast<std::uint8_t>(std::min(tile.col0 / kCell, kCols));
+  k.c1 = static_cast<std::uint8_t>(std::min((tile.col0 + tile.cols + kCell - 1) / kCell, kCols));
   k.in_dtype = d.get("in_dtype");
   k.fp32_mode = d.get_or("fp32_mode", 0);
   return k;

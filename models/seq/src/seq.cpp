@@ -279,10 +279,7 @@ Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
 }
 
 Seq::PreparedPtr Seq::prepare_cached(const isa::RawInstruction& raw) {
-  PreparedPtr p = cache_.get(raw, [this](const isa::RawInstruction& r) { return prepare(r); });
-  stats_.decode_cache_hits = cache_.hits();
-  stats_.decode_cache_misses = cache_.misses();
-  return p;
+  return cache_.get(raw, [this](const isa::RawInstruction& r) { return prepare(r); });
 }
 
 void Seq::run() {

@@ -40,23 +40,13 @@ struct Open {
 
 }  // namespace
 
-std::uint32_t TraceEventWriter::process_index(std::string_view process) {
-  const std::string key(process);
-  const auto it = process_ids_.find(key);
-  if (it != process_ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(processes_.size());
-  processes_.push_back(key);
-  process_ids_.emplace(key, id);
-  return id;
-}
-
-std::uint32_t TraceEventWriter::intern(std::string_view s) {
+std::uint32_t TraceEventWriter::StringTable::intern(std::string_view s) {
   const std::string key(s);
-  const auto it = string_ids_.find(key);
-  if (it != string_ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(strings_.size());
-  strings_.push_back(key);
-  string_ids_.emplace(key, id);
+  const auto it = ids.find(key);
+  if (it != ids.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(values.size());
+  values.push_back(key);
+  ids.emplace(key, id);
   return id;
 }
 
@@ -166,12 +156,12 @@ void TraceEventWriter::write(std::ostream& os) const {
     std::uint32_t lane, sort_index;
   };
   constexpr std::uint32_t kNoTrack = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::vector<TrackId>> tracks_of(processes_.size());
+  std::vector<std::vector<TrackId>> tracks_of(processes_.values.size());
   for (TrackId t = 0; t < tracks_.size(); ++t) tracks_of[tracks_[t].process].push_back(t);
   std::vector<Row> rows;
-  std::vector<std::uint32_t> counter_row(processes_.size()), thread_row(tracks_.size());
-  std::uint32_t next_tid = static_cast<std::uint32_t>(processes_.size()) + 1;
-  for (std::uint32_t p = 0; p < processes_.size(); ++p) {
+  std::vector<std::uint32_t> counter_row(processes_.values.size()), thread_row(tracks_.size());
+  std::uint32_t next_tid = static_cast<std::uint32_t>(processes_.values.size()) + 1;
+  for (std::uint32_t p = 0; p < processes_.values.size(); ++p) {
     counter_row[p] = static_cast<std::uint32_t>(rows.size());
     rows.push_back(Row{p + 1, p + 1, kNoTrack, 0, 0});
     std::uint32_t sort_index = 0;
@@ -208,8 +198,8 @@ void TraceEventWriter::write(std::ostream& os) const {
   });
 
   // 5. Output: metadata first, then the events, one per line.
-  std::vector<std::string> esc(strings_.size());
-  for (std::size_t i = 0; i < strings_.size(); ++i) append_json_string(esc[i], strings_[i]);
+  std::vector<std::string> esc(strings_.values.size());
+  for (std::size_t i = 0; i < strings_.values.size(); ++i) append_json_string(esc[i], strings_.values[i]);
 
   detail::Chunked out(os);
   std::string& o = out.buf();
@@ -263,7 +253,7 @@ void TraceEventWriter::write(std::ostream& os) const {
   std::string lane_name;
   for (const Row& r : rows) {
     if (r.track == kNoTrack) {
-      metadata("process_name", r.pid, r.tid, &processes_[r.pid - 1], 0);
+      metadata("process_name", r.pid, r.tid, &processes_.values[r.pid - 1], 0);
       metadata("process_sort_index", r.pid, r.tid, nullptr, r.pid - 1);
       continue;
     }

@@ -55,7 +55,6 @@ struct Prepared {
   Handler handler = Handler::None;
   std::string self_name;               // "" for Handler::None
   std::optional<Fault> fault;          // rejected whatever came before (invalid, not modelled, no tile)
-  std::optional<Fault> fault_after_stream;  // ... but only after the stream rule had its say (no tile)
   std::optional<pe::MicroOp> op;       // the micro-op it emits, instr_index still to set
   isa::StreamChecker::Key stream;      // what the cross-instruction rule reads
 };

@@ -117,7 +117,12 @@ class Seq : public sc_core::sc_module {
   // Notified whenever the SEQ goes idle (done) or stops on an error.
   const sc_core::sc_event& settled_event() const { return settled_; }
   std::uint32_t semaphore(unsigned i) const;
-  const SeqStats& stats() const { return stats_; }
+  SeqStats stats() const {
+    SeqStats s = stats_;
+    s.decode_cache_hits = cache_.hits();
+    s.decode_cache_misses = cache_.misses();
+    return s;
+  }
 
   // Called when seq_status busy/done/error change (the VCD recorder).
   std::function<void(bool busy, bool done, bool error)> status_observer;

@@ -89,17 +89,22 @@ class TraceEventWriter {
     double value;
   };
 
-  std::uint32_t process_index(std::string_view process);
-  std::uint32_t intern(std::string_view s);
+  // Distinct strings, each numbered once in order of first use.
+  struct StringTable {
+    std::vector<std::string> values;
+    std::unordered_map<std::string, std::uint32_t> ids;
+    std::uint32_t intern(std::string_view s);
+  };
+
+  std::uint32_t process_index(std::string_view process) { return processes_.intern(process); }
+  std::uint32_t intern(std::string_view s) { return strings_.intern(s); }
   std::pair<std::uint32_t, std::uint32_t> keep_args(std::vector<Arg>& args);
   void check_track(TrackId t) const;
 
-  std::vector<std::string> processes_;
-  std::unordered_map<std::string, std::uint32_t> process_ids_;
+  StringTable processes_;
   std::vector<Track> tracks_;
   std::map<std::pair<std::uint32_t, std::string>, TrackId> track_ids_;
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, std::uint32_t> string_ids_;
+  StringTable strings_;  // slice names, categories and argument keys
   std::vector<StoredArg> args_;
   std::vector<Slice> slices_;
   std::vector<Instant> instants_;
