@@ -12,7 +12,7 @@ namespace pevp::platform {
 
 namespace {
 
-constexpr std::uint32_t kPsumBase = isa::Geometry::kPsumBase;
+constexpr std::uint32_t kPsumBase = isa::ArrayGeometry::kPsumBase;
 constexpr unsigned kShortRun = 4, kLongRun = 20;  // steps; the interval is their difference / 16
 
 std::uint32_t sbuf_offset(unsigned i, unsigned bytes_per_step) {

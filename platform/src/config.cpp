@@ -56,7 +56,8 @@ struct Leaf {
   std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds
   std::uint64_t (*get_u)(const VpConfig&) = nullptr;
   void (*set_u)(VpConfig&, std::uint64_t) = nullptr;
-  std::uint64_t (*fixed)(const isa::Geometry&) = nullptr;  // Geometry: the generation's value
+  // Geometry (a derived member): the value it must hold, from the configuration so far.
+  std::uint64_t (*derived)(const VpConfig&) = nullptr;
   sc_time (*get_t)(const VpConfig&) = nullptr;
   void (*set_t)(VpConfig&, const sc_time&) = nullptr;
   double (*get_d)(const VpConfig&) = nullptr;
@@ -93,12 +94,36 @@ Leaf integer(std::string_view section, std::string_view name, Kind kind, std::ui
   return l;
 }
 
-Leaf geometry_leaf(std::string_view name, std::uint64_t (*get)(const VpConfig&),
-                   std::uint64_t (*fixed)(const isa::Geometry&)) {
+// A member of ArrayGeometry an architect sets: a range here, the rules that
+// relate members (rows <= partitions, SBUF below PSUM, ...) in validate().
+Leaf geometry_leaf(std::string_view name, std::uint64_t lo, std::uint64_t hi, std::uint64_t (*get)(const VpConfig&),
+                   void (*set)(VpConfig&, std::uint64_t)) {
+  return integer("geometry", name, Kind::Count, lo, hi, 1, get, set);
+}
+// A member that follows from the others or from the generation: dumped, and
+// accepted in a file or --set only with the value it has.
+Leaf derived_leaf(std::string_view name, std::uint64_t (*get)(const VpConfig&)) {
   Leaf l = named("geometry", name, Kind::Geometry);
   l.get_u = get;
-  l.fixed = fixed;
+  l.derived = get;
   return l;
+}
+
+// The memories take their partitions and sizes from the geometry (one source).
+void set_geometry(VpConfig& c, const isa::ArrayGeometry& geo) {
+  c.geometry = geo;
+  const memory::MemoryConfig sbuf = memory::sbuf_config(geo), psum = memory::psum_config(geo);
+  c.sbuf.partitions = sbuf.partitions;
+  c.sbuf.partition_bytes = sbuf.partition_bytes;
+  c.psum.partitions = psum.partitions;
+  c.psum.partition_bytes = psum.partition_bytes;
+  c.psum.bank_bytes = psum.bank_bytes;
+}
+template <std::uint32_t isa::ArrayGeometry::*member>
+void set_member(VpConfig& c, std::uint64_t v) {
+  isa::ArrayGeometry geo = c.geometry;
+  geo.*member = static_cast<std::uint32_t>(v);
+  set_geometry(c, geo);
 }
 
 Leaf time_leaf(std::string_view section, std::string_view name, sc_time (*get)(const VpConfig&),
@@ -111,7 +136,7 @@ Leaf time_leaf(std::string_view section, std::string_view name, sc_time (*get)(c
 
 const std::vector<Leaf>& leaves() {
   using C = VpConfig;
-  using G = isa::Geometry;
+  using G = isa::ArrayGeometry;
   static const std::vector<Leaf> table = [] {
     std::vector<Leaf> t;
     t.push_back(named("", "generation", Kind::Generation));
@@ -122,32 +147,31 @@ const std::vector<Leaf>& leaves() {
     clock.set_d = [](C& c, double v) { c.tensor_engine_clock_ghz = v; };
     t.push_back(clock);
 
-    // Read from the memory configs (what Platform builds), checked against isa::geometry.
+    // The machine's shape (isa::ArrayGeometry): every unit reads it from here.
+    // Ranges per member; isa::check_geometry relates them in validate().
+    constexpr std::uint64_t kSide = G::kMaxArraySide;
     t.push_back(geometry_leaf(
-        "partitions", [](const C& c) -> std::uint64_t { return c.sbuf.partitions; },
-        [](const G& g) -> std::uint64_t { return g.partitions; }));
+        "partitions", 1, kSide, [](const C& c) -> std::uint64_t { return c.geometry.partitions; },
+        set_member<&G::partitions>));
     t.push_back(geometry_leaf(
-        "sbuf_partition_bytes", [](const C& c) -> std::uint64_t { return c.sbuf.partition_bytes; },
-        [](const G& g) -> std::uint64_t { return g.sbuf_partition_bytes; }));
+        "sbuf_partition_bytes", 1, G::kPsumBase, [](const C& c) -> std::uint64_t { return c.geometry.sbuf_partition_bytes; },
+        set_member<&G::sbuf_partition_bytes>));
+    t.push_back(derived_leaf("psum_partition_bytes",
+                             [](const C& c) -> std::uint64_t { return c.geometry.psum_partition_bytes(); }));
     t.push_back(geometry_leaf(
-        "psum_partition_bytes", [](const C& c) -> std::uint64_t { return c.psum.partition_bytes; },
-        [](const G& g) -> std::uint64_t { return g.psum_partition_bytes; }));
+        "psum_bank_bytes", 1, 65536, [](const C& c) -> std::uint64_t { return c.geometry.psum_bank_bytes; },
+        set_member<&G::psum_bank_bytes>));
     t.push_back(geometry_leaf(
-        "psum_bank_bytes", [](const C& c) -> std::uint64_t { return c.psum.bank_bytes; },
-        [](const G& g) -> std::uint64_t { return g.psum_bank_bytes; }));
+        "psum_banks", 1, G::kMaxPsumBanks, [](const C& c) -> std::uint64_t { return c.geometry.psum_banks; },
+        set_member<&G::psum_banks>));
     t.push_back(geometry_leaf(
-        "psum_banks",
-        [](const C& c) -> std::uint64_t {
-          return c.psum.bank_bytes == 0 ? 0 : c.psum.partition_bytes / c.psum.bank_bytes;
-        },
-        [](const G& g) -> std::uint64_t { return g.psum_banks; }));
-    // The PE array takes its shape from isa::geometry alone; nothing to read back.
+        "pe_rows", 1, kSide, [](const C& c) -> std::uint64_t { return c.geometry.pe_rows; }, set_member<&G::pe_rows>));
     t.push_back(geometry_leaf(
-        "pe_rows", [](const C& c) -> std::uint64_t { return isa::geometry(c.gen()).pe_rows; },
-        [](const G& g) -> std::uint64_t { return g.pe_rows; }));
-    t.push_back(geometry_leaf(
-        "pe_cols", [](const C& c) -> std::uint64_t { return isa::geometry(c.gen()).pe_cols; },
-        [](const G& g) -> std::uint64_t { return g.pe_cols; }));
+        "pe_cols", 1, kSide, [](const C& c) -> std::uint64_t { return c.geometry.pe_cols; }, set_member<&G::pe_cols>));
+    t.push_back(derived_leaf("row_groups", [](const C& c) -> std::uint64_t { return c.geometry.row_groups; }));
+    t.push_back(derived_leaf("col_groups", [](const C& c) -> std::uint64_t { return c.geometry.col_groups; }));
+    t.push_back(derived_leaf("queues", [](const C& c) -> std::uint64_t { return c.geometry.queues; }));
+    t.push_back(derived_leaf("sbuf_xbus_ports", [](const C& c) -> std::uint64_t { return c.geometry.sbuf_xbus_ports; }));
 
     const std::uint64_t top = kMap32 - kPage;
     t.push_back(integer(
@@ -367,11 +391,14 @@ void check_uint(const Leaf& l, std::uint64_t v, const std::string& shown) {
   if (v % l.align != 0) bad(l.path(), shown, "must be a multiple of " + hex(l.align));
 }
 
-void check_geometry(const Leaf& l, std::uint64_t v, isa::Generation gen, const std::string& shown) {
-  const std::uint64_t want = l.fixed(isa::geometry(gen));
-  if (v != want)
+void check_derived(const Leaf& l, std::uint64_t v, const VpConfig& c, const std::string& shown) {
+  const std::uint64_t want = l.derived(c);
+  if (v == want) return;
+  if (l.name == "psum_partition_bytes")
     bad(l.path(), shown,
-        "fixed by the generation in this model (" + std::string(isa::name(gen)) + ": " + std::to_string(want) + ")");
+        "derived: geometry.psum_banks x geometry.psum_bank_bytes (" + std::to_string(want) + "); set those instead");
+  bad(l.path(), shown,
+      "fixed by the generation in this model (" + std::string(isa::name(c.gen())) + ": " + std::to_string(want) + ")");
 }
 
 void check_time(const Leaf& l, double ns, const std::string& shown) {
@@ -449,7 +476,7 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       l.set(c, u);
       return;
     }
-    case Kind::Geometry: check_geometry(l, json_uint(l, v), c.gen(), shown); return;
+    case Kind::Geometry: check_derived(l, json_uint(l, v), c, shown); return;
     case Kind::TimeNs: {
       const double ns = json_real(l, v, "nanoseconds");
       check_time(l, ns, shown);
@@ -533,6 +560,7 @@ VpConfig preset(isa::Generation gen) {
   c.mode = SimMode::Both;
   c.sbuf = memory::sbuf_config(gen);
   c.psum = memory::psum_config(gen);
+  set_geometry(c, isa::preset_geometry(gen));
   c.csrs = regfile::ArrSeqCsrsConfig{};
   return c;
 }
@@ -570,7 +598,9 @@ VpConfig from_json(const json& j, const VpConfig& base) {
   return c;
 }
 
-void apply_override(VpConfig& config, std::string_view assignment) {
+namespace {
+// One `--set` as the JSON patch it means, every value parsed for its key.
+json override_patch(std::string_view assignment) {
   const std::string text(assignment);
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || trim(assignment.substr(0, eq)).empty())
@@ -642,7 +672,19 @@ void apply_override(VpConfig& config, std::string_view assignment) {
   json patch = json::object();
   if (leaf->section.empty()) patch[std::string(leaf->name)] = v;
   else patch[std::string(leaf->section)][std::string(leaf->name)] = v;
-  config = from_json(patch, config);  // assigns only when every check passed
+  return patch;
+}
+
+}  // namespace
+
+void apply_override(VpConfig& config, std::string_view assignment) {
+  config = from_json(override_patch(assignment), config);  // assigns only when every check passed
+}
+
+void apply_overrides(VpConfig& config, const std::vector<std::string>& assignments) {
+  json patch = json::object();
+  for (const std::string& a : assignments) patch.merge_patch(override_patch(a));
+  if (!assignments.empty()) config = from_json(patch, config);
 }
 
 VpConfig load_config(const std::string& path, const VpConfig& base) {
@@ -696,16 +738,25 @@ void validate(const VpConfig& c) {
       case Kind::Count: check_uint(l, l.get(c), std::to_string(l.get(c))); break;
       case Kind::Address:
       case Kind::Size: check_uint(l, l.get(c), hex(l.get(c))); break;
-      case Kind::Geometry: check_geometry(l, l.get(c), c.gen(), std::to_string(l.get(c))); break;
+      case Kind::Geometry: break;  // derived from the members validate() checks next
       case Kind::TimeNs: check_time(l, time_ns(l.get_t(c)), number(time_ns(l.get_t(c)))); break;
       case Kind::Ghz: check_clock(l, l.get_d(c), number(l.get_d(c))); break;
       case Kind::Fraction: check_fraction(l, l.get_d(c), number(l.get_d(c))); break;
     }
   }
-  // Geometry held in the memory configs that no key reads back.
-  if (c.psum.partitions != c.sbuf.partitions)
-    bad("geometry.partitions", std::to_string(c.psum.partitions) + " (psum)",
-        "SBUF and PSUM have the same partitions (" + std::to_string(c.sbuf.partitions) + ")");
+  if (const auto e = isa::check_geometry(c.geometry, c.gen())) bad(e->key, std::to_string(e->value), e->rule);
+  // The memories' sizes follow the geometry; a config built in code must not
+  // change them on their own.
+  const memory::MemoryConfig sbuf = memory::sbuf_config(c.geometry), psum = memory::psum_config(c.geometry);
+  if (c.sbuf.partitions != sbuf.partitions || c.psum.partitions != psum.partitions)
+    bad("geometry.partitions", std::to_string(c.sbuf.partitions) + " (sbuf), " + std::to_string(c.psum.partitions) +
+        " (psum)", "the memories' partitions differ from geometry.partitions (" + std::to_string(sbuf.partitions) + ")");
+  if (c.sbuf.partition_bytes != sbuf.partition_bytes)
+    bad("geometry.sbuf_partition_bytes", std::to_string(c.sbuf.partition_bytes) + " (sbuf)",
+        "differs from geometry.sbuf_partition_bytes (" + std::to_string(sbuf.partition_bytes) + ")");
+  if (c.psum.partition_bytes != psum.partition_bytes || c.psum.bank_bytes != psum.bank_bytes)
+    bad("geometry.psum_bank_bytes", std::to_string(c.psum.bank_bytes) + " (psum)",
+        "the PSUM memory's banks differ from geometry.psum_banks x geometry.psum_bank_bytes");
   if (c.sbuf.bank_bytes != 0) bad("sbuf.bank_bytes", std::to_string(c.sbuf.bank_bytes), "SBUF is not banked (0)");
   if (c.sbuf.name != "sbuf" || c.psum.name != "psum")
     throw ConfigError("", "the memory configs must be named \"sbuf\" and \"psum\" (message IDs /pevp/sbuf/...)");

@@ -44,8 +44,8 @@ std::string mib(std::uint64_t bytes) {
 }
 
 // The platform-bus address of an ISA SBUF/PSUM address.
-std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::Geometry::kSbufBase); }
-std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::Geometry::kPsumBase); }
+std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
+std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
 
 struct DriverRun {
   host::Matrix c;
@@ -62,7 +62,6 @@ struct DriverRun {
 // Timing-only moves no data: the loads and read-backs are skipped too.
 DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
                           const VpConfig& config, const RecorderOptions& outputs) {
-  const isa::Generation gen = config.gen();
   const bool data = config.mode != SimMode::Timing;
   VirtualPlatform vp(config);
   Recorder recorder(vp.platform(), outputs);
@@ -81,7 +80,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
         }
         const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
         for (std::size_t i = 0; i < load.k_count; ++i)
-          d.write(bus_sbuf(d.map(), host::sbuf_address(gen, load.partition0 + static_cast<std::uint32_t>(i),
+          d.write(bus_sbuf(d.map(), host::sbuf_address(config.geometry, load.partition0 + static_cast<std::uint32_t>(i),
                                                        load.offset)),
                   payload.data() + i * per, per);
       }
@@ -101,7 +100,7 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
         }
         row.resize(std::size_t{rd.partitions} * rd.elements * 4);
         for (std::uint32_t p = 0; p < rd.partitions; ++p)
-          d.read(bus_psum(d.map(), host::psum_address(gen, rd.partition0 + p, rd.bank, 0)),
+          d.read(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0 + p, rd.bank, 0)),
                  row.data() + std::size_t{p} * rd.elements * 4, std::size_t{rd.elements} * 4);
         host::store_read(rd, row.data(), r.c);
       }
@@ -181,7 +180,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       }
       options.fp32_mode = *mode;
     }
-    options.tile_n = cmd.tile_n;
+    // The plan is for the machine the platform is configured as.
+    options.geometry = cmd.config ? cmd.config->geometry : preset(cmd.gen).geometry;
+    options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry).n);
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     plan = host::plan_gemm({m, k, n}, options);
     ea = host::encode_operand(a, cmd.gen, options.dtype);

@@ -125,7 +125,8 @@ int sc_main(int argc, char* argv[]) {
                    "tf32, fp32, or an ISA name (BFLOAT16, FP8_EXP4, ...)")
       ->capture_default_str();
   gemm->add_option("--fp32-mode", gemm_cmd.fp32_mode, "FP32 inputs: low (tf32), high, low_high");
-  gemm->add_option("--tile-n", gemm_cmd.tile_n, "Moving free size per Matmul (1..512)")->capture_default_str();
+  gemm->add_option("--tile-n", gemm_cmd.tile_n,
+                   "Moving free size per Matmul (1..fp32 per PSUM bank; default: all of it, 512 on the presets)");
   gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");
@@ -185,7 +186,7 @@ int sc_main(int argc, char* argv[]) {
   try {
     config = platform::preset(generation_or_exit(gen_text));
     if (!config_path.empty()) config = platform::load_config(config_path, config);
-    for (const auto& o : overrides) platform::apply_override(config, o);
+    platform::apply_overrides(config, overrides);
     if (!mode.empty()) platform::apply_override(config, "mode=" + mode);
     if (gen_given && config.gen() != generation_or_exit(gen_text))
       throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +

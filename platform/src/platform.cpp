@@ -25,7 +25,20 @@ arrseq::ArrSeqConfig arr_seq_config(const VpConfig& c) {
   a.timing.clock_ghz = c.tensor_engine_clock_ghz;
   a.execute = c.mode != SimMode::Timing;
   a.timed = c.mode != SimMode::Functional;
+  a.geometry = c.geometry;
   return a;
+}
+
+regfile::ArrSeqCsrsConfig csrs_config(const VpConfig& c) {
+  regfile::ArrSeqCsrsConfig r = c.csrs;
+  r.geometry = c.geometry;
+  return r;
+}
+
+seq::SeqConfig seq_config(const VpConfig& c) {
+  seq::SeqConfig s = c.platform.seq;
+  s.geometry = c.geometry;
+  return s;
 }
 
 }  // namespace
@@ -38,11 +51,12 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       bus("bus"),
       sbuf("sbuf", validated(config).sbuf),
       psum("psum", config.psum),
-      csrs("csrs", config.csrs),
+      csrs("csrs", csrs_config(config)),
       array("array", config.gen()),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
-      seq("seq", config.gen(), csrs, arr_seq, config.platform.seq),
+      seq("seq", config.gen(), csrs, arr_seq, seq_config(config)),
       config_(config.platform),
+      geometry_(config.geometry),
       mode_(config.mode) {
   bus.map("sbuf", config_.map.sbuf, sbuf.size(), sbuf.socket);
   bus.map("psum", config_.map.psum, psum.size(), psum.socket);

@@ -76,7 +76,7 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
   if (trace_) {
     // Name the tracks up front so they appear in a stable order.
     trace_->track("SEQ", "instructions");
-    for (unsigned q = 0; q < arrseq::ArrSeq::kQueues; ++q) trace_->track("arr_seq queues", "queue " + std::to_string(q));
+    for (unsigned q = 0; q < p_.geometry().queues; ++q) trace_->track("arr_seq queues", "queue " + std::to_string(q));
     for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g)
       trace_->track("PE row groups", "row group " + std::to_string(g));
     trace_->track("SBUF", "array read port");
@@ -108,7 +108,7 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
       throttle_.push_back({ps(s.end), -1});
     }
     for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g)
-      if (s.shape.row_groups() >> g & 1) {
+      if (arrseq::row_group_mask(s.shape, p_.geometry()) >> g & 1) {
         row_group_busy_[g].push_back({ps(s.start), +1});
         row_group_busy_[g].push_back({ps(s.end), -1});
       }
@@ -140,11 +140,11 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
   if (s.push > s.ready)
     trace_->slice(trace_->track("SEQ", "IFIFO full"), "ififo full", "stall", ps(s.ready), ps(s.push) - ps(s.ready));
 
-  const auto q = "queue " + std::to_string(arrseq::ArrSeq::queue_of(s.shape.tile));
+  const auto q = "queue " + std::to_string(arrseq::ArrSeq::queue_of(s.shape.tile, p_.geometry()));
   trace_->slice(trace_->track("arr_seq queues", q), opname, "queue", ps(s.push), ps(s.response) - ps(s.push), args);
 
   for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g) {
-    if (!(s.shape.row_groups() >> g & 1)) continue;
+    if (!(arrseq::row_group_mask(s.shape, p_.geometry()) >> g & 1)) continue;
     const trace::TrackId rg = trace_->track("PE row groups", "row group " + std::to_string(g));
     switch (op.kind) {
       case pe::MicroOpKind::WeightLoad:
@@ -259,7 +259,7 @@ nlohmann::json run_stats(const Platform& p) {
   const arrseq::TimelineStats& st = a.timeline().stats();
   const double ghz = a.config().timing.clock_ghz;
   const isa::Generation gen = p.config().gen;
-  const auto& geo = isa::geometry(gen);
+  const auto& geo = p.geometry();
   const Cycle cycles = st.busy_span;
   const double seconds = static_cast<double>(cycles) / (ghz * 1e9);
   json out;

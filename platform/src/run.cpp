@@ -45,10 +45,9 @@ struct Place {
   std::uint32_t partition, offset, partition_bytes, partitions;
 };
 
-Place place_of(const AddressMap& map, isa::Generation gen, std::uint64_t address, const std::string& what) {
-  const auto& geo = isa::geometry(gen);
+Place place_of(const AddressMap& map, const isa::ArrayGeometry& geo, std::uint64_t address, const std::string& what) {
   const std::uint64_t sbuf_size = std::uint64_t{geo.partitions} * geo.sbuf_partition_bytes;
-  const std::uint64_t psum_size = std::uint64_t{geo.partitions} * geo.psum_partition_bytes;
+  const std::uint64_t psum_size = std::uint64_t{geo.partitions} * geo.psum_partition_bytes();
   if (address >= map.sbuf && address - map.sbuf < sbuf_size) {
     const std::uint64_t rel = address - map.sbuf;
     return {"SBUF", static_cast<std::uint32_t>(rel / geo.sbuf_partition_bytes),
@@ -56,8 +55,8 @@ Place place_of(const AddressMap& map, isa::Generation gen, std::uint64_t address
   }
   if (address >= map.psum && address - map.psum < psum_size) {
     const std::uint64_t rel = address - map.psum;
-    return {"PSUM", static_cast<std::uint32_t>(rel / geo.psum_partition_bytes),
-            static_cast<std::uint32_t>(rel % geo.psum_partition_bytes), geo.psum_partition_bytes, geo.partitions};
+    return {"PSUM", static_cast<std::uint32_t>(rel / geo.psum_partition_bytes()),
+            static_cast<std::uint32_t>(rel % geo.psum_partition_bytes()), geo.psum_partition_bytes(), geo.partitions};
   }
   throw std::invalid_argument(what + ": address " + hex(address) + " is in neither SBUF nor PSUM");
 }
@@ -242,14 +241,14 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       }
       const isa::Dtype dt = host::parse_input_type(cmd.gen, l.dtype).dtype;
       host::EncodedOperand e = host::encode_operand(m, cmd.gen, dt);
-      const Place p = place_of(cfg.map, cmd.gen, l.address, what);
+      const Place p = place_of(cfg.map, vpc.geometry, l.address, what);
       check_region(p, e.rows, e.cols, e.element_bytes, what);
       loads.emplace_back(p, std::move(e));
     }
     for (const DumpSpec& d : cmd.dumps) {
       const std::string what = "--dump " + d.file;
       const isa::Dtype dt = host::parse_input_type(cmd.gen, d.dtype).dtype;
-      const Place p = place_of(cfg.map, cmd.gen, d.address, what);
+      const Place p = place_of(cfg.map, vpc.geometry, d.address, what);
       check_region(p, d.rows, d.cols, pe::operand_bytes(dt), what);
       dumps.emplace_back(p, dt);
     }

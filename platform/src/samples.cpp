@@ -8,8 +8,8 @@ using namespace pevp::isa;
 
 namespace {
 // SBUF address of byte `offset` in partition 0 (partition-major layout).
-constexpr std::uint32_t sbuf(std::uint32_t offset) { return Geometry::kSbufBase + offset; }
-constexpr std::uint32_t psum_bank(unsigned bank) { return Geometry::kPsumBase + bank * 2048; }
+constexpr std::uint32_t sbuf(std::uint32_t offset) { return ArrayGeometry::kSbufBase + offset; }
+constexpr std::uint32_t psum_bank(unsigned bank) { return ArrayGeometry::kPsumBase + bank * 2048; }
 }  // namespace
 
 std::vector<SampleInstruction> sample_stream(Generation g) {
@@ -83,7 +83,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
     PeSeedArgs save;
     save.mode = PeSeedMode::SAVE_SEED;
     save.identity = Pattern::row(sbuf(0x5000), 16);
-    save.dst_seed = Pattern{Geometry::kPsumBase, {1, 512}, {2, 8}};
+    save.dst_seed = Pattern{ArrayGeometry::kPsumBase, {1, 512}, {2, 8}};
     out.push_back({"PeManageSeed(SAVE): 2048 SR seeds -> PSUM", encode_pe_seed(g, save)});
 
     Encoder mx(g, Opcode::LDWEIGHTS_MX);

@@ -55,7 +55,7 @@ BENCHMARK(BM_ToText);
 void BM_EncodeMatmul(benchmark::State& state) {
   isa::MatmulArgs mm;
   mm.src = isa::Pattern::row(0x400, 512);
-  mm.dst = isa::Pattern::row(isa::Geometry::kPsumBase, 512);
+  mm.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, 512);
   for (auto _ : state) benchmark::DoNotOptimize(isa::encode_matmul(isa::Generation::MARIANA, mm)[0]);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }

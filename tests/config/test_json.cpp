@@ -188,7 +188,9 @@ TEST(JsonErrors, UnknownTopLevelKey) {
 TEST(JsonErrors, UnknownKeyInEverySection) {
   const std::pair<const char*, const char*> cases[] = {
       {"tensor_engine", "clock_ghz"},
-      {"geometry", "partitions, sbuf_partition_bytes, psum_partition_bytes, psum_bank_bytes, psum_banks, pe_rows, pe_cols"},
+      {"geometry",
+       "partitions, sbuf_partition_bytes, psum_partition_bytes, psum_bank_bytes, psum_banks, pe_rows, pe_cols, "
+       "row_groups, col_groups, queues, sbuf_xbus_ports"},
       {"address_map", "sbuf, psum, apb, apb_size, iq, iq_size"},
       {"arr_seq", "ififo_depth"},
       {"seq", "queue_depth, quantum_ns"},
@@ -380,24 +382,29 @@ TEST(JsonErrors, OverlappingWindows) {
   EXPECT_NO_THROW(from_json(json::parse(R"({"address_map": {"apb": "0x3010000", "iq": "0x3000000"}})")));
 }
 
-TEST(JsonErrors, GeometryDifferentFromTheGeneration) {
+// The geometry's own rules are tested in test_geometry.cpp; here, that a file reaches them.
+TEST(JsonErrors, GeometryOutsideWhatTheModelAddresses) {
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"geometry": {"sbuf_partition_bytes": 1000}})")); },
                          "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 1000: fixed by the generation in this model (MARIANA: 262144)");
-  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"generation": "CAYMAN", "geometry": {"sbuf_partition_bytes": 262144}})")); },
-                         "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 262144: fixed by the generation in this model (CAYMAN: 229376)");
-  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"generation": "MAVERICK", "geometry": {"pe_cols": 128}})")); },
-                         "geometry.pe_cols"),
-            "geometry.pe_cols = 128: fixed by the generation in this model (MAVERICK: 256)");
-  for (const char* key : {"partitions", "psum_partition_bytes", "psum_bank_bytes", "psum_banks", "pe_rows"}) {
+            "geometry.sbuf_partition_bytes = 1000: must be a multiple of 4096, at least 4096");
+  EXPECT_NO_THROW(from_json(json::parse(R"({"generation": "CAYMAN", "geometry": {"sbuf_partition_bytes": 262144}})")));
+  EXPECT_NO_THROW(from_json(json::parse(R"({"generation": "MAVERICK", "geometry": {"pe_cols": 128}})")));
+  // Members that follow from the generation or from the others are accepted only with their value.
+  for (const char* key : {"psum_partition_bytes", "row_groups", "col_groups", "queues", "sbuf_xbus_ports"}) {
     json j;
     j["geometry"][key] = 7;
-    EXPECT_NE(config_error([&] { from_json(j); }, std::string("geometry.") + key).find(" = 7: fixed by the generation"),
-              std::string::npos);
+    EXPECT_NE(config_error([&] { from_json(j); }, std::string("geometry.") + key).find(" = 7: "), std::string::npos)
+        << key;
   }
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"geometry": {"queues": 8}})")); }, "geometry.queues"),
+            "geometry.queues = 8: fixed by the generation in this model (MARIANA: 16)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"geometry": {"psum_partition_bytes": 8192}})")); },
+                         "geometry.psum_partition_bytes"),
+            "geometry.psum_partition_bytes = 8192: derived: geometry.psum_banks x geometry.psum_bank_bytes (16384); "
+            "set those instead");
+  EXPECT_NO_THROW(from_json(json::parse(R"({"geometry": {"psum_banks": 4, "psum_partition_bytes": 8192}})")));
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"geometry": {"pe_rows": "128"}})")); }, "geometry.pe_rows"),
-            "geometry.pe_rows = \"128\": expected an integer, got a string");
+            "geometry.pe_rows = \"128\": expected an integer (1..256), got a string");
 }
 
 TEST(JsonErrors, UnknownGeneration) {
@@ -432,9 +439,9 @@ TEST(Validate, ConfigurationsBuiltInCode) {
   EXPECT_EQ(config_error([&] { validate(c); }, "arr_seq.ififo_depth"), "arr_seq.ififo_depth = 0: out of range (1..65536)");
 
   c = preset(Generation::MARIANA);
-  c.sbuf = memory::sbuf_config(Generation::CAYMAN);  // a memory of the wrong generation
+  c.sbuf = memory::sbuf_config(Generation::CAYMAN);  // a memory that does not follow the geometry
   EXPECT_EQ(config_error([&] { validate(c); }, "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 229376: fixed by the generation in this model (MARIANA: 262144)");
+            "geometry.sbuf_partition_bytes = 229376 (sbuf): differs from geometry.sbuf_partition_bytes (262144)");
 
   c = preset(Generation::MARIANA);
   c.platform.map.iq_size = 0x2000;  // without seq.window_bytes

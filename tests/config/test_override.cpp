@@ -175,7 +175,7 @@ TEST(OverrideErrors, ValuesThatDoNotParse) {
   EXPECT_EQ(config_error([&] { apply_override(c, "tensor_engine.clock_ghz=fast"); }, "tensor_engine.clock_ghz"),
             "tensor_engine.clock_ghz = \"fast\": expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
   EXPECT_EQ(config_error([&] { apply_override(c, "geometry.pe_rows=many"); }, "geometry.pe_rows"),
-            "geometry.pe_rows = \"many\": expected an integer (decimal or 0x hex)");
+            "geometry.pe_rows = \"many\": expected an integer (decimal or 0x hex) in 1..256");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.fp32_factor=four"); }, "timing.fp32_factor"),
             "timing.fp32_factor = \"four\": expected an integer (decimal or 0x hex) in 1..1048576");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.mm_init_latency=-1"); }, "timing.mm_init_latency"),
@@ -198,7 +198,7 @@ TEST(OverrideErrors, RangeAndModelChecksAreFromJsons) {
             "sbuf.access_latency_ns = 2000000.0: out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([&] { apply_override(c, "geometry.sbuf_partition_bytes=1000"); },
                          "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 1000: fixed by the generation in this model (MARIANA: 262144)");
+            "geometry.sbuf_partition_bytes = 1000: must be a multiple of 4096, at least 4096");
   EXPECT_EQ(config_error([&] { apply_override(c, "mode=fast"); }, "mode"),
             "mode = \"fast\": unknown mode (functional, timing or both)");
   EXPECT_EQ(config_error([&] { apply_override(c, "mode="); }, "mode"), "mode = \"\": unknown mode (functional, timing or both)");

@@ -42,11 +42,13 @@ TEST(Presets, SbufAndPsumFollowTheGenerationsPublicGeometry) {
 TEST(Presets, GeometryIsDumpedPerGeneration) {
   const nlohmann::json cayman = to_json(preset(Generation::CAYMAN))["geometry"];
   EXPECT_EQ(cayman, nlohmann::json::parse(R"({"partitions": 128, "sbuf_partition_bytes": 229376,
-      "psum_partition_bytes": 16384, "psum_bank_bytes": 2048, "psum_banks": 8, "pe_rows": 128, "pe_cols": 128})"));
+      "psum_partition_bytes": 16384, "psum_bank_bytes": 2048, "psum_banks": 8, "pe_rows": 128, "pe_cols": 128,
+      "row_groups": 4, "col_groups": 4, "queues": 16, "sbuf_xbus_ports": 8})"));
   const nlohmann::json maverick = to_json(preset(Generation::MAVERICK))["geometry"];
   EXPECT_EQ(maverick["sbuf_partition_bytes"], 262144);
   EXPECT_EQ(maverick["pe_rows"], 128);
-  EXPECT_EQ(maverick["pe_cols"], 256);  // spec 11: C256 tiles
+  EXPECT_EQ(maverick["pe_cols"], 256);    // spec 11: C256 tiles
+  EXPECT_EQ(maverick["col_groups"], 8);   // of 32 columns, as on the 128-column arrays
 }
 
 TEST(Presets, TensorEngineClock) {
@@ -141,8 +143,9 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "arr_seq": {"ififo_depth": 16},
     "csrs": {"access_time_ns": 20, "unmapped": "error"},
     "generation": "MARIANA",
-    "geometry": {"partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048, "psum_banks": 8,
-                 "psum_partition_bytes": 16384, "sbuf_partition_bytes": 262144},
+    "geometry": {"col_groups": 4, "partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048,
+                 "psum_banks": 8, "psum_partition_bytes": 16384, "queues": 16, "row_groups": 4,
+                 "sbuf_partition_bytes": 262144, "sbuf_xbus_ports": 8},
     "mode": "both",
     "psum": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "sbuf": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
@@ -173,13 +176,17 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   },
   "generation": "MARIANA",
   "geometry": {
+    "col_groups": 4,
     "partitions": 128,
     "pe_cols": 128,
     "pe_rows": 128,
     "psum_bank_bytes": 2048,
     "psum_banks": 8,
     "psum_partition_bytes": 16384,
-    "sbuf_partition_bytes": 262144
+    "queues": 16,
+    "row_groups": 4,
+    "sbuf_partition_bytes": 262144,
+    "sbuf_xbus_ports": 8
   },
   "mode": "both",
   "psum": {

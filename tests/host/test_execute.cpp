@@ -274,7 +274,7 @@ TEST(Execute, BrokenProgramsNameStepInstructionAndRule) {
   auto unopened = good;
   isa::MatmulArgs mm;
   mm.src = isa::Pattern::row(0, 6);
-  mm.dst = isa::Pattern::row(isa::Geometry::kPsumBase, 6);
+  mm.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, 6);
   mm.num_active_rows = 5;
   mm.num_active_cols = 4;
   mm.psum_flags = isa::psum_flags::MULTI_END;

@@ -60,7 +60,7 @@ void expect_valid_program(const host::GemmPlan& plan) {
       // Sources start 4-byte aligned (an odd start_addr would select the MX member on v4+).
       EXPECT_EQ(d.get("src_mem_pattern.start_addr") % 4, 0);
       if (*d.opcode != isa::Opcode::MATMUL) continue;
-      const auto bank = (d.get("dst_mem_pattern.start_addr") - isa::Geometry::kPsumBase) % (16 * 1024) / 2048;
+      const auto bank = (d.get("dst_mem_pattern.start_addr") - isa::ArrayGeometry::kPsumBase) % (16 * 1024) / 2048;
       // The accumulate flag (v4+) must be "overwrite" exactly when a group begins.
       const std::uint8_t flags =
           d.has("psum_accumulate_flags") ? static_cast<std::uint8_t>(d.get("psum_accumulate_flags")) : 0xFF;
@@ -192,9 +192,9 @@ TEST(Plan, ShapesLargerThanSbufStream) {
 }
 
 TEST(Plan, AddressesFollowTheGeometry) {
-  EXPECT_EQ(host::sbuf_address(Generation::CAYMAN, 3, 10), 3u * 224 * 1024 + 10);
-  EXPECT_EQ(host::sbuf_address(Generation::MARIANA, 3, 10), 3u * 256 * 1024 + 10);
-  EXPECT_EQ(host::psum_address(Generation::MAVERICK, 2, 5, 8), 0x2000000u + 2 * 16384 + 5 * 2048 + 8);
+  EXPECT_EQ(host::sbuf_address(isa::preset_geometry(Generation::CAYMAN), 3, 10), 3u * 224 * 1024 + 10);
+  EXPECT_EQ(host::sbuf_address(isa::preset_geometry(Generation::MARIANA), 3, 10), 3u * 256 * 1024 + 10);
+  EXPECT_EQ(host::psum_address(isa::preset_geometry(Generation::MAVERICK), 2, 5, 8), 0x2000000u + 2 * 16384 + 5 * 2048 + 8);
 }
 
 TEST(Plan, InvalidOptionsArePreciseErrors) {

@@ -48,7 +48,7 @@ struct Gen {
   Encoder e;
   Gen(G gen, Opcode op, Rng& rng) : g(gen), r(rng), e(gen, op) {}
 
-  const Geometry& geo() const { return geometry(g); }
+  const ArrayGeometry& geo() const { return preset_geometry(g); }
 
   void header_events() {
     e.set("header.debug_cmd", r.byte()).set("header.debug_hint", r.byte());

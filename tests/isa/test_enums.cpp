@@ -286,27 +286,27 @@ TEST(Generations, VersionsAndNames) {
   for (G g : kAllGenerations) EXPECT_EQ(parse_generation(name(g)), g);
   // Spec 5.2: PSUM partition 0 byte 0 is 0x2000000; FACTS: 8 banks x 2 KiB.
   for (G g : kAllGenerations) {
-    EXPECT_EQ(Geometry::kPsumBase, kPsum);
-    EXPECT_EQ(geometry(g).psum_banks, 8u);
-    EXPECT_EQ(geometry(g).psum_bank_bytes, 2048u);
-    EXPECT_EQ(geometry(g).partitions, 128u);
+    EXPECT_EQ(ArrayGeometry::kPsumBase, kPsum);
+    EXPECT_EQ(preset_geometry(g).psum_banks, 8u);
+    EXPECT_EQ(preset_geometry(g).psum_bank_bytes, 2048u);
+    EXPECT_EQ(preset_geometry(g).partitions, 128u);
   }
-  EXPECT_EQ(geometry(G::MAVERICK).pe_cols, 256u);  // spec 11: the 256-column array
-  EXPECT_EQ(geometry(G::MARIANA).pe_cols, 128u);
+  EXPECT_EQ(preset_geometry(G::MAVERICK).pe_cols, 256u);  // spec 11: the 256-column array
+  EXPECT_EQ(preset_geometry(G::MARIANA).pe_cols, 128u);
 }
 
-// Group masks (model D-GRP): aligned 32-wide groups.
+// Group masks (model D-GRP): aligned groups of the tile grid (32 wide on the preset).
 TEST(Enums, GroupMasks) {
   struct M {
     std::uint8_t mask;
-    unsigned start, size;
+    unsigned first, count;
   };
-  for (const M m : {M{0x1, 0, 32}, M{0x2, 32, 32}, M{0x4, 64, 32}, M{0x8, 96, 32}, M{0x3, 0, 64}, M{0xC, 64, 64},
-                    M{0xF, 0, 128}}) {
+  for (const M m : {M{0x1, 0, 1}, M{0x2, 1, 1}, M{0x4, 2, 1}, M{0x8, 3, 1}, M{0x3, 0, 2}, M{0xC, 2, 2},
+                    M{0xF, 0, 4}}) {
     const auto s = decode_group_mask(m.mask);
     ASSERT_TRUE(s.has_value()) << int(m.mask);
-    EXPECT_EQ(s->start(), m.start);
-    EXPECT_EQ(s->size(), m.size);
+    EXPECT_EQ(s->first, m.first);
+    EXPECT_EQ(s->count, m.count);
     EXPECT_EQ(group_mask(s->first, s->count), m.mask);
   }
   for (unsigned m : {0x0u, 0x5u, 0x6u, 0x7u, 0x9u, 0xEu, 0x10u, 0x1Fu, 0xFFu})

@@ -926,7 +926,7 @@ TEST(StreamTiles, DisjointTilesDoNotInteract) {
     sc.check(decode(g, encode_ldweights(g, lw_dtype(Dtype::FP32, Fp32Mode::Low, {0, 64, 0, 64}))));
     sc.check(decode(g, encode_ldweights(g, lw_dtype(Dtype::BFLOAT16, Fp32Mode::None, {64, 64, 64, 64}))));
     MatmulArgs a = mm_dtype(Dtype::BFLOAT16, Fp32Mode::None, {64, 64, 64, 64});
-    a.src.start_addr = 64 * geometry(g).sbuf_partition_bytes;
+    a.src.start_addr = 64 * preset_geometry(g).sbuf_partition_bytes;
     a.dst.start_addr = kPsum + 64 * kPsumPartition;
     const Decoded mm = decode(g, encode_matmul(g, a));
     ASSERT_TRUE(mm.valid()) << dump(mm);
@@ -945,13 +945,13 @@ TEST(StreamTiles, MaverickQuadrants) {
   const G g = G::MAVERICK;
   StreamChecker sc;
   LdweightsArgs lw = lw_dtype(Dtype::FP32, Fp32Mode::High, {64, 64, 128, 128});
-  lw.src.start_addr = 64 * geometry(g).sbuf_partition_bytes;
+  lw.src.start_addr = 64 * preset_geometry(g).sbuf_partition_bytes;
   ASSERT_TRUE(decode(g, encode_ldweights(g, lw)).valid());
   sc.check(decode(g, encode_ldweights(g, lw)));
   MatmulArgs other = mm_dtype(Dtype::BFLOAT16, Fp32Mode::None, {0, 64, 0, 128});
   EXPECT_TRUE(sc.check(decode(g, encode_matmul(g, other))).empty());
   MatmulArgs same = mm_dtype(Dtype::FP8_EXP4, Fp32Mode::None, {64, 64, 128, 128});
-  same.src.start_addr = 64 * geometry(g).sbuf_partition_bytes;
+  same.src.start_addr = 64 * preset_geometry(g).sbuf_partition_bytes;
   const auto v = sc.check(decode(g, encode_matmul(g, same)));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].rule, "mm.fp32_no_mix");
@@ -965,7 +965,7 @@ TEST(StreamTiles, PartialReloadKeepsTheRestOfTheStationary) {
   sc.check(decode(g, encode_ldweights(g, lw_dtype(Dtype::FP32, Fp32Mode::Low))));
   sc.check(decode(g, encode_ldweights(g, lw_dtype(Dtype::BFLOAT16, Fp32Mode::None, {0, 32, 0, 32}))));
   MatmulArgs a = mm_dtype(Dtype::BFLOAT16, Fp32Mode::None, {64, 64, 64, 64});
-  a.src.start_addr = 64 * geometry(g).sbuf_partition_bytes;
+  a.src.start_addr = 64 * preset_geometry(g).sbuf_partition_bytes;
   a.dst.start_addr = kPsum + 64 * kPsumPartition;
   const Decoded mm = decode(g, encode_matmul(g, a));
   ASSERT_TRUE(mm.valid()) << dump(mm);

@@ -140,7 +140,7 @@ TEST(Tiles, CounterNamesPer003) {
       unsigned count = 0;
       for (unsigned r0 = 0; r0 < 128; r0 += rows)
         for (unsigned c0 = 0; c0 < 128; c0 += cols) {
-          const std::string n = counter_tile_name(TileRect{r0, rows, c0, cols});
+          const std::string n = counter_tile_name(TileRect{r0, rows, c0, cols}, ArrayGeometry{});
           const std::string prefix = "tile_" + shape + "_tile";
           ASSERT_EQ(n.rfind(prefix, 0), 0u) << n;
           got.insert(static_cast<unsigned>(std::stoul(n.substr(prefix.size()))));
@@ -151,17 +151,17 @@ TEST(Tiles, CounterNamesPer003) {
       EXPECT_EQ(count, (128 / rows) * (128 / cols)) << shape;
     }
   EXPECT_EQ(all.size(), 49u);  // 003: "SUM = 49"
-  EXPECT_EQ(counter_tile_name({64, 64, 32, 32}), "tile_64x32_tile9");
-  EXPECT_EQ(counter_tile_name({64, 64, 64, 64}), "tile_64x64_tile10");
-  EXPECT_EQ(counter_tile_name({0, 128, 0, 128}), "tile_128x128_tile0");
-  EXPECT_EQ(counter_tile_name({96, 32, 96, 32}), "tile_32x32_tile15");
-  EXPECT_EQ(counter_tile_name({0, 128, 64, 32}), "tile_128x32_tile2");  // 003 anomaly A1: the name is right
+  EXPECT_EQ(counter_tile_name({64, 64, 32, 32}, ArrayGeometry{}), "tile_64x32_tile9");
+  EXPECT_EQ(counter_tile_name({64, 64, 64, 64}, ArrayGeometry{}), "tile_64x64_tile10");
+  EXPECT_EQ(counter_tile_name({0, 128, 0, 128}, ArrayGeometry{}), "tile_128x128_tile0");
+  EXPECT_EQ(counter_tile_name({96, 32, 96, 32}, ArrayGeometry{}), "tile_32x32_tile15");
+  EXPECT_EQ(counter_tile_name({0, 128, 64, 32}, ArrayGeometry{}), "tile_128x32_tile2");  // 003 anomaly A1: the name is right
   // shapes the banks do not count
-  EXPECT_EQ(counter_tile_name({0, 128, 0, 256}), "");
-  EXPECT_EQ(counter_tile_name({0, 128, 128, 128}), "");
-  EXPECT_EQ(counter_tile_name({0, 16, 0, 32}), "");
-  EXPECT_EQ(counter_tile_name({32, 64, 0, 64}), "");  // misaligned
-  EXPECT_EQ(counter_tile_name({0, 96, 0, 32}), "");
+  EXPECT_EQ(counter_tile_name({0, 128, 0, 256}, ArrayGeometry{}), "");
+  EXPECT_EQ(counter_tile_name({0, 128, 128, 128}, ArrayGeometry{}), "");
+  EXPECT_EQ(counter_tile_name({0, 16, 0, 32}, ArrayGeometry{}), "");
+  EXPECT_EQ(counter_tile_name({32, 64, 0, 64}, ArrayGeometry{}), "");  // misaligned
+  EXPECT_EQ(counter_tile_name({0, 96, 0, 32}, ArrayGeometry{}), "");
 }
 
 // group_mask() is the inverse of decode_group_mask() for the aligned spans it can describe;

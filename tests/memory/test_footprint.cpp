@@ -8,7 +8,7 @@
 namespace {
 using namespace pevp::memory;
 using pevp::isa::Generation;
-using pevp::isa::geometry;
+using pevp::isa::preset_geometry;
 constexpr std::uint32_t kPsum = 0x2000000;
 constexpr std::uint32_t kCaymanPart = 224 * 1024;  // 229376 SBUF bytes per partition
 
@@ -25,7 +25,7 @@ void expect_error(const Footprint& f, const std::string& rule, const std::string
 }
 
 TEST(Footprint, PsumRowOf512Fp32FitsOneBank513CrossesOnCayman) {
-  const auto& cay = geometry(Generation::CAYMAN);
+  const auto& cay = preset_geometry(Generation::CAYMAN);
   ASSERT_EQ(psum_limit(Generation::CAYMAN), PsumLimit::OneBank);
   // Partition 3, bank 1: 0x2000000 + 3 * 16384 + 2048.
   const std::uint32_t start = kPsum + 3 * 16384 + 2048;
@@ -37,7 +37,7 @@ TEST(Footprint, PsumRowOf512Fp32FitsOneBank513CrossesOnCayman) {
   expect_error(footprint(cay, Region::Psum, row(start, 513, 32), PsumLimit::OneBank), "footprint.psum_bank",
                "partition bytes 2048..4099, crossing PSUM bank 1 (bytes 2048..4095)");
   // MARIANA lets a row span the banks of its partition.
-  const auto& mar = geometry(Generation::MARIANA);
+  const auto& mar = preset_geometry(Generation::MARIANA);
   ASSERT_EQ(psum_limit(Generation::MARIANA), PsumLimit::Partition);
   f = footprint(mar, Region::Psum, row(start, 513, 32), psum_limit(Generation::MARIANA));
   ASSERT_TRUE(f.ok()) << f.error->message;
@@ -58,7 +58,7 @@ TEST(Footprint, PsumRowOf512Fp32FitsOneBank513CrossesOnCayman) {
 }
 
 TEST(Footprint, PartitionsRunPastTheLast) {
-  const auto& cay = geometry(Generation::CAYMAN);
+  const auto& cay = preset_geometry(Generation::CAYMAN);
   const std::uint32_t p120 = 120 * kCaymanPart;  // 27525120
   expect_error(footprint(cay, Region::Sbuf, row(p120, 4, 16, 16)), "footprint.partitions",
                "starts in SBUF partition 120 and spans 16 partitions: needs 1..8 (128 partitions exist)");
@@ -72,8 +72,8 @@ TEST(Footprint, PartitionsRunPastTheLast) {
 }
 
 TEST(Footprint, StartMustBeInTheChosenMemory) {
-  const auto& cay = geometry(Generation::CAYMAN);
-  const auto& mar = geometry(Generation::MARIANA);
+  const auto& cay = preset_geometry(Generation::CAYMAN);
+  const auto& mar = preset_geometry(Generation::MARIANA);
   // CAYMAN SBUF is 28 MiB = [0, 0x1c00000); MARIANA's 32 MiB ends at PSUM's base.
   expect_error(footprint(cay, Region::Sbuf, row(0x1C00000, 1, 8)), "footprint.region",
                "start_addr 0x1c00000 is not in SBUF [0x0, 0x1c00000)");
@@ -86,7 +86,7 @@ TEST(Footprint, StartMustBeInTheChosenMemory) {
 }
 
 TEST(Footprint, FreeFootprintStaysInItsPartition) {
-  const auto& cay = geometry(Generation::CAYMAN);
+  const auto& cay = preset_geometry(Generation::CAYMAN);
   // The last 4 bytes of partition 5 hold one fp32; two run into partition 6.
   const std::uint32_t end5 = 6 * kCaymanPart - 4;
   EXPECT_EQ(footprint(cay, Region::Sbuf, row(end5, 1, 32)).spans.at(0), (Span{5, kCaymanPart - 4, 4}));
@@ -112,7 +112,7 @@ TEST(Footprint, FreeFootprintStaysInItsPartition) {
 }
 
 TEST(Footprint, FourBitElementsPackTwoPerByte) {
-  const auto& cay = geometry(Generation::CAYMAN);
+  const auto& cay = preset_geometry(Generation::CAYMAN);
   // From byte 10: nibbles 0..4 = bytes 10, 10, 11, 11, 12.
   EXPECT_EQ(footprint(cay, Region::Sbuf, row(10, 5, 4)).spans.at(0), (Span{0, 10, 3}));
   // Step -1 x 2: nibble -1 is the high nibble of byte 9.
@@ -126,7 +126,7 @@ TEST(Footprint, FourBitElementsPackTwoPerByte) {
 }
 
 TEST(Footprint, MalformedPatterns) {
-  const auto& g = geometry(Generation::MARIANA);
+  const auto& g = preset_geometry(Generation::MARIANA);
   expect_error(footprint(g, Region::Sbuf, row(0, 4, 12)), "footprint.elem_bits", "12 bits: must be 4, 8, 16 or 32");
   expect_error(footprint(g, Region::Sbuf, AccessPattern{0, {1, 2}, {3}, 8, 1}), "footprint.shape",
                "2 step_elem but 1 num_elem");

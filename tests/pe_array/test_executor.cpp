@@ -19,18 +19,18 @@ using isa::Fp32Mode;
 using isa::Generation;
 namespace pf = isa::psum_flags;
 
-constexpr std::uint32_t kPsum = isa::Geometry::kPsumBase;
+constexpr std::uint32_t kPsum = isa::ArrayGeometry::kPsumBase;
 constexpr std::uint32_t kPsumPart = 16 * 1024;
 constexpr std::uint32_t kBank = 2048;
 
 struct Mem {
   Generation g;
   std::vector<std::uint8_t> sbuf, psum;
-  explicit Mem(Generation gen) : g(gen), sbuf(isa::geometry(gen).sbuf_bytes()), psum(isa::geometry(gen).psum_bytes()) {
+  explicit Mem(Generation gen) : g(gen), sbuf(isa::preset_geometry(gen).sbuf_bytes()), psum(isa::preset_geometry(gen).psum_bytes()) {
     std::mt19937 rng(7);
     for (auto& b : psum) b = static_cast<std::uint8_t>(rng());  // garbage: zeroing and overwrites must show
   }
-  std::uint32_t part() const { return isa::geometry(g).sbuf_partition_bytes; }
+  std::uint32_t part() const { return isa::preset_geometry(g).sbuf_partition_bytes; }
   // Writes rows x cols elements (row-major bytes) to SBUF partitions p0.. at byte offset `off`.
   void put(std::size_t p0, std::size_t off, const std::vector<std::uint8_t>& bytes, std::size_t rows) {
     const std::size_t row_bytes = bytes.size() / rows;

@@ -31,7 +31,7 @@ std::vector<std::string> lines(const std::string& text) {
 isa::RawInstruction valid_matmul(Generation g) {
   isa::MatmulArgs mm;
   mm.src = isa::Pattern::row(0x400, 512);
-  mm.dst = isa::Pattern::row(isa::Geometry::kPsumBase, 512);
+  mm.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, 512);
   return isa::encode_matmul(g, mm);
 }
 

@@ -44,7 +44,7 @@ std::vector<isa::RawInstruction> one_matmul(unsigned K, unsigned M, unsigned N, 
   lw.tile = {0, 128, 0, 128};
   isa::MatmulArgs mm;
   mm.src = isa::Pattern::row(4096, static_cast<std::uint16_t>(N));
-  mm.dst = isa::Pattern::row(isa::Geometry::kPsumBase, static_cast<std::uint16_t>(N));
+  mm.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, static_cast<std::uint16_t>(N));
   mm.num_active_rows = K;
   mm.num_active_cols = M;
   mm.tile = lw.tile;

@@ -249,7 +249,7 @@ TEST(Timeline, AThrottledXbusStretchesTheTransfer) {
   EXPECT_EQ(stall(a, Stall::Throttle), 96u);
   const arrseq::Slot b = t.schedule(weights(isa::TileRect{32, 32, 0, 128}), 0, c);
   EXPECT_EQ(stall(b, Stall::Throttle), 0u) << "partitions 32..63 use XBUS 2 and 3";
-  c.throttled = 1u << arrseq::kPsumXbus;
+  c.throttled = 1u << isa::ArrayGeometry{}.psum_xbus();  // XBUS 8 on the preset
   t.schedule(weights(kFull), 0, c);
   const arrseq::Slot mm = t.schedule(matmul(kFull, 128, 1), 0, c);
   EXPECT_EQ(mm.end - mm.start, 512u) << "the PSUM port writes 128 columns at a quarter rate";

@@ -268,13 +268,13 @@ std::vector<ErrorCase> error_cases() {
     v.push_back({G + "SbufPartitionsOverflow", g, "mempattern.partitions", kSrcStart, std::nullopt, none,
                  [](const Frame& f) {
                    auto a = f.mm(4);
-                   a.src.start_addr = 100 * isa::geometry(f.g).sbuf_partition_bytes;  // 100 + 64 > 128
+                   a.src.start_addr = 100 * isa::preset_geometry(f.g).sbuf_partition_bytes;  // 100 + 64 > 128
                    return f.enc(a);
                  }});
     v.push_back({G + "SbufAddressOutside", g, "mempattern.src_sbuf", kSrcStart,
-                 static_cast<std::int64_t>(isa::geometry(g).sbuf_bytes()), none, [](const Frame& f) {
+                 static_cast<std::int64_t>(isa::preset_geometry(g).sbuf_bytes()), none, [](const Frame& f) {
                    auto a = f.mm(4);
-                   a.src.start_addr = isa::geometry(f.g).sbuf_bytes();
+                   a.src.start_addr = isa::preset_geometry(f.g).sbuf_bytes();
                    return f.enc(a);
                  }});
     v.push_back({G + "PsumPartitionsOverflow", g, "mempattern.partitions", kDstStart, psum_addr(100, 0), none,
@@ -291,7 +291,7 @@ std::vector<ErrorCase> error_cases() {
     v.push_back({G + "SourceLeavesItsPartition", g, "exec.pattern_partition_bounds", kNoCheck, std::nullopt, none,
                  [](const Frame& f) {
                    auto a = f.mm(4);
-                   a.src.start_addr = isa::geometry(f.g).sbuf_partition_bytes - 16;  // 32 bf16 = 64 bytes
+                   a.src.start_addr = isa::preset_geometry(f.g).sbuf_partition_bytes - 16;  // 32 bf16 = 64 bytes
                    return f.enc(a);
                  },
                  "", true});
@@ -509,7 +509,7 @@ TEST(FaultState, FaultingLdweightsLeavesTheStationaryDtype) {
     bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
     bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
     // fp32 stationary whose rows run past the end of their SBUF partition: exec.pattern_partition_bounds.
-    auto bad = ldw({Dtype::FP32, Fp32Mode::High}, isa::geometry(g).sbuf_partition_bytes - 64, f.K, f.M, f.a);
+    auto bad = ldw({Dtype::FP32, Fp32Mode::High}, isa::preset_geometry(g).sbuf_partition_bytes - 64, f.K, f.M, f.a);
     const std::vector<Step> s = {lw_step(g, f.lw()), raw_step(isa::encode_ldweights(g, bad)), mm_step(g, f.mm(0))};
     d.submit({s[0].raw, s[1].raw, s[2].raw});
     const platform::Completion c = d.wait_idle(kTimeout);
@@ -548,7 +548,7 @@ TEST(FaultState, FaultBehindAnExecutionFaultIsNotLost) {
     bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
     bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
     auto bad_lw = f.lw();
-    bad_lw.src.start_addr = isa::geometry(g).sbuf_partition_bytes - 64;  // rows leave their partition
+    bad_lw.src.start_addr = isa::preset_geometry(g).sbuf_partition_bytes - 64;  // rows leave their partition
     const std::vector<Step> s = {lw_step(g, f.lw()), raw_step(isa::encode_ldweights(g, bad_lw)),
                                  raw_step(raw_opcode(0x05)), mm_step(g, f.acc(1))};
     d.submit({s[0].raw, s[1].raw, s[2].raw, s[3].raw});
@@ -592,7 +592,7 @@ TEST(FaultState, TakenBackInstructionsAheadOfASemaphoreWait) {
     bench.put_rows(0, f.st, random_elems(g, f.c, f.K * f.M, rng), f.K);
     bench.put_rows(0, f.mv, random_elems(g, f.c, f.K * f.N, rng), f.K);
     auto bad_lw = f.lw();
-    bad_lw.src.start_addr = isa::geometry(g).sbuf_partition_bytes - 64;  // exec.pattern_partition_bounds
+    bad_lw.src.start_addr = isa::preset_geometry(g).sbuf_partition_bytes - 64;  // exec.pattern_partition_bounds
     auto waiting = f.acc(2);
     waiting.events.wait_mode = isa::WaitMode::WAIT_GE;
     waiting.events.wait_sem = 4;

@@ -390,7 +390,7 @@ TEST_P(Counters, EachMicroOpCountsOnItsTile) {
   const std::vector<CountedOp>& ops = v5 ? v5_ops : v34_ops;
   std::map<std::string, std::uint64_t> expect;
   for (const auto& o : ops) {
-    const std::string tile = isa::counter_tile_name(rect(o.tile));
+    const std::string tile = isa::counter_tile_name(rect(o.tile), isa::ArrayGeometry{});
     if (tile.empty()) continue;
     expect[std::string(kBankBundles[o.kind]) + "." + tile] += static_cast<std::uint64_t>(o.times);
   }
@@ -442,7 +442,7 @@ TEST(CounterControl, EnableGatesAndResetClears) {
   const Generation g = Generation::MARIANA;
   platform::VirtualPlatform vp(config(g));
   const Small f(g);
-  const std::string tile = isa::counter_tile_name(rect(f.t));
+  const std::string tile = isa::counter_tile_name(rect(f.t), isa::ArrayGeometry{});
   vp.run([&](platform::Driver& d) {
     EXPECT_EQ(d.read_field("top", "perf_cntr_cfg", "cntr_en"), 0u) << "reset value";
     platform::ArmOptions o;
@@ -596,7 +596,7 @@ TEST_P(PeRegWrite, SbufWordOrImmediate) {
   const Generation g = GetParam();
   platform::VirtualPlatform vp(config(g));
   const isa::Placement t = isa::is_maverick(g) ? isa::Placement{64, 64, 0, 128} : isa::Placement{32, 32, 96, 32};
-  const std::string counter = isa::counter_tile_name(rect(t));
+  const std::string counter = isa::counter_tile_name(rect(t), isa::ArrayGeometry{});
   platform::Completion c1, c2;
   vp.run([&](platform::Driver& d) {
     d.arm();

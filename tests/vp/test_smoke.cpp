@@ -23,7 +23,7 @@ TEST(Smoke, SingleMatmulBf16) {
   std::mt19937 rng(1);
   const auto st = pe_test::random_operand(t, K * M, rng, 0.0);
   const auto mv = pe_test::random_operand(t, K * N, rng, 0.0);
-  const std::uint32_t part = isa::geometry(cfg.gen).sbuf_partition_bytes;
+  const std::uint32_t part = isa::preset_geometry(cfg.gen).sbuf_partition_bytes;
   std::vector<float> out(M * N);
   platform::Completion c;
   vp.run([&](platform::Driver& d) {
@@ -39,7 +39,7 @@ TEST(Smoke, SingleMatmulBf16) {
     lw.tile = {0, 64, 0, 32};
     isa::MatmulArgs mm;
     mm.src = isa::Pattern::row(4096, N);
-    mm.dst = isa::Pattern::row(isa::Geometry::kPsumBase, N);
+    mm.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, N);
     mm.num_active_rows = K;
     mm.num_active_cols = M;
     mm.tile = lw.tile;

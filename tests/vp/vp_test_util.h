@@ -48,7 +48,7 @@ using isa::Fp32Mode;
 using isa::Generation;
 namespace pf = isa::psum_flags;
 
-constexpr std::uint32_t kPsumBase = isa::Geometry::kPsumBase;
+constexpr std::uint32_t kPsumBase = isa::ArrayGeometry::kPsumBase;
 constexpr std::uint32_t kPsumPart = 16 * 1024;
 constexpr std::uint32_t kBank = 2048;
 constexpr std::uint32_t kCanonicalNan = 0x7FC00000u;
@@ -174,10 +174,10 @@ struct RefStationary {
 class Ref {
  public:
   explicit Ref(Generation gen)
-      : g(gen), geo(isa::geometry(gen)), sbuf(geo.sbuf_bytes()), psum(geo.psum_bytes()) {}
+      : g(gen), geo(isa::preset_geometry(gen)), sbuf(geo.sbuf_bytes()), psum(geo.psum_bytes()) {}
 
   Generation g;
-  const isa::Geometry& geo;
+  const isa::ArrayGeometry& geo;
   std::vector<std::uint8_t> sbuf, psum;
   std::vector<RefStationary> st;
 

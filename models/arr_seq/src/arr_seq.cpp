@@ -26,7 +26,7 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeAr
       csrs_(csrs),
       array_(array),
       config_(config),
-      timeline_(CostModel(config.timing), std::max(config.ififo_depth, 1u), !config.timed),
+      timeline_(CostModel(config.timing, config.geometry), std::max(config.ififo_depth, 1u), !config.timed),
       ps_per_cycle_(1000.0 / config.timing.clock_ghz),
       resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {
   const auto dirty = [this](const regfile::RegisterDesc&, std::uint32_t, std::uint32_t) { csr_dirty_ = true; };
@@ -60,13 +60,18 @@ sc_core::sc_time ArrSeq::to_time(Cycle c) const {
       static_cast<sc_core::sc_time::value_type>(static_cast<double>(to_ps(c)) / resolution_ps_ + 0.5));
 }
 
-unsigned ArrSeq::queue_of(const isa::TileRect& t) { return ((t.row0 / 32) * 4 + (t.col0 / 32) % 4) % kQueues; }
+unsigned ArrSeq::queue_of(const isa::TileRect& t, const isa::ArrayGeometry& geo) {
+  // One queue per cell of a grid queues / row_groups cells wide (4 x 4 on the
+  // preset); the columns of a wider grid wrap onto it.
+  const unsigned grid_cols = geo.queues / geo.row_groups;
+  return ((t.row0 / geo.group_rows()) * grid_cols + (t.col0 / geo.group_cols()) % grid_cols) % geo.queues;
+}
 
 const TimingCsrs& ArrSeq::csrs_now() {
   if (csr_dirty_) {
     csr_cache_.queue = csrs_.queue_cfg();
     csr_cache_.cluster = csrs_.cluster_cfg();
-    csr_cache_.throttled = ~csrs_.disable_throttle() & ((1u << kXbusPorts) - 1);
+    csr_cache_.throttled = ~csrs_.disable_throttle() & ((1u << config_.geometry.xbus_ports()) - 1);
     csr_cache_.counters_enabled = csrs_.counters_enabled();
     csr_dirty_ = false;
   }

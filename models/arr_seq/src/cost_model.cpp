@@ -78,10 +78,10 @@ unsigned perf_divisor(const Reader& r) {
 // The PSUM banks the dst pattern reaches inside a partition: from the start
 // byte to the farthest byte any step reaches (fp32 elements). A superset is
 // fine: it only makes the dependency check stricter.
-std::uint8_t banks_of(const Reader& r, const isa::Geometry& g) {
-  const std::int64_t start = r.get(kDstStart, isa::Geometry::kPsumBase);
-  const std::int64_t part_off = (start - static_cast<std::int64_t>(isa::Geometry::kPsumBase)) %
-                                static_cast<std::int64_t>(g.psum_partition_bytes);
+std::uint8_t banks_of(const Reader& r, const isa::ArrayGeometry& g) {
+  const std::int64_t start = r.get(kDstStart, isa::ArrayGeometry::kPsumBase);
+  const std::int64_t part_off = (start - static_cast<std::int64_t>(isa::ArrayGeometry::kPsumBase)) %
+                                static_cast<std::int64_t>(g.psum_partition_bytes());
   std::int64_t lo = 0, hi = 0;
   const Field steps[3] = {kDstStep0, kDstStep1, kDstStep2}, nums[3] = {kDstNum0, kDstNum1, kDstNum2};
   for (int i = 0; i < 3; ++i) {
@@ -115,8 +115,8 @@ OpShape shape_of(const pe::MicroOp& op) {
   const isa::Decoded& d = *op.instr;
   if (d.layout == nullptr) return s;
   const Reader r{d, positions(d)};
-  const isa::Geometry& g = isa::geometry(d.gen);
-  s.k = static_cast<unsigned>(r.get(kRows, op.tile.rows));
+  const isa::ArrayGeometry& g = d.geo;
+  s.k = isa::active_extent(r.get(kRows, op.tile.rows), op.tile.rows);
   s.m = static_cast<unsigned>(r.get(kCols, op.tile.cols));
   if (s.m == 0) s.m = op.tile.cols;  // MAVERICK encodes 256 columns as 0
   const auto dtype = static_cast<isa::Dtype>(r.get(kInDtype));
@@ -125,7 +125,7 @@ OpShape shape_of(const pe::MicroOp& op) {
   s.rate_div = perf_divisor(r);
   s.strided = std::llabs(r.get(kSrcStep0, 1)) * s.elem_bytes > 16 && r.get(kSrcNum0, 1) > 1;
   const std::int64_t src = r.get(kSrcStart);
-  s.first_partition = g.sbuf_partition_bytes == 0 || src < 0 || src >= isa::Geometry::kPsumBase
+  s.first_partition = g.sbuf_partition_bytes == 0 || src < 0 || src >= isa::ArrayGeometry::kPsumBase
                           ? 0
                           : static_cast<unsigned>(src / g.sbuf_partition_bytes);
   if (op.kind == pe::MicroOpKind::Matmul) {
@@ -139,14 +139,29 @@ OpShape shape_of(const pe::MicroOp& op) {
   return s;
 }
 
-std::uint32_t xbus_ports(const OpShape& s) {
+namespace {
+// Bits first..last of a mask `width` bits wide (none when first >= width).
+std::uint32_t span_bits(unsigned first, unsigned last, unsigned width) {
+  if (first >= width) return 0;
+  return ((1u << std::min(last + 1, width)) - 1) & ~((1u << first) - 1);
+}
+}  // namespace
+
+std::uint8_t row_group_mask(const OpShape& s, const isa::ArrayGeometry& geo) {
+  const unsigned gr = geo.group_rows();
+  const unsigned first = s.tile.row0 / gr, last = (s.tile.row0 + (s.tile.rows ? s.tile.rows : 1u) - 1) / gr;
+  return static_cast<std::uint8_t>(span_bits(first, last, geo.row_groups));
+}
+
+std::uint32_t xbus_ports(const OpShape& s, const isa::ArrayGeometry& geo) {
   std::uint32_t ports = 0;
   if (s.kind != pe::MicroOpKind::PeRegWrite || !s.pe_reg_bypass) {
-    // Ports first..last (16 partitions each) of the rows read, clipped to the eight SBUF ports.
-    const unsigned first = s.first_partition / 16, last = (s.first_partition + std::max(s.k, 1u) - 1) / 16;
-    if (first < 8) ports = ((1u << std::min(last + 1, 8u)) - 1) & ~((1u << first) - 1);
+    // The SBUF ports of the partitions the rows read.
+    const unsigned per = geo.partitions_per_xbus();
+    const unsigned first = s.first_partition / per, last = (s.first_partition + std::max(s.k, 1u) - 1) / per;
+    ports = span_bits(first, last, geo.sbuf_xbus_ports);
   }
-  if (s.kind == pe::MicroOpKind::Matmul) ports |= 1u << kPsumXbus;
+  if (s.kind == pe::MicroOpKind::Matmul) ports |= 1u << geo.psum_xbus();
   return ports;
 }
 
@@ -160,9 +175,10 @@ std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
 }
 
 OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
-  const std::uint32_t ports = xbus_ports(s);
-  const bool sbuf_throttled = (ports & throttled & 0xFF) != 0;
-  const bool psum_throttled = (ports & throttled & (1u << kPsumXbus)) != 0;
+  const std::uint32_t ports = xbus_ports(s, geo_);
+  const std::uint32_t psum_port = 1u << geo_.psum_xbus();
+  const bool sbuf_throttled = (ports & throttled & (psum_port - 1)) != 0;
+  const bool psum_throttled = (ports & throttled & psum_port) != 0;
   // SBUF read time of `bytes` per partition at the port's bandwidth (in
   // integers when it is a whole number of bytes per cycle: the common case).
   const auto read_cycles = [&](std::uint64_t bytes, bool throttle) -> std::uint64_t {

@@ -179,7 +179,7 @@ struct Symbol {
 // parsing goes on).
 struct Expr {
   Cursor& c;
-  Generation gen;
+  const ArrayGeometry& geo;
   const Leaf* leaf;  // names of this field's values come first; may be null
   const std::map<std::string, Symbol>& symbols;
   std::string field;
@@ -275,7 +275,6 @@ struct Expr {
     return static_cast<std::int64_t>(v);
   }
   std::int64_t partition_address(bool psum, unsigned col) {
-    const Geometry& geo = geometry(gen);
     if (!c.eat('[')) syntax(c, field, std::string(psum ? "psum" : "sbuf") + " needs a partition: " +
                                           (psum ? "psum[P]" : "sbuf[P]"));
     const std::int64_t p = parse_or();
@@ -286,8 +285,8 @@ struct Expr {
                              "partition " + std::to_string(p) + " is outside 0.." + std::to_string(geo.partitions - 1)};
       return 0;
     }
-    return psum ? Geometry::kPsumBase + p * static_cast<std::int64_t>(geo.psum_partition_bytes)
-                : Geometry::kSbufBase + p * static_cast<std::int64_t>(geo.sbuf_partition_bytes);
+    return psum ? ArrayGeometry::kPsumBase + p * static_cast<std::int64_t>(geo.psum_partition_bytes())
+                : ArrayGeometry::kSbufBase + p * static_cast<std::int64_t>(geo.sbuf_partition_bytes);
   }
   std::int64_t parse_primary() {
     const char ch = c.peek();
@@ -336,6 +335,7 @@ struct Assign {
 
 struct InstrCtx {
   Generation gen;
+  const ArrayGeometry& geo;
   const StructLayout* layout;
   const std::map<std::string, Symbol>& symbols;
   std::vector<LineError> errors;  // value errors of this line
@@ -354,7 +354,7 @@ const Leaf* any_leaf(const StructLayout& layout, std::string_view path) {
 
 std::int64_t eval(InstrCtx& x, Cursor& c, const Leaf* leaf, const std::string& field) {
   std::optional<LineError> deferred;
-  Expr e{c, x.gen, leaf, x.symbols, field, deferred};
+  Expr e{c, x.geo, leaf, x.symbols, field, deferred};
   const std::int64_t v = e.parse();
   if (deferred) x.errors.push_back(*deferred);
   return v;
@@ -674,6 +674,7 @@ std::vector<std::uint8_t> AsmResult::bytes() const {
 std::string mnemonic(Opcode op) { return lower(name(op)); }
 
 AsmResult assemble(Generation g, std::string_view source, const AsmOptions& options) {
+  const ArrayGeometry geo = options.geometry.value_or(preset_geometry(g));
   AsmResult result;
   auto report = [&](unsigned line, const LineError& e, bool rule_break = false) {
     const auto sev = rule_break && options.allow_invalid ? AsmDiagnostic::Severity::Warning
@@ -736,7 +737,7 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
           if (id.empty()) syntax(c, "", "." + directive + " needs a name");
           if (!c.eat('=') && !c.eat(',')) syntax(c, id, "expected '=' after the constant's name");
           std::optional<LineError> deferred;
-          const std::int64_t v = Expr{c, g, nullptr, symbols, id, deferred}.parse();
+          const std::int64_t v = Expr{c, geo, nullptr, symbols, id, deferred}.parse();
           if (deferred) throw *deferred;
           if (lower(id) == "sbuf" || lower(id) == "psum")
             throw LineError{ncol, id, "asm.symbol", "'" + id + "' is reserved for addresses (sbuf[P], psum[P])"};
@@ -761,7 +762,7 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
           }
           if (n != 2 * kInstructionBytes)
             throw LineError{head_col, "", "asm.raw", ".raw takes exactly 128 hex digits (64 bytes)"};
-          Decoded d = decode(g, raw);
+          Decoded d = decode(g, geo, raw);
           for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
           for (const Violation& v : d.violations) report(l.number, {head_col, v.field, v.rule, violation_text(v)}, true);
           result.records.push_back(raw);
@@ -784,7 +785,7 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
       if (!exists_in(*op, g))
         throw LineError{head_col, "", "asm.mnemonic",
                         std::string(mn) + " is not an instruction of " + std::string(name(g))};
-      InstrCtx x{g, &layout_of(g, struct_of(*op)), symbols, {}, {}, {}};
+      InstrCtx x{g, geo, &layout_of(g, struct_of(*op)), symbols, {}, {}, {}};
       try {
         while (!c.at_end()) parse_operand(x, c);
       } catch (const LineError& e) {
@@ -797,7 +798,7 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
         result.records.push_back(raw);  // keeps record indices; never written (errors)
         continue;
       }
-      Decoded d = decode(g, raw);
+      Decoded d = decode(g, geo, raw);
       for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
       for (const Violation& v : d.violations)
         report(l.number, {column_of(x, v.field, head_col), v.field, v.rule, violation_text(v)}, true);
@@ -814,22 +815,21 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
 namespace {
 
 // SBUF and PSUM addresses as partition + offset (D-ADDR), anything else in hex.
-std::string addr_text(Generation g, std::uint64_t a) {
-  const Geometry& geo = geometry(g);
+std::string addr_text(const ArrayGeometry& geo, std::uint64_t a) {
   if (a > 0xFFFFFFFFull) return hex(a);
   const auto a32 = static_cast<std::uint32_t>(a);
   auto split = [&](const char* mem, std::uint32_t base, std::uint32_t part_bytes) {
     const std::uint32_t p = (a32 - base) / part_bytes, off = (a32 - base) % part_bytes;
     return std::string(mem) + "[" + std::to_string(p) + "]" + (off ? "+" + hex(off) : "");
   };
-  if (geo.in_sbuf(a32)) return split("sbuf", Geometry::kSbufBase, geo.sbuf_partition_bytes);
-  if (geo.in_psum(a32)) return split("psum", Geometry::kPsumBase, geo.psum_partition_bytes);
+  if (geo.in_sbuf(a32)) return split("sbuf", ArrayGeometry::kSbufBase, geo.sbuf_partition_bytes);
+  if (geo.in_psum(a32)) return split("psum", ArrayGeometry::kPsumBase, geo.psum_partition_bytes());
   return hex(a);
 }
 
 // An index address of 0 means "no indirection" (MXMEM_PATTERN1D): print it as 0.
-std::string index_text(Generation g, std::int64_t a) {
-  return a == 0 ? "0" : addr_text(g, static_cast<std::uint64_t>(a));
+std::string index_text(const ArrayGeometry& geo, std::int64_t a) {
+  return a == 0 ? "0" : addr_text(geo, static_cast<std::uint64_t>(a));
 }
 
 std::string reserved_text(const Decoded& d, const Leaf& leaf) {
@@ -851,7 +851,7 @@ bool reserved_nonzero(const Decoded& d, const Leaf& leaf) {
 
 std::string scalar_text(const Decoded& d, const DecodedField& f) {
   if (f.leaf.kind == ValueKind::Reserved) return reserved_text(d, f.leaf);
-  if (f.leaf.kind == ValueKind::Address) return addr_text(d.gen, static_cast<std::uint64_t>(f.value));
+  if (f.leaf.kind == ValueKind::Address) return addr_text(d.geo, static_cast<std::uint64_t>(f.value));
   return value_text(f.leaf, f.value);
 }
 
@@ -869,20 +869,20 @@ std::string pattern_text(const Decoded& d, const FieldDesc& f, std::string& extr
     case Part::Tensor4D: dims = 4; break;
     case Part::MxMemPattern1D:
       dims = 1, single = true;
-      head = "mx(" + addr_text(d.gen, start) + ", scale=" + addr_text(d.gen, static_cast<std::uint64_t>(get("scale_addr"))) +
-             ", index=" + index_text(d.gen, get("index_addr")) + ")";
+      head = "mx(" + addr_text(d.geo, start) + ", scale=" + addr_text(d.geo, static_cast<std::uint64_t>(get("scale_addr"))) +
+             ", index=" + index_text(d.geo, get("index_addr")) + ")";
       break;
     default:
       switch (pattern_member(start)) {
         case PatternMember::MxTensorV2:
           dims = 2;
-          head = "mx(" + addr_text(d.gen, start & ~ADDR4MARKER_MXTENSOR_V2) +
-                 ", scale=" + addr_text(d.gen, static_cast<std::uint64_t>(get("scale_addr"))) + ")";
+          head = "mx(" + addr_text(d.geo, start & ~ADDR4MARKER_MXTENSOR_V2) +
+                 ", scale=" + addr_text(d.geo, static_cast<std::uint64_t>(get("scale_addr"))) + ")";
           break;
         case PatternMember::Indirect16B: {
           dims = 1, single = true;
-          head = "indirect(" + addr_text(d.gen, start & ~ADDR_MARKER_INDIRECT) +
-                 ", index=" + index_text(d.gen, get("index_addr")) +
+          head = "indirect(" + addr_text(d.geo, start & ~ADDR_MARKER_INDIRECT) +
+                 ", index=" + index_text(d.geo, get("index_addr")) +
                  ", num_index=" + std::to_string(get("num_index")) + ")";
           const DecodedField* r = d.field(base + "reserved");
           if (r && reserved_nonzero(d, r->leaf)) extra = " " + base + "reserved=" + reserved_text(d, r->leaf);
@@ -891,7 +891,7 @@ std::string pattern_text(const Decoded& d, const FieldDesc& f, std::string& extr
         default: dims = 3; break;
       }
   }
-  if (head.empty()) head = addr_text(d.gen, start);
+  if (head.empty()) head = addr_text(d.geo, start);
   head += ':';
   for (unsigned k = 0; k < dims; ++k) {
     const std::string sfx = single ? "" : "[" + std::to_string(k) + "]";

@@ -27,31 +27,40 @@ void set_events(Encoder& e, const EventsArgs& a) {
       .set("events.update_value", a.update_value);
 }
 
-void set_placement(Encoder& e, Generation g, const Placement& p) {
+// The tile fields of a rectangle of PEs on `geo` (D-GRP, D-GEOMETRY).
+void set_placement(Encoder& e, Generation g, const ArrayGeometry& geo, const Placement& p) {
   if (!is_maverick(g)) {
-    auto mask = [](const char* what, unsigned origin, unsigned size) {
-      const bool ok = (size == 32 || size == 64 || size == 128) && origin % size == 0 && origin + size <= 128;
-      if (!ok)
+    auto mask = [](const char* what, unsigned origin, unsigned size, unsigned group) {
+      const std::uint8_t m = origin % group == 0 && size % group == 0 ? group_mask(origin / group, size / group) : 0;
+      if (m == 0)
         throw EncodeError(std::string(what) + ": a tile of " + std::to_string(size) + " at " + std::to_string(origin) +
-                          " is not an aligned 32/64/128 group");
-      return group_mask(origin / 32, size / 32);
+                          " is not an aligned " + std::to_string(group) + "/" + std::to_string(2 * group) + "/" +
+                          std::to_string(4 * group) + " group");
+      return m;
     };
-    e.set("row_grp", mask("row_grp", p.row0, p.rows)).set("col_grp", mask("col_grp", p.col0, p.cols));
+    e.set("row_grp", mask("row_grp", p.row0, p.rows, geo.group_rows()))
+        .set("col_grp", mask("col_grp", p.col0, p.cols, geo.group_cols()));
     return;
   }
-  if ((p.rows != 64 && p.rows != 128) || p.row0 % p.rows != 0 || p.row0 + p.rows > 128)
-    throw EncodeError("tile_size.row: MAVERICK tiles are 64 or 128 rows, aligned");
-  if ((p.cols != 128 && p.cols != 256) || p.col0 % p.cols != 0 || p.col0 + p.cols > 256)
-    throw EncodeError("tile_size.col: MAVERICK tiles are 128 or 256 columns, aligned");
-  e.set("tile_size.row", p.rows == 64 ? tile_size::R64 : tile_size::R128)
-      .set("tile_size.col", p.cols == 128 ? tile_size::C128 : tile_size::C256)
+  // R128 / C256 are the whole array, R64 / C128 half of it.
+  const unsigned rows = geo.pe_rows, cols = geo.pe_cols;
+  if ((p.rows != rows / 2 && p.rows != rows) || p.row0 % p.rows != 0 || p.row0 + p.rows > rows)
+    throw EncodeError("tile_size.row: MAVERICK tiles are " + std::to_string(rows / 2) + " or " + std::to_string(rows) +
+                      " rows, aligned");
+  if ((p.cols != cols / 2 && p.cols != cols) || p.col0 % p.cols != 0 || p.col0 + p.cols > cols)
+    throw EncodeError("tile_size.col: MAVERICK tiles are " + std::to_string(cols / 2) + " or " + std::to_string(cols) +
+                      " columns, aligned");
+  e.set("tile_size.row", p.rows == rows ? tile_size::R128 : tile_size::R64)
+      .set("tile_size.col", p.cols == cols ? tile_size::C256 : tile_size::C128)
       .set("tile_sel.row_sel", p.row0 / p.rows)
       .set("tile_sel.col_sel", p.col0 / p.cols);
 }
 
-void set_active(Encoder& e, Generation g, unsigned rows, unsigned cols) {
-  e.set("num_active_rows", rows);
-  e.set("num_active_cols", is_maverick(g) && cols == 256 ? 0 : cols);
+// num_active_rows / num_active_cols are one byte: 256 is encoded as 0.
+void set_active(Encoder& e, unsigned rows, unsigned cols) {
+  constexpr unsigned kEncodedAsZero = 256;
+  e.set("num_active_rows", rows == kEncodedAsZero ? 0 : rows);
+  e.set("num_active_cols", cols == kEncodedAsZero ? 0 : cols);
 }
 
 }  // namespace
@@ -61,12 +70,17 @@ bool default_accumulate(std::uint8_t f) {
 }
 
 RawInstruction encode_ldweights(Generation g, const LdweightsArgs& a) {
+  return encode_ldweights(g, preset_geometry(g), a);
+}
+RawInstruction encode_matmul(Generation g, const MatmulArgs& a) { return encode_matmul(g, preset_geometry(g), a); }
+
+RawInstruction encode_ldweights(Generation g, const ArrayGeometry& geo, const LdweightsArgs& a) {
   Encoder e(g, Opcode::LDWEIGHTS);
   set_events(e, a.events);
   set_pattern(e, "src_mem_pattern", a.src, 3);
   e.set("in_dtype", static_cast<int>(a.in_dtype)).set("fp32_mode", static_cast<int>(a.fp32_mode));
-  set_active(e, g, a.num_active_rows, a.num_active_cols);
-  set_placement(e, g, a.tile);
+  set_active(e, a.num_active_rows, a.num_active_cols);
+  set_placement(e, g, geo, a.tile);
   if (g == Generation::CAYMAN) {
     if (a.seed_mode != PeSeedMode::NONE) throw EncodeError("flags.seed_mode: CAYMAN has no seed_mode");
     if (a.load_order != PeLwOrder::LAST_COL_FIRST) throw EncodeError("flags.load_order: CAYMAN has no load_order field");
@@ -80,7 +94,7 @@ RawInstruction encode_ldweights(Generation g, const LdweightsArgs& a) {
   return e.bytes();
 }
 
-RawInstruction encode_matmul(Generation g, const MatmulArgs& a) {
+RawInstruction encode_matmul(Generation g, const ArrayGeometry& geo, const MatmulArgs& a) {
   Encoder e(g, Opcode::MATMUL);
   set_events(e, a.events);
   set_pattern(e, "src_mem_pattern", a.src, 3);
@@ -88,8 +102,8 @@ RawInstruction encode_matmul(Generation g, const MatmulArgs& a) {
   e.set("in_dtype", static_cast<int>(a.in_dtype))
       .set("fp32_mode", static_cast<int>(a.fp32_mode))
       .set("out_dtype", static_cast<int>(a.out_dtype));
-  set_active(e, g, a.num_active_rows, a.num_active_cols);
-  set_placement(e, g, a.tile);
+  set_active(e, a.num_active_rows, a.num_active_cols);
+  set_placement(e, g, geo, a.tile);
   const bool accumulate = a.accumulate.value_or(default_accumulate(a.psum_flags));
   if (g == Generation::CAYMAN) {
     if (a.seed_mode != PeSeedMode::NONE) throw EncodeError("flags.seed_mode: CAYMAN has no seed_mode");

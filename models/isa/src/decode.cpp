@@ -95,9 +95,12 @@ const LeafSetDecoder& leaf_set_decoder(std::size_t leaf_set) {
 }
 }  // namespace
 
-Decoded decode(Generation g, const std::uint8_t* bytes64) {
+Decoded decode(Generation g, const std::uint8_t* bytes64) { return decode(g, preset_geometry(g), bytes64); }
+
+Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes64) {
   Decoded d;
   d.gen = g;
+  d.geo = geo;
   std::memcpy(d.raw.data(), bytes64, kInstructionBytes);
   d.opcode_byte = d.raw[0];
   d.opcode = opcode_from_byte(d.opcode_byte, g);
@@ -131,5 +134,8 @@ std::string firmware_self_name(const Decoded& d) {
 }
 
 Decoded decode(Generation g, const RawInstruction& bytes) { return decode(g, bytes.data()); }
+Decoded decode(Generation g, const ArrayGeometry& geo, const RawInstruction& bytes) {
+  return decode(g, geo, bytes.data());
+}
 
 }  // namespace pevp::isa

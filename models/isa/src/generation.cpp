@@ -37,20 +37,4 @@ int core_version(Generation g) {
   return 0;
 }
 
-const Geometry& geometry(Generation g) {
-  // FACTS.md "Geometry": SBUF 128 x 224 KiB (v3), 128 x 256 KiB (v4); PSUM
-  // 128 x 16 KiB = 8 banks x 2 KiB on every generation. MAVERICK has no public
-  // figures: the model keeps v4's memories and the spec's 256-column array.
-  static const Geometry cayman{128, 224 * 1024, 16 * 1024, 2048, 8, 128, 128};
-  static const Geometry mariana{128, 256 * 1024, 16 * 1024, 2048, 8, 128, 128};
-  static const Geometry maverick{128, 256 * 1024, 16 * 1024, 2048, 8, 128, 256};
-  switch (g) {
-    case Generation::CAYMAN: return cayman;
-    case Generation::MARIANA:
-    case Generation::MARIANA_PLUS: return mariana;
-    case Generation::MAVERICK: return maverick;
-  }
-  return mariana;
-}
-
 }  // namespace pevp::isa

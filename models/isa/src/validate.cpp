@@ -247,7 +247,7 @@ unsigned dims_of(const Rules& r, PatternId id) {
 
 // Memory region and shape checks shared by every pattern.
 void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned partitions) {
-  const Geometry& geo = geometry(r.d_.gen);
+  const ArrayGeometry& geo = r.d_.geo;
   const unsigned start = key(p.id, kStartAddr);
   if (p.member == PatternMember::Conflicting) {
     r.fail(start, "mempattern.marker", "start_addr sets both the MXTENSOR_V2 (0x1) and INDIRECT (bit 31) markers");
@@ -258,14 +258,14 @@ void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned part
            "the MXTENSOR_V2 member (start_addr bit 0) exists only on MAVERICK; v4 uses LDWEIGHTS_MX / MATMUL_MX");
   if (want_psum) {
     PEVP_REQUIRE(r, geo.in_psum(p.addr), start, "mempattern.dst_psum",
-              "destination must lie in PSUM [" + hex(Geometry::kPsumBase) + ", " +
-                  hex(Geometry::kPsumBase + geo.psum_bytes()) + ")");
+              "destination must lie in PSUM [" + hex(ArrayGeometry::kPsumBase) + ", " +
+                  hex(ArrayGeometry::kPsumBase + geo.psum_bytes()) + ")");
   } else {
     PEVP_REQUIRE(r, geo.in_sbuf(p.addr), start, "mempattern.src_sbuf",
               "source must lie in SBUF [0, " + hex(geo.sbuf_bytes()) + ") (AllowedInPSUM::False)");
   }
-  const std::uint32_t part_bytes = want_psum ? geo.psum_partition_bytes : geo.sbuf_partition_bytes;
-  const std::uint32_t base = want_psum ? Geometry::kPsumBase : Geometry::kSbufBase;
+  const std::uint32_t part_bytes = want_psum ? geo.psum_partition_bytes() : geo.sbuf_partition_bytes;
+  const std::uint32_t base = want_psum ? ArrayGeometry::kPsumBase : ArrayGeometry::kSbufBase;
   if ((want_psum ? geo.in_psum(p.addr) : geo.in_sbuf(p.addr)) && partitions > 0) {
     const std::uint32_t first = (p.addr - base) / part_bytes;
     PEVP_REQUIRE(r, first + partitions <= geo.partitions, start, "mempattern.partitions",
@@ -292,12 +292,14 @@ void check_pattern(Rules& r, const PatternView& p, bool want_psum, unsigned part
 // ---- tiles -------------------------------------------------------------------------------
 // The effective active rows/cols, and the tile they must fit in.
 void check_tile(Rules& r, bool mx_row_tiling_only) {
-  const Geometry& geo = geometry(r.d_.gen);
+  const ArrayGeometry& geo = r.d_.geo;
   if (r.has(kRowGrp)) {
     PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get(kRowGrp))).has_value(), kRowGrp, "tile.row_grp",
-              "row_grp must be a mask of aligned 32-row groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
+              "row_grp must be a mask of aligned " + std::to_string(geo.group_rows()) +
+                  "-row groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
     PEVP_REQUIRE(r, decode_group_mask(static_cast<std::uint8_t>(r.get(kColGrp))).has_value(), kColGrp, "tile.col_grp",
-              "col_grp must be a mask of aligned 32-column groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
+              "col_grp must be a mask of aligned " + std::to_string(geo.group_cols()) +
+                  "-column groups: 0x1 0x2 0x4 0x8 0x3 0xC 0xF");
     if (mx_row_tiling_only)
       PEVP_REQUIRE(r, r.get(kColGrp) == 0xF, kColGrp, "mx.row_tiling_only", "MX matmul tiles rows only: col_grp must be 0xF");
   } else if (r.has(kTileRow)) {
@@ -310,13 +312,13 @@ void check_tile(Rules& r, bool mx_row_tiling_only) {
     PEVP_REQUIRE(r, r.get(kColSel) <= 1, kColSel, "tile_sel.range", "col_sel must be <= 1 (valid_pe_tile_select)");
     if (row == tile_size::R128)
       PEVP_REQUIRE(r, r.get(kRowSel) == 0, kRowSel, "tile_sel.fits", "an R128 tile spans every row: row_sel must be 0");
-    if (col == tile_size::C256 || (col == tile_size::C128 && geo.pe_cols == 128))
+    if (col == tile_size::C256)
       PEVP_REQUIRE(r, r.get(kColSel) == 0, kColSel, "tile_sel.fits",
                 "the tile spans every column: col_sel must be 0");
   }
   const auto tile = tile_of(r.d_);
   if (!tile || !r.has(kNumActiveRows)) return;
-  const auto rows = r.get(kNumActiveRows);
+  const std::int64_t rows = active_extent(r.get(kNumActiveRows), tile->rows);
   PEVP_REQUIRE(r, rows >= 1 && rows <= static_cast<std::int64_t>(tile->rows), kNumActiveRows, "tile.num_active_rows",
             "num_active_rows must be 1.." + std::to_string(tile->rows) + " (the tile's rows)");
   std::int64_t cols = r.get(kNumActiveCols);
@@ -325,6 +327,7 @@ void check_tile(Rules& r, bool mx_row_tiling_only) {
               "num_active_cols 0 means the full 256 columns and needs tile_size.col C256");
     return;
   }
+  cols = active_extent(cols, tile->cols);
   PEVP_REQUIRE(r, cols >= 1 && cols <= static_cast<std::int64_t>(tile->cols), kNumActiveCols, "tile.num_active_cols",
             "num_active_cols must be 1.." + std::to_string(tile->cols) + " (the tile's columns)");
 }
@@ -374,8 +377,8 @@ void check_psum_group(Rules& r) {
 // The destination footprint: v3 keeps a matmul output inside one PSUM bank
 // (moving free size <= 512 fp32); v4+ may span the banks of one partition.
 void check_dst_footprint(Rules& r, const PatternView& p) {
-  if (p.member != PatternMember::Tensor3D || !geometry(r.d_.gen).in_psum(p.addr)) return;
-  const Geometry& geo = geometry(r.d_.gen);
+  if (p.member != PatternMember::Tensor3D || !r.d_.geo.in_psum(p.addr)) return;
+  const ArrayGeometry& geo = r.d_.geo;
   const auto out = r.get_or_default(kOutDtype);
   const unsigned elem = out == static_cast<std::int64_t>(Dtype::BFLOAT16) ? 2 : 4;
   std::int64_t lo = 0, hi = 0;
@@ -385,10 +388,10 @@ void check_dst_footprint(Rules& r, const PatternView& p) {
     if (n < 1) return;  // reported by mempattern.num_elem
     (s < 0 ? lo : hi) += s * (n - 1);
   }
-  const std::int64_t offset = (p.addr - Geometry::kPsumBase) % geo.psum_partition_bytes;
+  const std::int64_t offset = (p.addr - ArrayGeometry::kPsumBase) % geo.psum_partition_bytes();
   const std::int64_t first = offset + lo * elem, last = offset + hi * elem + elem - 1;
   const std::int64_t limit_lo = is_v4_plus(r.d_.gen) ? 0 : offset / geo.psum_bank_bytes * geo.psum_bank_bytes;
-  const std::int64_t limit_hi = is_v4_plus(r.d_.gen) ? geo.psum_partition_bytes : limit_lo + geo.psum_bank_bytes;
+  const std::int64_t limit_hi = is_v4_plus(r.d_.gen) ? geo.psum_partition_bytes() : limit_lo + geo.psum_bank_bytes;
   PEVP_REQUIRE(r, first >= limit_lo && last < limit_hi, key(p.id, kStartAddr), "mm.psum_footprint",
             std::string("the output occupies partition bytes ") + std::to_string(first) + ".." + std::to_string(last) +
                 (is_v4_plus(r.d_.gen) ? ", outside the partition's 16 KiB of PSUM"
@@ -457,16 +460,27 @@ void check_seed_contract(Rules& r, bool is_matmul) {
   }
 }
 
+// The source's partitions: one per active PE row.
+unsigned src_partitions(const Rules& r) {
+  const auto rows = r.get(kNumActiveRows);
+  const auto tile = tile_of(r.d_);
+  return tile ? active_extent(rows, tile->rows) : static_cast<unsigned>(rows);
+}
+
 unsigned dst_partitions(const Rules& r) {
+  // 0 is 256 columns on MAVERICK and on any 256-wide tile (D-GEOMETRY); more
+  // columns than partitions fold (c256).
   const auto cols = r.get_or_default(kNumActiveCols);
-  return static_cast<unsigned>(std::min<std::int64_t>(cols == 0 && is_maverick(r.d_.gen) ? 128 : cols, 128));
+  const auto tile = tile_of(r.d_);
+  const bool zero_is_256 = cols == 0 && (is_maverick(r.d_.gen) || (tile && tile->cols == 256));
+  return static_cast<unsigned>(std::min<std::int64_t>(zero_is_256 ? 256 : cols, r.d_.geo.partitions));
 }
 
 void check_ldweights_or_matmul(Rules& r, bool is_matmul) {
   const PatternView src = view_pattern(r, PatternId::Src, r.leaf_set().src_union);
   const bool mx = src.member == PatternMember::MxTensorV2;
   check_in_dtype(r, mx && is_maverick(r.d_.gen));
-  check_pattern(r, src, false, static_cast<unsigned>(r.get(kNumActiveRows)));
+  check_pattern(r, src, false, src_partitions(r));
   check_tile(r, false);
   check_perf_opt(r, xpose_of(r));
   check_mx_perf_mode(r, mx);
@@ -478,16 +492,22 @@ void check_ldweights_or_matmul(Rules& r, bool is_matmul) {
   check_psum_group(r);
   const PatternView dst = view_pattern(r, PatternId::Dst, r.leaf_set().dst_union);
   check_dst(r, dst, dst_partitions(r));
-  // "if c256 and tensor_pattern, the upper dim of dst must have a size of 2"
-  if (r.has(kTileCol) && r.get(kTileCol) == tile_size::C256 && dst.member == PatternMember::Tensor3D &&
-      r.get(kSeedMode) == 0)
+  // "if c256 and tensor_pattern, the upper dim of dst must have a size of 2": the
+  // two halves of a tile wider than the partitions (D-GEOMETRY: on an array
+  // whose columns fit the partitions, a c256 tile does not fold).
+  const auto tile = tile_of(r.d_);
+  if (r.has(kTileCol) && r.get(kTileCol) == tile_size::C256 && tile && tile->cols > r.d_.geo.partitions &&
+      dst.member == PatternMember::Tensor3D && r.get(kSeedMode) == 0) {
+    const unsigned half = tile->cols / 2;
     PEVP_REQUIRE(r, r.get(num_elem(PatternId::Dst, 2)) == 2, num_elem(PatternId::Dst, 2), "mm.c256_dst_upper_dim",
-              "a c256 matmul's dst upper dimension must be 2 (PE columns 0-127 and 128-255)");
+              "a c256 matmul's dst upper dimension must be 2 (PE columns 0-" + std::to_string(half - 1) + " and " +
+                  std::to_string(half) + "-" + std::to_string(tile->cols - 1) + ")");
+  }
 }
 
 void check_sparse(Rules& r) {
   check_in_dtype(r, false);
-  check_pattern(r, view_pattern(r, PatternId::Src, false), false, static_cast<unsigned>(r.get(kNumActiveRows)));
+  check_pattern(r, view_pattern(r, PatternId::Src, false), false, src_partitions(r));
   const auto fmaps = r.get(num_elem(PatternId::Src, 3));
   PEVP_REQUIRE(r, fmaps >= 2 && fmaps <= 4, num_elem(PatternId::Src, 3), "sparse.fmaps",
             "MatmulSparse sends 2, 3 or 4 fmaps per partition (the 4th source dimension)");
@@ -518,7 +538,7 @@ void check_pe_seed(Rules& r) {
   if (mode == 1) {  // LoadSeed: 16 x 128 seeds in SBUF partitions 0-15
     const PatternView src = view_pattern(r, PatternId::SrcSeed, false);
     check_pattern(r, src, false, 16);
-    PEVP_REQUIRE(r, src.addr < geometry(r.d_.gen).sbuf_partition_bytes, key(PatternId::SrcSeed, kStartAddr),
+    PEVP_REQUIRE(r, src.addr < r.d_.geo.sbuf_partition_bytes, key(PatternId::SrcSeed, kStartAddr),
               "pe_seed.load_src", "LoadSeed reads SBUF partitions 0-15: start_addr must be in partition 0");
     PEVP_REQUIRE(r, r.get(num_elem(PatternId::SrcSeed, 0)) * r.get(num_elem(PatternId::SrcSeed, 1)) == 128,
               num_elem(PatternId::SrcSeed, 0), "pe_seed.load_src", "LoadSeed reads 128 seeds per partition");
@@ -528,7 +548,7 @@ void check_pe_seed(Rules& r) {
     r.equal(num_elem(PatternId::DstSeed, 1), 8, "pe_seed.save_dst", "SaveSeed dst num_elem[1]");
     r.equal(step_elem(PatternId::DstSeed, 0), 1, "pe_seed.save_dst", "SaveSeed dst step_elem[0]");
     r.equal(step_elem(PatternId::DstSeed, 1), 512, "pe_seed.save_dst", "SaveSeed dst step_elem[1]");
-    r.equal(key(PatternId::DstSeed, kStartAddr), Geometry::kPsumBase, "pe_seed.save_dst",
+    r.equal(key(PatternId::DstSeed, kStartAddr), ArrayGeometry::kPsumBase, "pe_seed.save_dst",
             "SaveSeed dst start_addr (PSUM partition 0 byte 0)");
     unused_zero(PatternId::SrcSeed);
   }
@@ -540,7 +560,7 @@ void check_mx_op(Rules& r, bool is_matmul) {
   check_in_dtype(r, true);
   const PatternView src{PatternId::Src, PatternMember::Tensor3D,
                         static_cast<std::uint32_t>(r.get(key(PatternId::Src, kStartAddr)))};
-  const Geometry& geo = geometry(r.d_.gen);
+  const ArrayGeometry& geo = r.d_.geo;
   PEVP_REQUIRE(r, geo.in_sbuf(src.addr), key(PatternId::Src, kStartAddr), "mempattern.src_sbuf", "MX data must lie in SBUF");
   PEVP_REQUIRE(r, geo.in_sbuf(static_cast<std::uint32_t>(r.get(key(PatternId::Src, kScaleAddr)))),
             key(PatternId::Src, kScaleAddr), "mempattern.scale_sbuf", "MX scales must lie in SBUF");
@@ -559,7 +579,7 @@ void check_ldtags(Rules& r) {
   const auto force = r.get(kForceTagBits);
   PEVP_REQUIRE(r, force == 0x0 || force == 0x4 || force == 0x8 || force == 0xC, kForceTagBits, "ldtags.force_tag_bits",
             "force_tag_bits must be 0x00, 0x04, 0x08 or 0x0C");
-  check_pattern(r, view_pattern(r, PatternId::Src, false), false, static_cast<unsigned>(r.get(kNumActiveRows)));
+  check_pattern(r, view_pattern(r, PatternId::Src, false), false, src_partitions(r));
   check_tile(r, false);
 }
 
@@ -607,12 +627,13 @@ StreamChecker::Key StreamChecker::key_of(const Decoded& d, const TileRect& tile)
   Key k;
   if (!d.opcode || (*d.opcode != Opcode::LDWEIGHTS && *d.opcode != Opcode::MATMUL)) return k;
   k.role = *d.opcode == Opcode::LDWEIGHTS ? Key::Role::Load : Key::Role::Use;
-  // Every 32x32 cell the tile covers: an Ldweights replaces exactly those cells'
+  // Every grid cell the tile covers: an Ldweights replaces exactly those cells'
   // stationary, so a partial reload leaves the rest of an earlier one in place.
-  k.r0 = static_cast<std::uint8_t>(std::min(tile.row0 / kCell, kRows));
-  k.r1 = static_cast<std::uint8_t>(std::min((tile.row0 + tile.rows + kCell - 1) / kCell, kRows));
-  k.c0 = static_cast<std::uint8_t>(std::min(tile.col0 / kCell, kCols));
-  k.c1 = static_cast<std::uint8_t>(std::min((tile.col0 + tile.cols + kCell - 1) / kCell, kCols));
+  const unsigned gr = d.geo.group_rows(), gc = d.geo.group_cols();
+  k.r0 = static_cast<std::uint8_t>(std::min(tile.row0 / gr, kRows));
+  k.r1 = static_cast<std::uint8_t>(std::min((tile.row0 + tile.rows + gr - 1) / gr, kRows));
+  k.c0 = static_cast<std::uint8_t>(std::min(tile.col0 / gc, kCols));
+  k.c1 = static_cast<std::uint8_t>(std::min((tile.col0 + tile.cols + gc - 1) / gc, kCols));
   k.in_dtype = d.get("in_dtype");
   k.fp32_mode = d.get_or("fp32_mode", 0);
   return k;

@@ -32,7 +32,7 @@ PsumLimit psum_limit(isa::Generation gen) {
   return isa::is_v4_plus(gen) ? PsumLimit::Partition : PsumLimit::OneBank;
 }
 
-Footprint footprint(const isa::Geometry& geo, Region region, const AccessPattern& p, PsumLimit psum) {
+Footprint footprint(const isa::ArrayGeometry& geo, Region region, const AccessPattern& p, PsumLimit psum) {
   const bool is_psum = region == Region::Psum;
   const char* mem = is_psum ? "PSUM" : "SBUF";
   if (p.step_elem.size() != p.num_elem.size())
@@ -44,8 +44,8 @@ Footprint footprint(const isa::Geometry& geo, Region region, const AccessPattern
   if (p.elem_bits != 4 && p.elem_bits != 8 && p.elem_bits != 16 && p.elem_bits != 32)
     return failure("footprint.elem_bits", "element size " + std::to_string(p.elem_bits) + " bits: must be 4, 8, 16 or 32");
 
-  const std::uint64_t base = is_psum ? isa::Geometry::kPsumBase : isa::Geometry::kSbufBase;
-  const std::uint32_t part_bytes = is_psum ? geo.psum_partition_bytes : geo.sbuf_partition_bytes;
+  const std::uint64_t base = is_psum ? isa::ArrayGeometry::kPsumBase : isa::ArrayGeometry::kSbufBase;
+  const std::uint32_t part_bytes = is_psum ? geo.psum_partition_bytes() : geo.sbuf_partition_bytes;
   const std::uint64_t bytes = std::uint64_t{geo.partitions} * part_bytes;
   if (p.start_addr < base || p.start_addr - base >= bytes)
     return failure("footprint.region", "start_addr " + hex(p.start_addr) + " is not in " + mem + " [" + hex(base) +

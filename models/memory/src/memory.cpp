@@ -19,8 +19,10 @@ std::string check_config(const MemoryConfig& c) {
   return {};
 }
 
-MemoryConfig sbuf_config(isa::Generation gen) {
-  const isa::Geometry& g = isa::geometry(gen);
+MemoryConfig sbuf_config(isa::Generation gen) { return sbuf_config(isa::preset_geometry(gen)); }
+MemoryConfig psum_config(isa::Generation gen) { return psum_config(isa::preset_geometry(gen)); }
+
+MemoryConfig sbuf_config(const isa::ArrayGeometry& g) {
   MemoryConfig c;
   c.name = "sbuf";
   c.partitions = g.partitions;
@@ -28,12 +30,11 @@ MemoryConfig sbuf_config(isa::Generation gen) {
   return c;
 }
 
-MemoryConfig psum_config(isa::Generation gen) {
-  const isa::Geometry& g = isa::geometry(gen);
+MemoryConfig psum_config(const isa::ArrayGeometry& g) {
   MemoryConfig c;
   c.name = "psum";
   c.partitions = g.partitions;
-  c.partition_bytes = g.psum_partition_bytes;
+  c.partition_bytes = g.psum_partition_bytes();
   c.bank_bytes = g.psum_bank_bytes;
   return c;
 }

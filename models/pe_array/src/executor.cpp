@@ -137,13 +137,11 @@ bool decode_access(const OperandType& t, const std::uint8_t* buf, const Access& 
   return true;
 }
 
-Region sbuf_region(Generation g, std::size_t bytes) {
-  const auto& geo = isa::geometry(g);
-  return {"SBUF", isa::Geometry::kSbufBase, geo.sbuf_partition_bytes, geo.partitions, bytes};
+Region sbuf_region(const isa::ArrayGeometry& geo, std::size_t bytes) {
+  return {"SBUF", isa::ArrayGeometry::kSbufBase, geo.sbuf_partition_bytes, geo.partitions, bytes};
 }
-Region psum_region(Generation g, std::size_t bytes) {
-  const auto& geo = isa::geometry(g);
-  return {"PSUM", isa::Geometry::kPsumBase, geo.psum_partition_bytes, geo.partitions, bytes};
+Region psum_region(const isa::ArrayGeometry& geo, std::size_t bytes) {
+  return {"PSUM", isa::ArrayGeometry::kPsumBase, geo.psum_partition_bytes(), geo.partitions, bytes};
 }
 
 // Common instruction checks; fills the operand type.
@@ -207,8 +205,8 @@ ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* s
   if (auto r = check_common(d, isa::Opcode::LDWEIGHTS, t, tile); !r.ok) return r;
   Pattern3 pat;
   if (auto r = read_pattern(d, "src_mem_pattern", pat); !r.ok) return r;
-  const std::size_t k = static_cast<std::size_t>(d.get("num_active_rows"));
-  const std::size_t m = static_cast<std::size_t>(d.get("num_active_cols"));
+  const std::size_t k = isa::active_extent(d.get("num_active_rows"), tile.rows);
+  const std::size_t m = isa::active_extent(d.get("num_active_cols"), tile.cols);
   const bool xpose = xpose_of(d);
   // Not transposed: K partitions of M elements. Transposed (model decision D-EXEC-XPOSE): M partitions of K
   // elements, stationary[k][m] = sbuf_tile[m][k].
@@ -220,7 +218,7 @@ ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* s
                                  std::to_string(per));
   const std::size_t eb = operand_bytes(t.dtype);
   Access acc;
-  if (auto r = plan_access(pat, sbuf_region(d.gen, sbuf_bytes), parts, eb, acc); !r.ok) return r;
+  if (auto r = plan_access(pat, sbuf_region(d.geo, sbuf_bytes), parts, eb, acc); !r.ok) return r;
   std::vector<float> tilev(parts * per);
   if (!decode_access(t, sbuf, acc, parts, row_, tilev.data()))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
@@ -262,8 +260,8 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
   Pattern3 src, dst;
   if (auto r = read_pattern(d, "src_mem_pattern", src); !r.ok) return r;
   if (auto r = read_pattern(d, "dst_mem_pattern", dst); !r.ok) return r;
-  const std::size_t k = static_cast<std::size_t>(d.get("num_active_rows"));
-  const std::size_t m = static_cast<std::size_t>(d.get("num_active_cols"));
+  const std::size_t k = isa::active_extent(d.get("num_active_rows"), tile.rows);
+  const std::size_t m = isa::active_extent(d.get("num_active_cols"), tile.cols);
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
@@ -297,9 +295,9 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
                                                        std::to_string(n) + " (N)");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
-  if (auto r = plan_access(src, sbuf_region(d.gen, sbuf_bytes), k, eb, sa); !r.ok) return r;
-  if (auto r = plan_access(dst, psum_region(d.gen, psum_bytes), m, ob, da); !r.ok) return r;
-  const auto& geo = isa::geometry(d.gen);
+  if (auto r = plan_access(src, sbuf_region(d.geo, sbuf_bytes), k, eb, sa); !r.ok) return r;
+  if (auto r = plan_access(dst, psum_region(d.geo, psum_bytes), m, ob, da); !r.ok) return r;
+  const auto& geo = d.geo;
   const std::size_t bank_bytes = geo.psum_bank_bytes;
   const std::size_t dp0 = da.first_partition;
   const unsigned bank = static_cast<unsigned>(da.start_in_partition / bank_bytes);
@@ -344,10 +342,10 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
     }
     open_after = !end;
     if (zero) zero_banks = isa::zero_region_banks(static_cast<isa::ZeroRegion>(d.get_or("psum_zero_region", 0)));
-    if (zero_banks > kBanks)
+    if (zero_banks > geo.psum_banks)
       return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " +
-                                                            std::to_string(d.get("psum_zero_region")) +
-                                                            ": more than 8 banks");
+                                                            std::to_string(d.get("psum_zero_region")) + ": more than " +
+                                                            std::to_string(geo.psum_banks) + " banks");
   }
   // Zero region bounds (before any write).
   std::size_t zlo = 0, zhi = 0;
@@ -355,10 +353,10 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
     const std::size_t block = bank / zero_banks * zero_banks;
     zlo = block * bank_bytes;
     zhi = (block + zero_banks) * bank_bytes;
-    const std::size_t last = (dp0 + m - 1) * geo.psum_partition_bytes + zhi;
+    const std::size_t last = (dp0 + m - 1) * geo.psum_partition_bytes() + zhi;
     if (m > 0 && last > psum_bytes)
       return ExecResult::error("exec.buffer_bounds", "psum_zero_region: PSUM address " +
-                                                         hex(isa::Geometry::kPsumBase + last - 1) + " is beyond the " +
+                                                         hex(isa::ArrayGeometry::kPsumBase + last - 1) + " is beyond the " +
                                                          std::to_string(psum_bytes) + "-byte PSUM buffer");
   }
   // Compute, in scratch buffers that live across instructions (no allocation per matmul once warm).
@@ -388,7 +386,7 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
   // Commit: zero, then write.
   if (zero)
     for (std::size_t p = 0; p < m; ++p)
-      std::memset(psum + (dp0 + p) * geo.psum_partition_bytes + zlo, 0, zhi - zlo);
+      std::memset(psum + (dp0 + p) * geo.psum_partition_bytes() + zlo, 0, zhi - zlo);
   for (std::size_t p = 0; p < m; ++p) {
     if (!out_bf16 && da.contiguous && n > 0) {
       std::memcpy(psum + da.at(p, 0), out + p * n, n * 4);

@@ -43,9 +43,9 @@ ExecResult PeArray::pe_reg_write(const MicroOp& op, bool bypass) {
     // D-PEREGWRITE: the value is the 32-bit little-endian word at the source
     // pattern's start address in SBUF.
     const auto addr = static_cast<std::uint64_t>(d.get("src_mem_pattern.start_addr"));
-    const auto& geo = isa::geometry(gen_);
+    const auto& geo = d.geo;
     const std::uint64_t part = addr / geo.sbuf_partition_bytes, off = addr % geo.sbuf_partition_bytes;
-    if (addr < isa::Geometry::kSbufBase || part >= geo.partitions || off + 4 > geo.sbuf_partition_bytes ||
+    if (addr < isa::ArrayGeometry::kSbufBase || part >= geo.partitions || off + 4 > geo.sbuf_partition_bytes ||
         addr + 4 > sbuf_.bytes)
       return ExecResult::error("seq.peregwrite_src",
                                "src_mem_pattern.start_addr = " + std::to_string(addr) +

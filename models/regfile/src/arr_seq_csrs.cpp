@@ -56,14 +56,18 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
   cntr_en_ = t.field("perf_cntr_cfg", "cntr_en");
   disable_throttle_ = protect.regs().field("throttle_cfg", "disable_throttle");
 
-  // Every counter of every bank, resolved once: 9 shapes x their positions.
+  // Every counter of every bank, resolved once: 9 shapes (4, 2 or 1 grid cells
+  // each way) x their positions on the counted 4 x 4 cells.
+  const unsigned gr = config.geometry.group_rows(), gc = config.geometry.group_cols();
+  constexpr unsigned kSide = isa::kCounterGridSide;
   for (CounterBank bank : kBanks) {
     auto& map = counters_[static_cast<std::size_t>(bank)];
-    for (unsigned rows : {128u, 64u, 32u})
-      for (unsigned cols : {128u, 64u, 32u})
-        for (unsigned r0 = 0; r0 < 128; r0 += rows)
-          for (unsigned c0 = 0; c0 < 128; c0 += cols) {
-            const std::string tile = isa::counter_tile_name(isa::TileRect{r0, rows, c0, cols});
+    for (unsigned rows = kSide; rows >= 1; rows /= 2)
+      for (unsigned cols = kSide; cols >= 1; cols /= 2)
+        for (unsigned r0 = 0; r0 < kSide; r0 += rows)
+          for (unsigned c0 = 0; c0 < kSide; c0 += cols) {
+            const isa::TileRect rect{r0 * gr, rows * gr, c0 * gc, cols * gc};
+            const std::string tile = isa::counter_tile_name(rect, config.geometry);
             map.emplace(tile, t.counter(std::string(bank_name(bank)) + "." + tile + "_instr_cnt_lsb"));
           }
   }
@@ -93,7 +97,7 @@ ClusterCfg ArrSeqCsrs::cluster_cfg() const {
   out.flush_p2f_fifos = f::flush_p2f_fifos::get(v) != 0;
   out.enable_wl_last_active_col = f::enable_wl_last_active_col::get(v) != 0;
   out.wl_last_active_col = f::wl_last_active_col::get(v);
-  for (unsigned g = 0; g < 4; ++g) {
+  for (unsigned g = 0; g < ClusterCfg::kStaggerGroups; ++g) {
     const std::string reg = "array_stagger_rg" + std::to_string(g) + "_ctrl1";
     out.stagger_idle_limit[g] = c.get(c.field(reg, "rg" + std::to_string(g) + "_ctrl1"));
   }
@@ -111,7 +115,7 @@ bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
     auto& cache = counter_cache_[static_cast<std::size_t>(bank)];
     auto it = cache.find(key);
     if (it == cache.end()) {
-      const std::string name = isa::counter_tile_name(tile);
+      const std::string name = isa::counter_tile_name(tile, config_.geometry);
       const auto& map = counters_[static_cast<std::size_t>(bank)];
       const auto found = name.empty() ? map.end() : map.find(name);
       it = cache.emplace(key, found == map.end() ? nullptr : &found->second).first;

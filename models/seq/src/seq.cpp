@@ -39,6 +39,7 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
       iq("iq"),
       irq("irq"),
       gen_(gen),
+      geometry_(config.geometry.value_or(isa::preset_geometry(gen))),
       csrs_(csrs),
       arr_(arr),
       config_(config),
@@ -265,7 +266,7 @@ void Seq::clear_error() {
 
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
-  p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, raw)));
+  p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, geometry_, raw)));
   const isa::Decoded& d = p->decoded();
   Events& e = p->events;
   e.wait_mode = static_cast<isa::WaitMode>(d.get_or("events.wait_mode", 0));

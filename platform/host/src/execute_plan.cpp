@@ -22,7 +22,7 @@ std::string where(std::size_t step, std::size_t index, const isa::Decoded& d) {
 Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b) {
   check_operands(plan, a, b);
   const isa::Generation g = plan.options.gen;
-  const auto& geo = isa::geometry(g);
+  const auto& geo = geometry_of(plan.options);
   std::vector<std::uint8_t> sbuf(geo.sbuf_bytes(), 0xFF), psum(geo.psum_bytes(), 0xFF);
   Matrix c(plan.shape.m, plan.shape.n, num::bits_float(0xFFFFFFFFu));
   pe::ArrayExecutor array;
@@ -37,11 +37,11 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
                            std::to_string(row) + ") leaves SBUF");
       const auto payload = load_payload(l, a, b);
       for (std::size_t i = 0; i < l.k_count; ++i)
-        std::memcpy(&sbuf[sbuf_address(g, static_cast<std::uint32_t>(l.partition0 + i), l.offset)],
+        std::memcpy(&sbuf[sbuf_address(geo, static_cast<std::uint32_t>(l.partition0 + i), l.offset)],
                     &payload[i * row], row);
     }
     for (std::size_t i = 0; i < step.program.size(); ++i) {
-      const isa::Decoded d = isa::decode(g, step.program[i]);
+      const isa::Decoded d = isa::decode(g, geo, step.program[i]);
       if (!d.valid()) throw ExecuteError(where(s, i, d) + d.violations.front().describe());
       if (const auto v = stream.check(d); !v.empty()) throw ExecuteError(where(s, i, d) + v.front().describe());
       pe::ExecResult r;
@@ -62,9 +62,9 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
                            std::to_string(r.bank) + ", " + std::to_string(r.elements) +
                            " elements) leaves PSUM or C");
       std::vector<std::uint8_t> bytes(static_cast<std::size_t>(r.partitions) * r.elements * 4);
-      const std::size_t first = psum_address(g, r.partition0, r.bank, 0) - isa::Geometry::kPsumBase;
+      const std::size_t first = psum_address(geo, r.partition0, r.bank, 0) - isa::ArrayGeometry::kPsumBase;
       for (std::size_t p = 0; p < r.partitions; ++p)
-        std::memcpy(&bytes[p * r.elements * 4], &psum[first + p * geo.psum_partition_bytes], r.elements * 4);
+        std::memcpy(&bytes[p * r.elements * 4], &psum[first + p * geo.psum_partition_bytes()], r.elements * 4);
       store_read(r, bytes.data(), c);
     }
   }

@@ -33,7 +33,7 @@ std::vector<Span> split(std::size_t total, std::size_t tile) {
   return out;
 }
 
-// Up to 8 output tiles that hold PSUM banks 0.. together while they accumulate over every k-tile. `units` are
+// Up to one output tile per PSUM bank, holding banks 0.. together while they accumulate over every k-tile. `units` are
 // (m-block, n-tile) index pairs in m-major order; `mblocks` / `ntiles` the distinct ones, in first-use order.
 struct Round {
   std::vector<std::pair<std::size_t, std::size_t>> units;
@@ -78,10 +78,13 @@ std::uint8_t group_flags(std::size_t t, std::size_t tiles) {
   return isa::psum_flags::MULTI_MID;
 }
 
-// Every instruction runs on the full 128 x 128 tile with num_active_rows/cols giving the partial K and M. The ISA
-// accepts any 1..128 active rows/cols in a tile (validate.cpp tile.num_active_rows/cols), so partial tiles need
-// neither padding nor a smaller (32-aligned) placement. docs/gemm-tiling.md D-GEMM-TILE.
-constexpr isa::Placement kFullTile{0, 128, 0, 128};
+// Every instruction runs on the largest tile (tile_limits) with num_active_rows/cols giving the partial K and M. The
+// ISA accepts any 1..(tile extent) active rows/cols in a tile (validate.cpp tile.num_active_rows/cols), so partial
+// tiles need neither padding nor a smaller (group-aligned) placement. docs/gemm-tiling.md D-GEMM-TILE.
+isa::Placement full_tile(const isa::ArrayGeometry& geo) {
+  const TileLimits t = tile_limits(geo);
+  return {0, static_cast<unsigned>(t.k), 0, static_cast<unsigned>(t.m)};
+}
 
 isa::RawInstruction ldweights(const GemmOptions& o, std::uint32_t addr, std::size_t k, std::size_t m) {
   isa::LdweightsArgs a;
@@ -90,8 +93,8 @@ isa::RawInstruction ldweights(const GemmOptions& o, std::uint32_t addr, std::siz
   a.fp32_mode = o.fp32_mode;
   a.num_active_rows = static_cast<unsigned>(k);
   a.num_active_cols = static_cast<unsigned>(m);
-  a.tile = kFullTile;
-  return isa::encode_ldweights(o.gen, a);
+  a.tile = full_tile(geometry_of(o));
+  return isa::encode_ldweights(o.gen, geometry_of(o), a);
 }
 
 isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_t dst, std::size_t k, std::size_t m,
@@ -104,13 +107,13 @@ isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_
   a.out_dtype = isa::Dtype::FP32;
   a.num_active_rows = static_cast<unsigned>(k);
   a.num_active_cols = static_cast<unsigned>(m);
-  a.tile = kFullTile;
+  a.tile = full_tile(geometry_of(o));
   a.psum_flags = flags;  // MARIANA / MAVERICK: accumulate_flag derived by the builder (first write overwrites)
-  return isa::encode_matmul(o.gen, a);
+  return isa::encode_matmul(o.gen, geometry_of(o), a);
 }
 
 std::uint32_t budget_of(const GemmOptions& o) {
-  return o.sbuf_bytes_per_partition.value_or(isa::geometry(o.gen).sbuf_partition_bytes);
+  return o.sbuf_bytes_per_partition.value_or(geometry_of(o).sbuf_partition_bytes);
 }
 
 // Where one k-tile's operand tiles sit in SBUF (byte offsets in partition 0..), per position in Round::mblocks /
@@ -147,13 +150,13 @@ void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vecto
   };
   for (std::size_t ip = 0; ip < r.mblocks.size(); ++ip) {
     const Span& m = mb[r.mblocks[ip]];
-    step.program.push_back(ldweights(o, sbuf_address(o.gen, 0, at.a[ip]), k.size, m.size));
+    step.program.push_back(ldweights(o, sbuf_address(geometry_of(o), 0, at.a[ip]), k.size, m.size));
     ++stats.instructions[isa::Opcode::LDWEIGHTS];
     for (std::size_t u = 0; u < r.units.size(); ++u) {
       if (r.units[u].first != r.mblocks[ip]) continue;
       const Span& n = nt[r.units[u].second];
-      const std::uint32_t src = sbuf_address(o.gen, 0, at.b[pos(r.ntiles, r.units[u].second)]);
-      const std::uint32_t dst = psum_address(o.gen, 0, static_cast<std::uint32_t>(u), 0);
+      const std::uint32_t src = sbuf_address(geometry_of(o), 0, at.b[pos(r.ntiles, r.units[u].second)]);
+      const std::uint32_t dst = psum_address(geometry_of(o), 0, static_cast<std::uint32_t>(u), 0);
       step.program.push_back(matmul(o, src, dst, k.size, m.size, n.size, group_flags(t, tiles)));
       ++stats.instructions[isa::Opcode::MATMUL];
       stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
@@ -200,20 +203,33 @@ std::string text(std::size_t v) { return std::to_string(v); }
 
 }  // namespace
 
-std::uint32_t sbuf_address(isa::Generation g, std::uint32_t partition, std::uint32_t offset) {
-  return isa::Geometry::kSbufBase + partition * isa::geometry(g).sbuf_partition_bytes + offset;
+TileLimits tile_limits(const isa::ArrayGeometry& geo) {
+  constexpr unsigned kFp32Bytes = 4;
+  return {std::min<std::size_t>(geo.pe_cols, geo.partitions), geo.pe_rows, geo.psum_bank_bytes / kFp32Bytes};
 }
 
-std::uint32_t psum_address(isa::Generation g, std::uint32_t partition, std::uint32_t bank, std::uint32_t offset) {
-  const auto& geo = isa::geometry(g);
-  return isa::Geometry::kPsumBase + partition * geo.psum_partition_bytes + bank * geo.psum_bank_bytes + offset;
+const isa::ArrayGeometry& geometry_of(const GemmOptions& o) {
+  return o.geometry ? *o.geometry : isa::preset_geometry(o.gen);
+}
+
+std::uint32_t sbuf_address(const isa::ArrayGeometry& geo, std::uint32_t partition, std::uint32_t offset) {
+  return isa::ArrayGeometry::kSbufBase + partition * geo.sbuf_partition_bytes + offset;
+}
+
+std::uint32_t psum_address(const isa::ArrayGeometry& geo, std::uint32_t partition, std::uint32_t bank,
+                           std::uint32_t offset) {
+  return isa::ArrayGeometry::kPsumBase + partition * geo.psum_partition_bytes() + bank * geo.psum_bank_bytes + offset;
 }
 
 void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   for (const auto& [dim, v] : {std::pair{"M", shape.m}, std::pair{"K", shape.k}, std::pair{"N", shape.n}})
     if (v == 0) throw PlanError(std::string("shape: ") + dim + " = 0: every GEMM dimension must be at least 1");
-  if (o.tile_n < 1 || o.tile_n > kMaxTileN)
-    throw PlanError("options.tile_n = " + text(o.tile_n) + ": must be 1..512 (fp32 elements of one 2 KiB PSUM bank)");
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  if (const auto e = isa::check_geometry(geo, o.gen)) throw PlanError("options.geometry: " + e->describe());
+  const TileLimits limits = tile_limits(geo);
+  if (o.tile_n < 1 || o.tile_n > limits.n)
+    throw PlanError("options.tile_n = " + text(o.tile_n) + ": must be 1.." + text(limits.n) + " (fp32 elements of one " +
+                    text(geo.psum_bank_bytes) + "-byte PSUM bank)");
   const std::string gen(isa::name(o.gen));
   if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
@@ -222,17 +238,16 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   // refused up front with its size rather than failing in an allocation half way.
   // Ceiling divisions that cannot wrap for a dimension near SIZE_MAX; every count is >= 1 (checked above).
   auto tiles_of = [](std::size_t v, std::size_t t) -> std::uint64_t { return v / t + (v % t != 0); };
-  const std::uint64_t tiles[] = {tiles_of(shape.m, kTileM), tiles_of(shape.k, kTileK), tiles_of(shape.n, o.tile_n)};
+  const std::uint64_t tiles[] = {tiles_of(shape.m, limits.m), tiles_of(shape.k, limits.k), tiles_of(shape.n, o.tile_n)};
   const bool too_many = tiles[0] > kMaxMatmuls || tiles[1] > kMaxMatmuls / tiles[0] ||
                         tiles[2] > kMaxMatmuls / (tiles[0] * tiles[1]);
   if (too_many)
     throw PlanError("shape " + text(shape.m) + " x " + text(shape.k) + " x " + text(shape.n) + " with tile_n " +
                     text(o.tile_n) + ": needs more than " + text(kMaxMatmuls) +
                     " matmuls, the most one plan holds (a 1 GiB program); split the GEMM");
-  const auto& geo = isa::geometry(o.gen);
   const std::size_t es = pe::operand_bytes(o.dtype);
   const std::size_t need =
-      region_bytes(std::min(shape.m, kTileM), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
+      region_bytes(std::min(shape.m, limits.m), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
   if (o.sbuf_bytes_per_partition) {
     const std::uint32_t cap = *o.sbuf_bytes_per_partition;
     if (cap > geo.sbuf_partition_bytes)
@@ -240,7 +255,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
                       text(geo.sbuf_partition_bytes) + " bytes");
     if (cap < need)
       throw PlanError("options.sbuf_bytes_per_partition = " + text(cap) + ": one k-tile of one output tile needs " +
-                      text(need) + " bytes per partition (" + text(std::min(shape.m, kTileM)) + " stationary + " +
+                      text(need) + " bytes per partition (" + text(std::min(shape.m, limits.m)) + " stationary + " +
                       text(std::min<std::size_t>(shape.n, o.tile_n)) + " moving elements of " + text(es) +
                       " bytes, each region 4-byte aligned)");
   }
@@ -252,9 +267,11 @@ GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
   plan.shape = shape;
   plan.options = options;
   plan.element_bytes = pe::operand_bytes(options.dtype);
-  const auto mb = split(shape.m, kTileM), kt = split(shape.k, kTileK), nt = split(shape.n, options.tile_n);
-  const auto rounds =
-      make_rounds(mb, nt, plan.element_bytes, budget_of(options), isa::geometry(options.gen).psum_banks);
+  const isa::ArrayGeometry& geo = geometry_of(options);
+  const TileLimits limits = tile_limits(geo);
+  plan.k_tile = limits.k;
+  const auto mb = split(shape.m, limits.m), kt = split(shape.k, limits.k), nt = split(shape.n, options.tile_n);
+  const auto rounds = make_rounds(mb, nt, plan.element_bytes, budget_of(options), geo.psum_banks);
   plan.stats.rounds = rounds.size();
   try {
     for (const Round& r : rounds) plan_round(r, mb, nt, kt, plan);

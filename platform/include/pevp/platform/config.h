@@ -5,10 +5,11 @@
 // what is allowed -- a configuration mistake must never reach a model
 // constructor, where it would end as an SC_REPORT_ERROR or a bad_alloc.
 //
-// The geometry (partitions, SBUF/PSUM bytes, PSUM banks, PE rows/cols) is fixed
-// by the generation in this model: the ISA rules, the executor and the footprint
-// check all read isa::geometry(gen) directly. It is dumped for information and
-// accepted in a file only when equal to the generation's value.
+// The geometry (PE rows/cols, partitions, SBUF/PSUM bytes, PSUM banks) starts
+// at the generation's preset and can be overridden (geometry.*); the platform
+// hands the one isa::ArrayGeometry to every unit. Members that follow from the
+// others or from the generation (the tile grid, queues, XBUS ports,
+// psum_partition_bytes) are dumped and accepted only with their value.
 //
 // docs/configuration.md lists every key with its unit, default, range and source.
 #pragma once
@@ -17,11 +18,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/memory/memory.h"
 #include "pevp/platform/platform.h"
 #include "pevp/regfile/arr_seq_csrs.h"
@@ -37,8 +40,11 @@ struct VpConfig {
   // (platform.arr_seq.timing.clock_ghz is set from it).
   double tensor_engine_clock_ghz = 2.4;
   SimMode mode = SimMode::Both;
-  // SBUF and PSUM: the geometry fields come from the generation, the latencies
-  // and beat size are parameters.
+  // The machine's shape, for every unit (geometry.* keys). The memories'
+  // partitions and sizes below always follow it.
+  isa::ArrayGeometry geometry;
+  // SBUF and PSUM: the geometry fields come from `geometry`, the latencies and
+  // beat size are parameters.
   memory::MemoryConfig sbuf = memory::sbuf_config(isa::Generation::MARIANA);
   memory::MemoryConfig psum = memory::psum_config(isa::Generation::MARIANA);
   // The arr_seq CSR block: APB access time and the unmapped-offset policy. The
@@ -84,6 +90,11 @@ VpConfig from_json(const nlohmann::json& json, const VpConfig& base = VpConfig{}
 // names as plain text. Same rules and errors as from_json; `config` is unchanged
 // when it throws.
 void apply_override(VpConfig& config, std::string_view assignment);
+
+// Several `--set`s applied together and validated once, so the rules that
+// relate keys (geometry.pe_rows <= geometry.partitions, ...) hold for the
+// result whatever the order given. `config` is unchanged when it throws.
+void apply_overrides(VpConfig& config, const std::vector<std::string>& assignments);
 
 // Reads a JSON file (// and /* */ comments allowed) and applies it on top of
 // `base` with from_json. Errors start with the file name; a syntax error gives

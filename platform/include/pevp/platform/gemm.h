@@ -22,7 +22,8 @@ struct GemmCommand {
   std::size_t m = 256, k = 512, n = 512;
   std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
   std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
-  unsigned tile_n = 512;          // moving free size per Matmul
+  // Moving free size per Matmul; none: the most one PSUM bank holds (512 fp32 on the presets).
+  std::optional<unsigned> tile_n;
   // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
   std::optional<std::uint32_t> sbuf_budget;
   std::string a_path, b_path;     // .npy operands; both or neither

@@ -71,6 +71,8 @@ class Platform : public sc_core::sc_module {
   // The generation's preset with `config`'s map and queue depths.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config);
   const PlatformConfig& config() const { return config_; }
+  // The machine's shape every unit was built for.
+  const isa::ArrayGeometry& geometry() const { return geometry_; }
   SimMode mode() const { return mode_; }
 
   // Sees every system-bus access (after the engine caught up with it); the
@@ -80,6 +82,7 @@ class Platform : public sc_core::sc_module {
 
  private:
   PlatformConfig config_;
+  isa::ArrayGeometry geometry_;
   SimMode mode_;
 };
 

@@ -33,6 +33,7 @@
 namespace pevp::arrseq {
 
 struct ArrSeqConfig {
+  isa::ArrayGeometry geometry;  // queues, tile grid, XBUS ports (the platform's geometry)
   unsigned ififo_depth = 16;  // model choice: no public figure (D-IFIFO)
   TimingParams timing;
   bool execute = true;  // false: the timing-only mode (no data read or written, no arithmetic)
@@ -56,8 +57,6 @@ struct OpcodeStats {
 
 class ArrSeq : public sc_core::sc_module {
  public:
-  static constexpr unsigned kQueues = 16;
-
   ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeArray& array, ArrSeqConfig config = {});
 
   // What became of one micro-op.
@@ -106,7 +105,7 @@ class ArrSeq : public sc_core::sc_module {
   const ArrSeqConfig& config() const { return config_; }
 
   // The issue queue of a tile (top-left quadrant index, row-major over 4x4).
-  static unsigned queue_of(const isa::TileRect& tile);
+  static unsigned queue_of(const isa::TileRect& tile, const isa::ArrayGeometry& geo);
 
  private:
   const TimingCsrs& csrs_now();

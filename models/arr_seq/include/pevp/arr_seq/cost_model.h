@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "pevp/isa/decode.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/micro_op.h"
 
@@ -79,24 +80,20 @@ struct OpShape {
   unsigned first_partition = 0;  // SBUF partition the source starts in
   std::uint64_t macs = 0;      // k * m * n
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
-
-  // Row groups (32 PE rows each) the tile covers, bit g = group g.
-  std::uint8_t row_groups() const {
-    const unsigned first = tile.row0 / 32, last = (tile.row0 + (tile.rows ? tile.rows : 1u) - 1) / 32;
-    if (first >= 4) return 0;
-    return static_cast<std::uint8_t>(((1u << (last < 4 ? last + 1 : 4)) - 1) & ~((1u << first) - 1));
-  }
 };
 
 // The shape of `op` from its decoded instruction (no execution).
 OpShape shape_of(const pe::MicroOp& op);
 
+// The row groups the shape's tile covers, bit g = group g (geo.group_rows() PE
+// rows each).
+std::uint8_t row_group_mask(const OpShape& shape, const isa::ArrayGeometry& geo);
+
 // The XBUS ports (protected throttle_cfg, one bit per port) a micro-op uses --
-// model choice D-XBUS: ports 0..7 read SBUF partitions 16p..16p+15, port 8 is
+// model choice D-XBUS: SBUF port p reads partitions p x partitions_per_xbus ..
+// (p + 1) x partitions_per_xbus - 1 (16 on the preset), port geo.psum_xbus() is
 // the PSUM write port.
-constexpr unsigned kXbusPorts = 9;
-constexpr unsigned kPsumXbus = 8;
-std::uint32_t xbus_ports(const OpShape& shape);
+std::uint32_t xbus_ports(const OpShape& shape, const isa::ArrayGeometry& geo);
 
 // The phase lengths of one micro-op, in cycles.
 struct OpCost {
@@ -115,9 +112,11 @@ struct OpCost {
 
 class CostModel {
  public:
-  explicit CostModel(TimingParams params = {}) : p_(params) {}
+  explicit CostModel(TimingParams params = {}, const isa::ArrayGeometry& geo = {}) : p_(params), geo_(geo) {}
   const TimingParams& params() const { return p_; }
   TimingParams& params() { return p_; }
+  // The machine the costs are for: its XBUS ports and row groups.
+  const isa::ArrayGeometry& geometry() const { return geo_; }
 
   // `throttled` = XBUS ports whose throttle is on (bit set = throttled).
   OpCost cost(const OpShape& shape, std::uint32_t throttled = 0) const;
@@ -128,6 +127,7 @@ class CostModel {
 
  private:
   TimingParams p_;
+  isa::ArrayGeometry geo_;
 };
 
 }  // namespace pevp::arrseq

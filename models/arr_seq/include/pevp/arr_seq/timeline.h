@@ -117,6 +117,8 @@ struct TimelineStats {
 
 class Timeline {
  public:
+  // The vp_seq rgN counter registers: one per row group of the geometry
+  // (ArrayGeometry::row_groups is fixed to their number).
   static constexpr unsigned kRowGroups = 4;
 
   // `zero_time`: the functional-only mode -- every micro-op takes no time and

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct AsmOptions {
   // warnings instead of errors: a driver engineer's negative tests need such
   // records. Value errors (unknown names, ranges, syntax) stay errors.
   bool allow_invalid = false;
+  // The machine sbuf[P] / psum[P] and the validity rules are read against;
+  // none: the generation's preset.
+  std::optional<ArrayGeometry> geometry;
 };
 
 struct AsmResult {

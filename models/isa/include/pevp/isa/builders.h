@@ -87,8 +87,11 @@ struct PeSeedArgs {
 
 bool default_accumulate(std::uint8_t psum_group_flags);
 
+// On the generation's preset geometry, or on `geo` (Placement is in PEs of it).
 RawInstruction encode_ldweights(Generation g, const LdweightsArgs& a);
 RawInstruction encode_matmul(Generation g, const MatmulArgs& a);
+RawInstruction encode_ldweights(Generation g, const ArrayGeometry& geo, const LdweightsArgs& a);
+RawInstruction encode_matmul(Generation g, const ArrayGeometry& geo, const MatmulArgs& a);
 RawInstruction encode_pe_seed(Generation g, const PeSeedArgs& a);
 
 }  // namespace pevp::isa

@@ -13,6 +13,7 @@
 
 #include "pevp/isa/fields.h"
 #include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/isa/layout.h"
 #include "pevp/isa/opcode.h"
 
@@ -37,6 +38,9 @@ struct DecodedField {
 
 struct Decoded {
   Generation gen = Generation::CAYMAN;
+  // The machine the instruction was decoded for: its tile fields, addresses and
+  // PSUM banks are read against it (the generation's preset unless configured).
+  ArrayGeometry geo = preset_geometry(Generation::CAYMAN);
   RawInstruction raw{};
   std::uint8_t opcode_byte = 0;
   std::optional<Opcode> opcode;         // empty: not an opcode of `gen`
@@ -62,9 +66,12 @@ struct Decoded {
 // PeManageSeed's "(SAVE)" / "(LOAD)"; "" for an unknown opcode.
 std::string firmware_self_name(const Decoded& d);
 
-// Decodes and validates one instruction of generation `g`.
+// Decodes and validates one instruction of generation `g` on `geo` (default:
+// the generation's preset geometry).
 Decoded decode(Generation g, const RawInstruction& bytes);
 Decoded decode(Generation g, const std::uint8_t* bytes64);
+Decoded decode(Generation g, const ArrayGeometry& geo, const RawInstruction& bytes);
+Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes64);
 
 // The checks of a single instruction (decode() already runs them).
 std::vector<Violation> validate(const Decoded& d);
@@ -78,7 +85,7 @@ class StreamChecker {
   // that repeats instructions does not look their fields up again.
   struct Key {
     enum class Role : std::uint8_t { None, Load, Use } role = Role::None;  // Ldweights loads, Matmul uses
-    std::uint8_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the 32x32 cells the tile covers: [r0, r1) x [c0, c1)
+    std::uint8_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the grid cells the tile covers: [r0, r1) x [c0, c1)
     std::int64_t in_dtype = 0;
     std::int64_t fp32_mode = 0;
     // Only a load changes the state, so only a load needs a checkpoint to undo.
@@ -91,12 +98,12 @@ class StreamChecker {
   std::vector<Violation> check(const Key& k);
 
  private:
-  // The stationary per 32x32 cell of the largest array (128 x 256), packed:
+  // The stationary per cell of the largest tile grid (4 x 8, MAVERICK), packed:
   // 0 = nothing loaded, else kLoaded | in_dtype << 8 | fp32_mode (both are
   // one-byte fields in every struct). Compact because a checkpoint copies the
   // whole state before each Ldweights still in flight, and a Matmul on cells
   // holding exactly its own dtype and mode is checked by one compare per cell.
-  static constexpr unsigned kCell = 32, kRows = 128 / kCell, kCols = 256 / kCell;
+  static constexpr unsigned kRows = 4, kCols = 8;
   static constexpr std::uint32_t kLoaded = 1u << 16;
   static std::uint32_t pack(std::int64_t in_dtype, std::int64_t fp32_mode) {
     return kLoaded | static_cast<std::uint32_t>(in_dtype & 0xFF) << 8 | static_cast<std::uint32_t>(fp32_mode & 0xFF);

@@ -167,14 +167,13 @@ struct TileSel {
 };
 
 // row_grp / col_grp (CAYMAN, MARIANA): the spec gives only their offsets. The
-// model encodes each as a mask of the 32-wide groups the tile occupies (bit g =
-// rows/cols 32g..32g+31), contiguous and aligned to its size: 0x1 0x2 0x4 0x8
-// (32 wide), 0x3 0xC (64), 0xF (128). docs/model-decisions.md D-GRP.
+// model encodes each as a mask of the groups the tile occupies (bit g = row or
+// column group g of ArrayGeometry's grid: 32 wide on the 128 x 128 preset),
+// contiguous and aligned to its size: 0x1 0x2 0x4 0x8 (one group), 0x3 0xC
+// (two), 0xF (all four). docs/model-decisions.md D-GRP, D-GEOMETRY.
 struct GroupSpan {
-  unsigned first = 0;  // first 32-wide group
+  unsigned first = 0;  // first group
   unsigned count = 0;  // 1, 2 or 4 groups
-  unsigned start() const { return first * 32; }
-  unsigned size() const { return count * 32; }
 };
 std::optional<GroupSpan> decode_group_mask(std::uint8_t mask);
 // The mask of `group_count` (1, 2 or 4) groups from `first_group` (a multiple of

@@ -30,9 +30,28 @@ struct TileRect {
 // or it has none.
 std::optional<TileRect> tile_of(const Decoded& d);
 
-// The 003 counter name of a 128x128-array tile: "tile_64x32_tile10" (shape
-// rows x cols, index of the top-left 32x32 quadrant, row-major over the 4x4
-// grid). Empty for a shape the banks do not count.
-std::string counter_tile_name(const TileRect& t);
+// num_active_rows / num_active_cols are one byte: 0 encodes 256, and means it
+// only on a tile that is 256 wide (the spec's MAVERICK c256 rule, D-GEOMETRY).
+// The rows or columns an instruction really uses; `field` is the value as
+// encoded, `tile_extent` the tile's rows or columns.
+inline unsigned active_extent(std::int64_t field, unsigned tile_extent) {
+  constexpr unsigned kZeroMeans = 256;
+  return field == 0 && tile_extent == kZeroMeans ? kZeroMeans : static_cast<unsigned>(field);
+}
+// Of a decoded Ldweights / Matmul; 0 when it has no tile.
+unsigned active_rows(const Decoded& d);
+unsigned active_cols(const Decoded& d);
+
+// The per-tile counter banks of 003 section 4.1 count the tiles of a 4 x 4 grid
+// of cells, naming a cell 32 (the 128 x 128 array's cell in PEs).
+inline constexpr unsigned kCounterGridSide = 4;
+inline constexpr unsigned kCounterCellName = 32;
+
+// The 003 counter name of a tile: "tile_64x32_tile10" (shape rows x cols, index
+// of the top-left cell, row-major over the 4 x 4 grid). On the 128 x 128 preset
+// the shape is in PEs; on another geometry in cells of 32 (D-GEOMETRY: the
+// spec's 49 names and offsets count the same fractions of any array). Empty for
+// a shape the banks do not count.
+std::string counter_tile_name(const TileRect& t, const ArrayGeometry& geo);
 
 }  // namespace pevp::isa

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 
 namespace pevp::memory {
 
@@ -61,7 +62,7 @@ struct Footprint {
 //   footprint.partitions  partitions == 0, or first partition + partitions > geometry partitions
 //   footprint.partition   the free footprint (negative steps included) leaves the partition
 //   footprint.psum_bank   PSUM with PsumLimit::OneBank: the footprint leaves the start's 2 KiB bank
-Footprint footprint(const isa::Geometry& geo, Region region, const AccessPattern& pattern,
+Footprint footprint(const isa::ArrayGeometry& geo, Region region, const AccessPattern& pattern,
                     PsumLimit psum = PsumLimit::Partition);
 
 }  // namespace pevp::memory

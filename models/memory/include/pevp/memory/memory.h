@@ -18,6 +18,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 
 namespace pevp::memory {
 
@@ -45,6 +46,8 @@ std::string check_config(const MemoryConfig& config);
 // PSUM partitions x 16 KiB in 2 KiB banks; default latencies.
 MemoryConfig sbuf_config(isa::Generation gen);
 MemoryConfig psum_config(isa::Generation gen);
+MemoryConfig sbuf_config(const isa::ArrayGeometry& geo);
+MemoryConfig psum_config(const isa::ArrayGeometry& geo);
 
 class Memory : public sc_core::sc_module {
  public:

@@ -1,7 +1,7 @@
 // The PE array's instruction executor (issue 4 section 2), in plain C++ (no SystemC): runs already-validated
 // LDWEIGHTS and MATMUL instructions (plain TENSOR3D patterns) against caller-provided SBUF and PSUM byte buffers.
 //
-// SBUF buffer byte i is SBUF address i (partition-major, isa::Geometry); PSUM buffer byte i is PSUM address
+// SBUF buffer byte i is SBUF address i (partition-major, isa::ArrayGeometry); PSUM buffer byte i is PSUM address
 // 0x2000000 + i (partition p byte o at p * 16 KiB + o). Every address an instruction touches is bounds-checked
 // against its partition and the buffer; on any error nothing is written and the executor's state is unchanged.
 // Semantics and the model decisions: docs/pe-array-executor.md.
@@ -52,7 +52,8 @@ struct Stationary {
 
 class ArrayExecutor {
  public:
-  static constexpr unsigned kBanks = 8;
+  // Group state per PSUM bank: as many as a one-byte bank mask addresses.
+  static constexpr unsigned kBanks = isa::ArrayGeometry::kMaxPsumBanks;
 
   ExecResult ldweights(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
   ExecResult matmul(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,

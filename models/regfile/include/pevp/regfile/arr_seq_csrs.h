@@ -28,6 +28,8 @@ struct ArrSeqApbMap {
 
 struct ArrSeqCsrsConfig {
   ArrSeqApbMap map;
+  // The tile grid the per-tile counters count (isa::counter_tile_name).
+  isa::ArrayGeometry geometry;
   UnmappedPolicy unmapped = UnmappedPolicy::Error;
   sc_core::sc_time access_time = sc_core::sc_time(20, sc_core::SC_NS);
 };
@@ -52,7 +54,9 @@ struct ClusterCfg {
   bool flush_p2f_fifos = false;
   bool enable_wl_last_active_col = false;
   std::uint32_t wl_last_active_col = 0;
-  std::array<std::uint32_t, 4> stagger_idle_limit{};  // array_stagger_rgN_ctrl1.rgN_ctrl1
+  // array_stagger_rgN_ctrl1.rgN_ctrl1, one register per row group.
+  static constexpr unsigned kStaggerGroups = 4;
+  std::array<std::uint32_t, kStaggerGroups> stagger_idle_limit{};
 };
 
 class ArrSeqCsrs : public sc_core::sc_module {

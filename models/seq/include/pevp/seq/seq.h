@@ -60,6 +60,9 @@
 namespace pevp::seq {
 
 struct SeqConfig {
+  // The machine instructions are decoded for (tile fields, addresses, banks);
+  // none: the generation's preset.
+  std::optional<isa::ArrayGeometry> geometry;
   unsigned queue_depth = 256;  // instructions (model choice, D-IQ)
   std::uint64_t window_bytes = 0x1000;  // size of the iq window
   // How far the SEQ may run ahead of simulated time (model choice; the
@@ -195,6 +198,7 @@ class Seq : public sc_core::sc_module {
   void publish(ErrorRecord e);  // the error CSRs, status, irq
 
   isa::Generation gen_;
+  isa::ArrayGeometry geometry_;
   regfile::ArrSeqCsrs& csrs_;
   arrseq::ArrSeq& arr_;
   SeqConfig config_;

@@ -3,10 +3,12 @@
 //
 // The PE array computes dst[m][n] (PSUM partition m, free index n, fp32) = sum_k stationary[k][m] * moving[k][n].
 // A supplies the stationary tiles transposed (SBUF partition k holds A[m0..m0+mb)[k]) and B the moving tiles (SBUF
-// partition k holds B[k][n0..n0+nt)). Tiles: m-blocks of <= 128 (stationary columns = PSUM partitions), k-tiles of
-// <= 128 (array rows = SBUF partitions), n-tiles of <= tile_n <= 512 fp32 (one 2 KiB PSUM bank per partition). Each
-// output tile (m-block, n-tile) owns one of the 8 PSUM banks while its k-tiles accumulate in a PSUM group (SINGLE for
-// one k-tile, else MULTI_START, MULTI_MID..., MULTI_END); up to 8 output tiles are open at once (a "round"). When a
+// partition k holds B[k][n0..n0+nt)). Tiles, on the configured isa::ArrayGeometry (128 x 128 and 2 KiB banks on the
+// presets): m-blocks of <= pe_cols (stationary columns = PSUM partitions, at most the partitions), k-tiles of <=
+// pe_rows (array rows = SBUF partitions), n-tiles of <= tile_n fp32 elements of one PSUM bank per partition (512).
+// Each output tile (m-block, n-tile) owns one of the PSUM banks while its k-tiles accumulate in a PSUM group (SINGLE
+// for one k-tile, else MULTI_START, MULTI_MID..., MULTI_END); as many output tiles as banks are open at once (a
+// "round"). When a
 // round's k-tiles do not fit the SBUF budget, the round spans several steps and its groups stay open between them.
 // Every shape is planned; nothing is refused for being larger than SBUF or PSUM. docs/gemm-tiling.md has the
 // layout, the PSUM group use per generation and the model decisions.
@@ -24,14 +26,19 @@
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/isa/opcode.h"
 
 namespace pevp::host {
 
-// Tile limits (FACTS.md "nc_matmul limits"; M is kept <= 128 on every generation, also MAVERICK's 256-column array).
-inline constexpr std::size_t kTileM = 128;
-inline constexpr std::size_t kTileK = 128;
-inline constexpr unsigned kMaxTileN = 512;
+// The largest tiles a geometry runs (FACTS.md "nc_matmul limits" on the presets: 128, 128, 512): K up to the array's
+// rows, M up to its columns but no more than the PSUM partitions (MAVERICK's 256-column array plans 128-column
+// tiles: the c256 fold is not used), N up to one PSUM bank of fp32.
+struct TileLimits {
+  std::size_t m = 0, k = 0;
+  unsigned n = 0;
+};
+TileLimits tile_limits(const isa::ArrayGeometry& geo);
 // The most MATMULs one plan holds: plans are materialised, and 2^24 matmuls is a 1 GiB program.
 inline constexpr std::uint64_t kMaxMatmuls = std::uint64_t{1} << 24;
 
@@ -41,9 +48,11 @@ struct GemmShape {
 
 struct GemmOptions {
   isa::Generation gen = isa::Generation::MARIANA;
+  // The machine planned for; none: the generation's preset.
+  std::optional<isa::ArrayGeometry> geometry;
   isa::Dtype dtype = isa::Dtype::BFLOAT16;        // both operands
   isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;  // FP32: Low / High / Low_High; every other dtype: None
-  unsigned tile_n = kMaxTileN;                    // moving free size per MATMUL, 1..512
+  unsigned tile_n = 512;  // moving free size per MATMUL, 1..tile_limits().n (512 on the presets)
   // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
   // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
   std::optional<std::uint32_t> sbuf_bytes_per_partition;
@@ -93,7 +102,7 @@ struct PlanStats {
 struct GemmPlan {
   GemmShape shape;
   GemmOptions options;
-  std::size_t k_tile = kTileK;  // k-tile boundaries: [0, k_tile), [k_tile, 2 k_tile), ... (the reference needs them)
+  std::size_t k_tile = 0;  // k-tile boundaries: [0, k_tile), [k_tile, 2 k_tile), ... (the reference needs them)
   std::size_t element_bytes = 0;
   std::vector<Step> steps;
   PlanStats stats;
@@ -107,9 +116,13 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& options);
 
 GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options);
 
-// Addresses (isa::Geometry, docs/model-decisions.md D-ADDR).
-std::uint32_t sbuf_address(isa::Generation g, std::uint32_t partition, std::uint32_t offset);
-std::uint32_t psum_address(isa::Generation g, std::uint32_t partition, std::uint32_t bank, std::uint32_t offset);
+// The geometry `options` plan for: options.geometry or the generation's preset.
+const isa::ArrayGeometry& geometry_of(const GemmOptions& options);
+
+// Addresses (isa::ArrayGeometry, docs/model-decisions.md D-ADDR).
+std::uint32_t sbuf_address(const isa::ArrayGeometry& geo, std::uint32_t partition, std::uint32_t offset);
+std::uint32_t psum_address(const isa::ArrayGeometry& geo, std::uint32_t partition, std::uint32_t bank,
+                           std::uint32_t offset);
 
 // Throws HostError unless `a` is M x K and `b` K x N of the plan's shape, both in the plan's dtype and generation.
 void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);

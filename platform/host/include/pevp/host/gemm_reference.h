@@ -26,7 +26,7 @@ MatrixF64 reference_fp64(const Matrix& a, const Matrix& b);
 MatrixF64 abs_product_sums(const Matrix& a, const Matrix& b);
 
 // The defined-order fp32 result for k-tiles of `k_tile` rows (the last one may be shorter).
-Matrix reference_defined_order(const Matrix& a, const Matrix& b, isa::Fp32Mode fp32_mode, std::size_t k_tile = kTileK);
+Matrix reference_defined_order(const Matrix& a, const Matrix& b, isa::Fp32Mode fp32_mode, std::size_t k_tile);
 // The same with the plan's k-tiles and fp32_mode on its quantized operands.
 Matrix reference_defined_order(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
 
