@@ -266,6 +266,9 @@ nlohmann::json run_stats(const Platform& p) {
   out["generation"] = std::string(isa::name(gen));
   out["mode"] = std::string(name(p.mode()));
   out["clock_ghz"] = ghz;
+  out["geometry"] = {{"pe_rows", geo.pe_rows},           {"pe_cols", geo.pe_cols},
+                     {"partitions", geo.partitions},     {"sbuf_partition_bytes", geo.sbuf_partition_bytes},
+                     {"psum_banks", geo.psum_banks},     {"psum_bank_bytes", geo.psum_bank_bytes}};
   out["cycles"] = cycles;
   out["simulated_time_ns"] = seconds * 1e9;
   out["first_issue_cycle"] = st.first_start;
