@@ -57,7 +57,7 @@ int run_asm(isa::Generation gen, const std::string& input_path, const std::strin
     err << "pe-vp asm: no output file given\n";
     return 2;
   }
-  const isa::AsmResult result = isa::assemble(gen, source, {options.allow_invalid});
+  const isa::AsmResult result = isa::assemble(gen, source, isa::AsmOptions(options.allow_invalid, options.geometry));
   std::size_t errors = 0, warnings = 0;
   for (const auto& d : result.diagnostics) {
     err << d.describe(input_path) << '\n';

@@ -19,7 +19,8 @@ DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOpt
   // --gen refuses it instead of assembling different bytes.
   if (!options.json) out << ".gen " << name(options.gen) << '\n';
   for (std::size_t i = 0; i < records; ++i) {
-    Decoded d = decode(options.gen, bytes.data() + i * kInstructionBytes);
+    Decoded d = decode(options.gen, options.geometry.value_or(preset_geometry(options.gen)),
+                       bytes.data() + i * kInstructionBytes);
     for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
     all_valid = all_valid && d.valid();
     if (options.json) {

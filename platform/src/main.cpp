@@ -30,14 +30,14 @@ isa::Generation generation_or_exit(const std::string& text) {
   std::exit(2);
 }
 
-int run_disasm(const std::string& gen, const std::string& path, bool json) {
+int run_disasm(const std::string& gen, const std::string& path, bool json, const isa::ArrayGeometry& geometry) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::cerr << "pe-vp disasm: cannot open '" << path << "'\n";
     return 2;
   }
   const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  platform::DisasmOptions options{generation_or_exit(gen), json};
+  platform::DisasmOptions options{generation_or_exit(gen), json, geometry};
   const auto status = platform::disassemble(bytes, options, std::cout);
   if (status != platform::DisasmStatus::Ok)
     std::cerr << "pe-vp disasm: " << path << ": invalid instruction record(s), see the '!' lines\n";
@@ -199,8 +199,10 @@ int sc_main(int argc, char* argv[]) {
     std::cout << platform::to_json(config).dump(2) << '\n';
     return 0;
   }
-  if (*assemble)
+  if (*assemble) {
+    asm_options.geometry = config.geometry;
     return platform::run_asm(generation_or_exit(asm_gen), asm_in, asm_out, asm_options, std::cout, std::cerr);
+  }
   if (*run) {
     run_cmd.gen = config.gen();
     run_cmd.config = config;
@@ -222,8 +224,13 @@ int sc_main(int argc, char* argv[]) {
   if (*calibrate) {
     // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.
     config.mode = platform::SimMode::Timing;
+    if (config.geometry != isa::preset_geometry(config.gen())) {
+      std::cerr << "pe-vp calibrate: the calibration streams and the public figures are for the generation's preset "
+                   "array; run it without geometry.* settings\n";
+      return 2;
+    }
     try {
-      const auto results = platform::measure_streams(config, platform::calibration_table_streams());
+      const auto results = platform::measure_streams(config, platform::calibration_table_streams(config.gen()));
       std::cout << platform::format_calibration_table(results, config);
     } catch (const std::exception& e) {
       std::cerr << "pe-vp calibrate: " << e.what() << '\n';
@@ -235,7 +242,7 @@ int sc_main(int argc, char* argv[]) {
     platform::print_regfile(**platform::regfile_by_name(regfile_name), regs_json, std::cout);
     return 0;
   }
-  if (*disasm) return run_disasm(gen, path, json);
+  if (*disasm) return run_disasm(gen, path, json, config.geometry);
   if (*demo) return run_demo(out_dir);
   return 2;
 }

@@ -52,7 +52,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       sbuf("sbuf", validated(config).sbuf),
       psum("psum", config.psum),
       csrs("csrs", csrs_config(config)),
-      array("array", config.gen()),
+      array("array", config.geometry),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
       seq("seq", config.gen(), csrs, arr_seq, seq_config(config)),
       config_(config.platform),

@@ -98,8 +98,7 @@ Recorder::~Recorder() {
 std::uint64_t Recorder::ps(Cycle c) const { return p_.arr_seq.to_ps(c); }
 
 void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
-  const isa::Decoded& d = *op.instr;
-  const std::string opname = opcode_name(d.opcode_byte, d.gen);
+  const std::string opname = opcode_name(op.opcode_byte, op.gen);
   ififo_.push_back({ps(s.push), +1});
   ififo_.push_back({ps(s.start), -1});
   if (vcd_) {
@@ -122,8 +121,7 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
       {"k", static_cast<std::int64_t>(s.shape.k)},
       {"m", static_cast<std::int64_t>(s.shape.m)},
   };
-  if (const isa::DecodedField* f = d.field("in_dtype"))
-    args.push_back({"in_dtype", std::string(isa::name(static_cast<isa::Dtype>(f->value)))});
+  if (op.kind != pe::MicroOpKind::PeRegWrite) args.push_back({"in_dtype", std::string(isa::name(op.in_dtype))});
   const std::string banks = hex(s.shape.banks, 2);
   if (op.kind == pe::MicroOpKind::Matmul) {
     args.push_back({"n", static_cast<std::int64_t>(s.shape.n)});

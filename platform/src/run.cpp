@@ -78,13 +78,14 @@ void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_
                                 " partition");
 }
 
-std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Generation gen) {
+std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Generation gen,
+                                              const isa::ArrayGeometry& geo) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": cannot open");
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (path.size() >= 4 && path.substr(path.size() - 4) == ".pes") {
     // Assembly: the first error is the one line reported (all of them with `pe-vp asm`).
-    const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()));
+    const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()), isa::AsmOptions(false, geo));
     for (const isa::AsmDiagnostic& d : r.diagnostics)
       if (d.severity == isa::AsmDiagnostic::Severity::Error) throw std::invalid_argument(d.describe(path));
     if (r.records.empty()) throw std::invalid_argument(path + ": the program has no instructions");
@@ -216,7 +217,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   std::vector<std::pair<Place, host::EncodedOperand>> loads;
   std::vector<std::pair<Place, isa::Dtype>> dumps;
   try {
-    program = read_program(cmd.program, cmd.gen);
+    program = read_program(cmd.program, cmd.gen, vpc.geometry);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
       for (const ScriptLine& s : script) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pevp/arr_seq/timeline.h"
+#include "pevp/firmware/firmware.h"
 #include "pevp/isa/decode.h"
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/config.h"
@@ -96,11 +97,8 @@ int sc_main(int argc, char** argv) {
   if (o.references) {
     std::vector<arrseq::OpShape> shapes;
     for (std::size_t i = 0; i < period.size(); ++i) {
-      pe::MicroOp op;
-      op.instr = std::make_shared<const isa::Decoded>(isa::decode(gen, period[i]));
-      op.kind = op.instr->opcode == isa::Opcode::MATMUL ? pe::MicroOpKind::Matmul : pe::MicroOpKind::WeightLoad;
-      op.tile = {0, 128, 0, 128};
-      shapes.push_back(arrseq::shape_of(op));
+      const pevp::fw::Prepared p = pevp::fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen, period[i])));
+      if (p.op) shapes.push_back(arrseq::shape_of(*p.op, isa::preset_geometry(gen)));
     }
     arrseq::Timeline t(arrseq::CostModel{}, 16);
     arrseq::TimingCsrs csrs;

@@ -253,20 +253,6 @@ TEST(Opcodes, StructOf) {
   EXPECT_EQ(decode(G::MARIANA, raw).layout->kind, StructKind::S2S1D2_PE_SEED);
 }
 
-// Spec 2: the DEBUG self-names, including the XS: prefix of MatmulMX.
-TEST(Opcodes, FirmwareSelfNames) {
-  EXPECT_EQ(firmware_self_name(Opcode::LDWEIGHTS), "S: Ldweights");
-  EXPECT_EQ(firmware_self_name(Opcode::MATMUL), "S: Matmul");
-  EXPECT_EQ(firmware_self_name(Opcode::PE_REG_WRITE), "S: PeRegWrite");
-  EXPECT_EQ(firmware_self_name(Opcode::LDTAGS), "S: LdTags");
-  EXPECT_EQ(firmware_self_name(Opcode::MATMUL_SPARSE), "S: MatmulSparse");
-  EXPECT_EQ(firmware_self_name(Opcode::LDWEIGHTS_MX), "S: LdweightsMX");
-  EXPECT_EQ(firmware_self_name(Opcode::MATMUL_MX), "XS: MatmulMX");
-  EXPECT_EQ(firmware_self_name(Opcode::CONV_LUT_LOAD), "S: ConvLutLoad");
-  // "S: PeManageSeed(SAVE)/(LOAD)": the handler prefix.
-  EXPECT_EQ(firmware_self_name(Opcode::PE_MANAGE_SEED).rfind("S: PeManageSeed", 0), 0u);
-}
-
 TEST(Opcodes, NamesParse) {
   for (Opcode op : kAllOpcodes) EXPECT_EQ(parse_opcode(name(op)), op);
   EXPECT_EQ(parse_opcode("matmul_sparse"), Opcode::MATMUL_SPARSE);

@@ -8,6 +8,7 @@
 
 #include "pevp/isa/builders.h"
 #include "pevp/isa/decode.h"
+#include "pevp/firmware/firmware.h"
 #include "pevp/pe_array/executor.h"
 #include "test_util.h"
 
@@ -75,10 +76,14 @@ std::uint32_t psum_u32(const Mem& mem, std::size_t p, std::size_t off) {
   return u;
 }
 
-isa::Decoded dec(Generation g, const isa::RawInstruction& raw) {
-  isa::Decoded d = isa::decode(g, raw);
-  for (const auto& v : d.violations) ADD_FAILURE() << v.describe();
-  return d;
+// The micro-op the firmware lowers a valid instruction to: the executor's input.
+pe::MicroOp dec(Generation g, const isa::RawInstruction& raw) {
+  const pevp::fw::Prepared p = pevp::fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(g, raw)));
+  if (!p.op) {
+    ADD_FAILURE() << "not lowered: " << (p.fault ? p.fault->describe() : std::string("no micro-op"));
+    return {};
+  }
+  return *p.op;
 }
 
 isa::LdweightsArgs ldw(const pe::OperandType& t, std::uint32_t addr, unsigned K, unsigned M) {
@@ -119,7 +124,7 @@ TEST(Executor, RandomOperandsEveryDtypeBitExact) {
       const auto mv = random_operand(t, K * N, rng, 0.002);
       mem.put(0, 0, st, K);
       mem.put(0, 8192, mv, K);
-      pe::ArrayExecutor ex;
+      pe::ArrayExecutor ex(isa::preset_geometry(g));
       expect_ok(ex.ldweights(dec(g, isa::encode_ldweights(g, ldw(t, 0, K, M))), mem.sbuf.data(), mem.sbuf.size()));
       EXPECT_EQ(ex.last_stats().k, K);
       auto a = mm(t, mem.addr(0, 8192), kPsum + kBank, K, M, N, pf::SINGLE);
@@ -143,7 +148,7 @@ TEST(Executor, KTiledGroupIsSumOfPerMatmulSums) {
   std::mt19937 rng(1);
   Mem mem(g);
   const std::vector<std::uint8_t> psum_before = mem.psum;
-  pe::ArrayExecutor ex;
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
   std::vector<float> expect(M * N);
   const std::uint8_t flags[3] = {pf::MULTI_START, pf::MULTI_MID, pf::MULTI_END};
   for (int kt = 0; kt < 3; ++kt) {
@@ -176,7 +181,7 @@ TEST(Executor, IndependentTilesKeepIndependentStationaries) {
   const unsigned K = 64, M = 64, N = 32;
   std::mt19937 rng(3);
   Mem mem(g);
-  pe::ArrayExecutor ex;
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
   const isa::Placement tiles[2] = {{0, 64, 0, 64}, {64, 64, 64, 64}};
   std::vector<std::uint8_t> st[2], mv[2];
   for (int i = 0; i < 2; ++i) {
@@ -227,7 +232,7 @@ TEST(Executor, XposeCopiesNanInfBitsAndMatchesPreTransposedLoad) {
     mem.put(0, 1024, pre, K);
     const auto mv = random_operand(t, K * N, rng, 0.0);
     mem.put(0, 4096, mv, K);
-    pe::ArrayExecutor ex;
+    pe::ArrayExecutor ex(isa::preset_geometry(g));
     auto lx = ldw(t, 0, K, M);
     lx.src = isa::Pattern::row(0, static_cast<std::uint16_t>(K));
     lx.xpose = true;
@@ -261,7 +266,7 @@ TEST(Executor, Bf16OutputOnMarianaRoundsAndAccumulatesInFp32) {
   const unsigned K = 128, M = 32, N = 64;
   std::mt19937 rng(9);
   Mem mem(g);
-  pe::ArrayExecutor ex;
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
   const auto st = random_operand(t, K * M, rng, 0.0);
   mem.put(0, 0, st, K);
   expect_ok(ex.ldweights(dec(g, isa::encode_ldweights(g, ldw(t, 0, K, M))), mem.sbuf.data(), mem.sbuf.size()));
@@ -292,7 +297,7 @@ TEST(Executor, MaverickAccumulateFlag) {
   const unsigned K = 128, M = 128, N = 48;
   std::mt19937 rng(11);
   Mem mem(g);
-  pe::ArrayExecutor ex;
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
   const auto st = random_operand(t, K * M, rng, 0.0);
   const auto mv = random_operand(t, K * N, rng, 0.0);
   mem.put(0, 0, st, K);
@@ -330,7 +335,7 @@ TEST(Executor, ErrorsWriteNothing) {
   std::mt19937 rng(13);
   Mem mem(g);
   mem.put(0, 0, random_operand(t, K * M, rng, 0.0), K);
-  pe::ArrayExecutor ex;
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
   auto sb = mem.sbuf.data();
   const auto sz = mem.sbuf.size();
   auto run_mm = [&](const isa::MatmulArgs& a, std::size_t psum_bytes) {

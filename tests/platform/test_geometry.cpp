@@ -20,6 +20,7 @@
 #include "pevp/host/operands.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/gemm.h"
+#include "gemm_test_util.h"
 
 namespace {
 
@@ -61,19 +62,8 @@ platform::VpConfig config_of(const Shape& s) {
   return c;
 }
 
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("pevp_geometry_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
-host::Matrix random_matrix(std::size_t r, std::size_t c, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  host::Matrix m(r, c);
-  for (float& x : m.data) x = u(rng);
-  return m;
-}
+fs::path scratch(const std::string& name) { return gemm_test::scratch("pevp_geometry_test_", name); }
+using gemm_test::random_matrix;
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);

@@ -79,7 +79,7 @@ const TimingCsrs& ArrSeq::csrs_now() {
 }
 
 ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready, bool after_idle) {
-  return issue(op, shape_of(op), ready, after_idle);
+  return issue(op, shape_of(op, config_.geometry), ready, after_idle);
 }
 
 ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cycle ready, bool after_idle) {
@@ -105,7 +105,7 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cyc
   stats_.ififo_full_waits += s.stalls[static_cast<unsigned>(Stall::IfifoFull)] > 0;
   stats_.dependency_waits += s.stalls[static_cast<unsigned>(Stall::Dependency)] > 0;
   stats_.serialised_waits += s.stalls[static_cast<unsigned>(Stall::Serialised)] > 0;
-  OpcodeStats& per = opcode_stats_[op.instr->opcode_byte];
+  OpcodeStats& per = opcode_stats_[op.opcode_byte];
   ++per.micro_ops;
   per.busy_cycles += s.cost.occupancy;
   per.latency_cycles += s.complete - s.start;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <mutex>
-#include <unordered_map>
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
@@ -12,134 +10,38 @@
 
 namespace pevp::arrseq {
 
-namespace {
-
-// The fields shape_of reads, resolved to positions in Decoded::fields once per
-// leaf set (a layout has one per combination of its union members, and the
-// positions differ between them): a string-keyed lookup per field per
-// micro-op would cost more than the whole timing computation.
-enum Field : unsigned {
-  kRows, kCols, kInDtype, kPerfOpt, kPerfMode, kPsumFlags, kAccFlag,
-  kSrcStart, kSrcStep0, kSrcNum0, kSrcNum1, kSrcNum2,
-  kDstStart, kDstStep0, kDstNum0, kDstStep1, kDstNum1, kDstStep2, kDstNum2,
-  kFieldCount
-};
-constexpr std::array<const char*, kFieldCount> kPaths = {
-    "num_active_rows", "num_active_cols", "in_dtype", "perf_opt", "perf_mode", "psum_accumulate_flags",
-    "flags.accumulate_flag", "src_mem_pattern.start_addr", "src_mem_pattern.step_elem[0]",
-    "src_mem_pattern.num_elem[0]", "src_mem_pattern.num_elem[1]", "src_mem_pattern.num_elem[2]",
-    "dst_mem_pattern.start_addr", "dst_mem_pattern.step_elem[0]", "dst_mem_pattern.num_elem[0]",
-    "dst_mem_pattern.step_elem[1]", "dst_mem_pattern.num_elem[1]", "dst_mem_pattern.step_elem[2]",
-    "dst_mem_pattern.num_elem[2]"};
-constexpr std::int32_t kAbsent = -1;
-using Positions = std::array<std::int32_t, kFieldCount>;
-
-Positions find_positions(const isa::Decoded& d) {
-  Positions p;
-  for (unsigned i = 0; i < kFieldCount; ++i) {
-    const isa::DecodedField* f = d.field(kPaths[i]);
-    p[i] = f ? static_cast<std::int32_t>(f - d.fields.data()) : kAbsent;
-  }
-  return p;
-}
-
-Positions positions(const isa::Decoded& d) {
-  if (d.lookup == nullptr) return find_positions(d);  // not from decode(): no leaf set to key on
-  static std::mutex mu;
-  static std::unordered_map<const isa::LeafLookup*, Positions> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.try_emplace(d.lookup);
-  if (inserted) it->second = find_positions(d);
-  return it->second;
-}
-
-struct Reader {
-  const isa::Decoded& d;
-  const Positions pos;
-  bool has(Field f) const { return pos[f] != kAbsent; }
-  std::int64_t get(Field f, std::int64_t fallback = 0) const {
-    return pos[f] == kAbsent ? fallback : d.fields[static_cast<std::size_t>(pos[f])].value;
-  }
-};
-
-unsigned perf_divisor(const Reader& r) {
-  if (r.get(kPerfOpt) == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
-  switch (static_cast<isa::MxPerfMode>(r.get(kPerfMode))) {
-    case isa::MxPerfMode::QUAD_ROW:
-    case isa::MxPerfMode::QUAD_ROW_INTERLEAVE:
-    case isa::MxPerfMode::QUAD_ROW_TILED: return 4;
-    case isa::MxPerfMode::OCT_ROW:
-    case isa::MxPerfMode::OCT_ROW_INTERLEAVE:
-    case isa::MxPerfMode::OCT_ROW_TILED: return 8;
-    default: return 1;
-  }
-}
-
-// The PSUM banks the dst pattern reaches inside a partition: from the start
-// byte to the farthest byte any step reaches (fp32 elements). A superset is
-// fine: it only makes the dependency check stricter.
-std::uint8_t banks_of(const Reader& r, const isa::ArrayGeometry& g) {
-  const std::int64_t start = r.get(kDstStart, isa::ArrayGeometry::kPsumBase);
-  const std::int64_t part_off = (start - static_cast<std::int64_t>(isa::ArrayGeometry::kPsumBase)) %
-                                static_cast<std::int64_t>(g.psum_partition_bytes());
-  std::int64_t lo = 0, hi = 0;
-  const Field steps[3] = {kDstStep0, kDstStep1, kDstStep2}, nums[3] = {kDstNum0, kDstNum1, kDstNum2};
-  for (int i = 0; i < 3; ++i) {
-    if (!r.has(nums[i])) break;
-    const std::int64_t reach = (std::max<std::int64_t>(r.get(nums[i]), 1) - 1) * r.get(steps[i]) * 4;
-    (reach < 0 ? lo : hi) += reach;
-  }
-  const std::int64_t bank = g.psum_bank_bytes, last_bank = g.psum_banks - 1;
-  const std::int64_t first = std::clamp<std::int64_t>((part_off + lo) / bank, 0, last_bank);
-  const std::int64_t last = std::clamp<std::int64_t>((part_off + hi + 3) / bank, 0, last_bank);
-  std::uint8_t mask = 0;
-  for (std::int64_t b = first; b <= last; ++b) mask |= static_cast<std::uint8_t>(1u << b);
-  return mask;
-}
-
-bool accumulates(const Reader& r) {
-  if (!r.has(kPsumFlags)) return r.get(kAccFlag) != 0;  // MAVERICK: accumulate_flag only
-  const auto f = static_cast<std::uint8_t>(r.get(kPsumFlags));
-  if (r.has(kAccFlag)) return r.get(kAccFlag) != 0;  // MARIANA: the flag chooses add vs overwrite
-  return (f & isa::psum_flags::BEGIN_MATMUL_GROUP) == 0;  // CAYMAN: BEGIN overwrites, the rest add
-}
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
-
-}  // namespace
-
-OpShape shape_of(const pe::MicroOp& op) {
+OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   OpShape s;
   s.kind = op.kind;
   s.tile = op.tile;
-  const isa::Decoded& d = *op.instr;
-  if (d.layout == nullptr) return s;
-  const Reader r{d, positions(d)};
-  const isa::ArrayGeometry& g = d.geo;
-  s.k = isa::active_extent(r.get(kRows, op.tile.rows), op.tile.rows);
-  s.m = static_cast<unsigned>(r.get(kCols, op.tile.cols));
-  if (s.m == 0) s.m = op.tile.cols;  // MAVERICK encodes 256 columns as 0
-  const auto dtype = static_cast<isa::Dtype>(r.get(kInDtype));
-  s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(dtype));
-  s.fp32 = dtype == isa::Dtype::FP32 || dtype == isa::Dtype::FP32R;
-  s.rate_div = perf_divisor(r);
-  s.strided = std::llabs(r.get(kSrcStep0, 1)) * s.elem_bytes > 16 && r.get(kSrcNum0, 1) > 1;
-  const std::int64_t src = r.get(kSrcStart);
-  s.first_partition = g.sbuf_partition_bytes == 0 || src < 0 || src >= isa::ArrayGeometry::kPsumBase
-                          ? 0
-                          : static_cast<unsigned>(src / g.sbuf_partition_bytes);
+  s.k = op.k;
+  s.m = op.m;
+  s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(op.in_dtype));
+  s.fp32 = op.in_dtype == isa::Dtype::FP32 || op.in_dtype == isa::Dtype::FP32R;
+  s.rate_div = op.rate_div;
+  // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).
+  const std::int64_t step0 = op.src.dims > 0 ? op.src.step[0] : 1, num0 = op.src.dims > 0 ? op.src.num[0] : 1;
+  s.strided = std::llabs(step0) * s.elem_bytes > 16 && num0 > 1;
+  if (const auto at = isa::locate(op.src.start_raw, isa::Memory::Sbuf, geo)) s.first_partition = at->partition;
   if (op.kind == pe::MicroOpKind::Matmul) {
-    s.n = static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum0, 1), 0)) *
-          static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum1, 1), 0)) *
-          static_cast<std::uint64_t>(std::max<std::int64_t>(r.get(kSrcNum2, 1), 0));
+    s.n = op.src.count();
     s.macs = std::uint64_t{s.k} * s.m * s.n;
-    s.accumulate = accumulates(r);
-    s.banks = banks_of(r, g);
+    s.accumulate = op.psum.accumulate;
+    // The PSUM banks the output reaches inside its partition, counted in fp32
+    // elements: a superset for a bf16 output, which only makes the dependency
+    // check stricter.
+    constexpr unsigned kFp32Bytes = 4;
+    const std::uint32_t offset = op.dst.start_raw >= isa::ArrayGeometry::kPsumBase
+                                     ? (op.dst.start_raw - isa::ArrayGeometry::kPsumBase) % geo.psum_partition_bytes()
+                                     : 0;
+    s.banks = isa::psum_banks(isa::covered_bytes(op.dst, offset, kFp32Bytes), geo);
   }
   return s;
 }
 
 namespace {
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
+
 // Bits first..last of a mask `width` bits wide (none when first >= width).
 std::uint32_t span_bits(unsigned first, unsigned last, unsigned width) {
   if (first >= width) return 0;

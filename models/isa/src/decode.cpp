@@ -123,16 +123,6 @@ Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes
   return d;
 }
 
-std::string firmware_self_name(const Decoded& d) {
-  if (!d.opcode) return "";
-  std::string n(firmware_self_name(*d.opcode));
-  if (*d.opcode == Opcode::PE_MANAGE_SEED) {
-    const auto mode = d.get("mode");
-    n += mode == 1 ? "(LOAD)" : mode == 2 ? "(SAVE)" : "";
-  }
-  return n;
-}
-
 Decoded decode(Generation g, const RawInstruction& bytes) { return decode(g, bytes.data()); }
 Decoded decode(Generation g, const ArrayGeometry& geo, const RawInstruction& bytes) {
   return decode(g, geo, bytes.data());

@@ -36,21 +36,6 @@ std::string_view name(StructKind kind) {
   return "?";
 }
 
-std::string_view firmware_self_name(Opcode op) {
-  switch (op) {
-    case Opcode::LDWEIGHTS: return "S: Ldweights";
-    case Opcode::MATMUL: return "S: Matmul";
-    case Opcode::PE_REG_WRITE: return "S: PeRegWrite";
-    case Opcode::LDTAGS: return "S: LdTags";
-    case Opcode::MATMUL_SPARSE: return "S: MatmulSparse";
-    case Opcode::PE_MANAGE_SEED: return "S: PeManageSeed";  // + "(SAVE)" / "(LOAD)"
-    case Opcode::LDWEIGHTS_MX: return "S: LdweightsMX";
-    case Opcode::MATMUL_MX: return "XS: MatmulMX";
-    case Opcode::CONV_LUT_LOAD: return "S: ConvLutLoad";
-  }
-  return "?";
-}
-
 std::optional<Opcode> parse_opcode(std::string_view text) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "pevp/isa/access_pattern.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/tiles.h"
@@ -33,6 +34,10 @@ std::string set_text(const Dtype (&set)[N]) {
   std::string s = "{";
   for (std::size_t i = 0; i < N; ++i) s += (i ? ", " : "") + std::string(name(set[i]));
   return s + "}";
+}
+// "16 KiB", "2 KiB", or bytes when not a whole number of KiB.
+std::string size_text(std::uint32_t bytes) {
+  return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes) + " bytes";
 }
 std::string hex(std::int64_t v) {
   std::ostringstream o;
@@ -381,21 +386,25 @@ void check_dst_footprint(Rules& r, const PatternView& p) {
   const ArrayGeometry& geo = r.d_.geo;
   const auto out = r.get_or_default(kOutDtype);
   const unsigned elem = out == static_cast<std::int64_t>(Dtype::BFLOAT16) ? 2 : 4;
-  std::int64_t lo = 0, hi = 0;
-  for (unsigned k = 0; k < 3; ++k) {
-    const auto n = r.get(num_elem(p.id, k));
-    const auto s = r.get(step_elem(p.id, k));
-    if (n < 1) return;  // reported by mempattern.num_elem
-    (s < 0 ? lo : hi) += s * (n - 1);
+  AccessPattern pattern;
+  pattern.dims = 3;
+  for (unsigned k = 0; k < pattern.dims; ++k) {
+    pattern.num[k] = r.get(num_elem(p.id, k));
+    pattern.step[k] = r.get(step_elem(p.id, k));
+    if (pattern.num[k] < 1) return;  // reported by mempattern.num_elem
   }
-  const std::int64_t offset = (p.addr - ArrayGeometry::kPsumBase) % geo.psum_partition_bytes();
-  const std::int64_t first = offset + lo * elem, last = offset + hi * elem + elem - 1;
-  const std::int64_t limit_lo = is_v4_plus(r.d_.gen) ? 0 : offset / geo.psum_bank_bytes * geo.psum_bank_bytes;
-  const std::int64_t limit_hi = is_v4_plus(r.d_.gen) ? geo.psum_partition_bytes() : limit_lo + geo.psum_bank_bytes;
-  PEVP_REQUIRE(r, first >= limit_lo && last < limit_hi, key(p.id, kStartAddr), "mm.psum_footprint",
-            std::string("the output occupies partition bytes ") + std::to_string(first) + ".." + std::to_string(last) +
-                (is_v4_plus(r.d_.gen) ? ", outside the partition's 16 KiB of PSUM"
-                                      : ", crossing its 2 KiB PSUM bank (one bank per matmul before v4)"));
+  const Location at = *locate(p.addr, Memory::Psum, geo);
+  const ByteRange bytes = covered_bytes(pattern, at.offset, elem);
+  const std::int64_t bank = geo.psum_bank_bytes;
+  const std::int64_t limit_lo = is_v4_plus(r.d_.gen) ? 0 : at.offset / bank * bank;
+  const std::int64_t limit_hi = is_v4_plus(r.d_.gen) ? geo.psum_partition_bytes() : limit_lo + bank;
+  PEVP_REQUIRE(r, bytes.first >= limit_lo && bytes.last < limit_hi, key(p.id, kStartAddr), "mm.psum_footprint",
+            std::string("the output occupies partition bytes ") + std::to_string(bytes.first) + ".." +
+                std::to_string(bytes.last) +
+                (is_v4_plus(r.d_.gen)
+                     ? ", outside the partition's " + size_text(geo.psum_partition_bytes()) + " of PSUM"
+                     : ", crossing its " + size_text(geo.psum_bank_bytes) +
+                           " PSUM bank (one bank per matmul before v4)"));
 }
 
 // A PSUM destination: region, partitions, footprint, and the member a PSUM

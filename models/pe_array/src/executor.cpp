@@ -17,31 +17,14 @@ namespace {
 
 using isa::Generation;
 
-// A plain TENSOR3D pattern read from a decoded instruction.
-struct Pattern3 {
-  std::string name;  // "src_mem_pattern"
-  std::uint32_t start = 0;
-  std::int64_t step[3] = {0, 0, 0};
-  std::int64_t num[3] = {0, 0, 0};
-  std::size_t count() const {
-    return static_cast<std::size_t>(num[0]) * static_cast<std::size_t>(num[1]) * static_cast<std::size_t>(num[2]);
-  }
-};
-
-// Reads `name` as a plain TENSOR3D, or explains why it is not one.
-ExecResult read_pattern(const isa::Decoded& d, const std::string& name, Pattern3& out) {
-  if (d.has(name + ".scale_addr"))
-    return ExecResult::error("exec.not_modelled", name + ": the MX tensor member is not modelled yet");
-  if (d.has(name + ".index_addr"))
-    return ExecResult::error("exec.not_modelled", name + ": the indirect member is not modelled yet");
-  if (!d.has(name + ".start_addr") || !d.has(name + ".num_elem[2]") || d.has(name + ".num_elem[3]"))
-    return ExecResult::error("exec.not_modelled", name + ": only a plain TENSOR3D pattern is modelled yet");
-  out.name = name;
-  out.start = static_cast<std::uint32_t>(d.get(name + ".start_addr"));
-  for (int i = 0; i < 3; ++i) {
-    out.step[i] = d.get(name + ".step_elem[" + std::to_string(i) + "]");
-    out.num[i] = d.get(name + ".num_elem[" + std::to_string(i) + "]");
-  }
+// The pattern a micro-op names, as a plain TENSOR3D, or why it is not one.
+ExecResult plain_3d(const isa::AccessPattern& p, const char* name) {
+  const std::string n(name);
+  if (p.member == isa::PatternMember::MxTensorV2)
+    return ExecResult::error("exec.not_modelled", n + ": the MX tensor member is not modelled yet");
+  if (p.member == isa::PatternMember::Indirect16B)
+    return ExecResult::error("exec.not_modelled", n + ": the indirect member is not modelled yet");
+  if (p.dims != 3) return ExecResult::error("exec.not_modelled", n + ": only a plain TENSOR3D pattern is modelled yet");
   return ExecResult::success();
 }
 
@@ -60,61 +43,51 @@ struct Access {
   std::size_t first_partition = 0;
   std::size_t partition_bytes = 0;
   std::size_t start_in_partition = 0;  // byte offset of the pattern's start inside its partition
-  std::vector<std::size_t> in_part;    // byte offsets of the elements inside a partition, pattern order
-  bool contiguous = false;             // in_part[i] == in_part[0] + i * element bytes: one row per partition
+  isa::PartitionPlan plan;             // the elements' byte offsets inside a partition, pattern order
 
+  std::size_t count() const { return plan.offsets.size(); }
   // Buffer offset of element i of partition p (p counted from first_partition).
-  std::size_t at(std::size_t p, std::size_t i) const { return (first_partition + p) * partition_bytes + in_part[i]; }
+  std::size_t at(std::size_t p, std::size_t i) const { return (first_partition + p) * partition_bytes + plan.offsets[i]; }
 };
 
-ExecResult plan_access(const Pattern3& pat, const Region& r, std::size_t partitions, std::size_t elem_bytes,
-                       Access& a) {
-  if (pat.start < r.base || pat.start - r.base >= std::uint64_t{r.partition_bytes} * r.partitions)
-    return ExecResult::error("exec.pattern_region", pat.name + ".start_addr = " + hex(pat.start) + ": not in " +
+ExecResult plan_access(const isa::AccessPattern& pat, const char* name, const Region& r, std::size_t partitions,
+                       std::size_t elem_bytes, Access& a) {
+  const std::string pname(name);
+  if (pat.start_raw < r.base || pat.start_raw - r.base >= std::uint64_t{r.partition_bytes} * r.partitions)
+    return ExecResult::error("exec.pattern_region", pname + ".start_addr = " + hex(pat.start_raw) + ": not in " +
                                                         r.what);
-  const std::uint64_t rel = pat.start - r.base;
+  const std::uint64_t rel = pat.start_raw - r.base;
   a.first_partition = static_cast<std::size_t>(rel / r.partition_bytes);
   a.partition_bytes = r.partition_bytes;
   a.start_in_partition = static_cast<std::size_t>(rel % r.partition_bytes);
   if (a.start_in_partition % elem_bytes != 0)
-    return ExecResult::error("exec.pattern_align", pat.name + ".start_addr = " + hex(pat.start) + ": not aligned to the " +
-                                                       std::to_string(elem_bytes) + "-byte element");
+    return ExecResult::error("exec.pattern_align", pname + ".start_addr = " + hex(pat.start_raw) +
+                                                       ": not aligned to the " + std::to_string(elem_bytes) +
+                                                       "-byte element");
   if (a.first_partition + partitions > r.partitions)
     return ExecResult::error("exec.pattern_partitions",
-                             pat.name + ".start_addr = " + hex(pat.start) + ": partitions " +
+                             pname + ".start_addr = " + hex(pat.start_raw) + ": partitions " +
                                  std::to_string(a.first_partition) + ".." +
                                  std::to_string(a.first_partition + partitions - 1) + " leave the " +
                                  std::to_string(r.partitions) + " " + r.what + " partitions");
-  a.in_part.clear();
-  a.in_part.reserve(pat.count());
-  std::size_t highest = 0;
-  for (std::int64_t i2 = 0; i2 < pat.num[2]; ++i2)
-    for (std::int64_t i1 = 0; i1 < pat.num[1]; ++i1)
-      for (std::int64_t i0 = 0; i0 < pat.num[0]; ++i0) {
-        const std::int64_t elem = i0 * pat.step[0] + i1 * pat.step[1] + i2 * pat.step[2];
-        const std::int64_t off =
-            static_cast<std::int64_t>(a.start_in_partition) + elem * static_cast<std::int64_t>(elem_bytes);
-        if (off < 0 || off + static_cast<std::int64_t>(elem_bytes) > static_cast<std::int64_t>(r.partition_bytes))
-          return ExecResult::error("exec.pattern_partition_bounds",
-                                   pat.name + ": element [" + std::to_string(i2) + "][" + std::to_string(i1) + "][" +
-                                       std::to_string(i0) + "] at partition byte offset " + std::to_string(off) +
-                                       " leaves the " + std::to_string(r.partition_bytes) + "-byte " + r.what +
-                                       " partition");
-        a.in_part.push_back(static_cast<std::size_t>(off));
-        highest = std::max(highest, static_cast<std::size_t>(off));
-      }
+  isa::plan_partition(pat, static_cast<std::uint32_t>(a.start_in_partition), static_cast<unsigned>(elem_bytes),
+                      r.partition_bytes, a.plan);
+  if (const auto& out = a.plan.outside)
+    return ExecResult::error("exec.pattern_partition_bounds",
+                             pname + ": element [" + std::to_string(out->index[0]) + "][" +
+                                 std::to_string(out->index[1]) + "][" + std::to_string(out->index[2]) +
+                                 "] at partition byte offset " + std::to_string(out->offset) + " leaves the " +
+                                 std::to_string(r.partition_bytes) + "-byte " + r.what + " partition");
   // The buffer may be smaller than the region (a test's short buffer): the highest element of the last partition
   // must fit.
-  if (partitions > 0 && !a.in_part.empty()) {
+  if (partitions > 0 && !a.plan.offsets.empty()) {
+    const std::size_t highest = *std::max_element(a.plan.offsets.begin(), a.plan.offsets.end());
     const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
     if (last + elem_bytes > r.buffer_bytes)
-      return ExecResult::error("exec.buffer_bounds", pat.name + ": " + r.what + " address " + hex(r.base + last) +
+      return ExecResult::error("exec.buffer_bounds", pname + ": " + r.what + " address " + hex(r.base + last) +
                                                          " is beyond the " + std::to_string(r.buffer_bytes) +
                                                          "-byte " + r.what + " buffer");
   }
-  a.contiguous = true;
-  for (std::size_t i = 1; i < a.in_part.size() && a.contiguous; ++i)
-    a.contiguous = a.in_part[i] == a.in_part[0] + i * elem_bytes;
   return ExecResult::success();
 }
 
@@ -122,11 +95,11 @@ ExecResult plan_access(const Pattern3& pat, const Region& r, std::size_t partiti
 // when each partition's elements are one contiguous row, else through `row` (one partition's elements packed).
 bool decode_access(const OperandType& t, const std::uint8_t* buf, const Access& a, std::size_t partitions,
                    std::vector<std::uint8_t>& row, float* dst) {
-  const std::size_t n = a.in_part.size(), eb = operand_bytes(t.dtype);
+  const std::size_t n = a.count(), eb = operand_bytes(t.dtype);
   row.resize(n * eb);
   for (std::size_t p = 0; p < partitions; ++p) {
     const std::uint8_t* src = nullptr;
-    if (a.contiguous && n > 0) {
+    if (a.plan.contiguous && n > 0) {
       src = buf + a.at(p, 0);
     } else {
       for (std::size_t i = 0; i < n; ++i) std::memcpy(&row[i * eb], buf + a.at(p, i), eb);
@@ -144,40 +117,32 @@ Region psum_region(const isa::ArrayGeometry& geo, std::size_t bytes) {
   return {"PSUM", isa::ArrayGeometry::kPsumBase, geo.psum_partition_bytes(), geo.partitions, bytes};
 }
 
-// Common instruction checks; fills the operand type.
-ExecResult check_common(const isa::Decoded& d, isa::Opcode want, OperandType& t, isa::TileRect& tile) {
-  if (!d.opcode || *d.opcode != want)
-    return ExecResult::error("exec.opcode", "opcode = " + hex(d.opcode_byte) + ": expected " +
-                                                std::string(isa::name(want)));
-  if (!d.valid())
-    return ExecResult::error("exec.invalid", "instruction is not valid: " + d.violations.front().describe());
-  t.gen = d.gen;
-  t.dtype = static_cast<isa::Dtype>(d.get("in_dtype"));
-  t.fp32_mode = static_cast<isa::Fp32Mode>(d.get("fp32_mode"));
+// What every WeightLoad / Matmul needs before it touches memory: the right
+// kind, a dense operand type, and no feature the array does not execute yet.
+ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
+  if (op.kind != want)
+    return ExecResult::error("exec.opcode", "opcode = " + hex(op.opcode_byte) + ": expected a " + name(want) +
+                                                " micro-op, got " + name(op.kind));
+  t.gen = op.gen;
+  t.dtype = op.in_dtype;
+  t.fp32_mode = op.fp32_mode;
   if (std::string e = operand_error(t); !e.empty())
-    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(d.get("in_dtype")) + ", fp32_mode = " +
-                                                  std::to_string(d.get("fp32_mode")) + ": " + e);
-  if (d.get_or("flags.seed_mode", 0) != 0)
-    return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(d.get("flags.seed_mode")) +
+    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) + ", fp32_mode = " +
+                                                  std::to_string(op.fp32_mode_raw) + ": " + e);
+  const Unmodelled& u = op.unmodelled;
+  if (u.seed_mode != 0)
+    return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(u.seed_mode) +
                                                       ": seed load/save is not modelled yet");
-  if (d.get_or("flags.scalar_mode", 0) != 0)
-    return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " +
-                                                      std::to_string(d.get("flags.scalar_mode")) +
+  if (u.scalar_mode != 0)
+    return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " + std::to_string(u.scalar_mode) +
                                                       ": scalar mode is not modelled yet");
-  if (d.get_or("perf_opt", 0) != 0 || d.get_or("perf_mode", 0) != 0)
+  if (u.perf != 0)
     return ExecResult::error("exec.not_modelled", "perf_opt/perf_mode != 0: fp8 double_row and MX perf modes are "
                                                   "not modelled yet");
-  if (d.get_or("bg_xpose_mode", 0) != 0)
-    return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(d.get("bg_xpose_mode")) +
+  if (u.bg_xpose != 0)
+    return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(u.bg_xpose) +
                                                       ": background transpose is not modelled yet");
-  auto r = isa::tile_of(d);
-  if (!r) return ExecResult::error("exec.tile", "the tile fields do not give a tile");
-  tile = *r;
   return ExecResult::success();
-}
-
-bool xpose_of(const isa::Decoded& d) {
-  return d.get_or("transpose_mode", 0) != 0 || d.get_or("flags.xpose_mode", 0) != 0;
 }
 
 std::string tile_text(const isa::TileRect& t) {
@@ -199,26 +164,24 @@ void ArrayExecutor::reset() {
   stats_ = {};
 }
 
-ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
   OperandType t;
-  isa::TileRect tile;
-  if (auto r = check_common(d, isa::Opcode::LDWEIGHTS, t, tile); !r.ok) return r;
-  Pattern3 pat;
-  if (auto r = read_pattern(d, "src_mem_pattern", pat); !r.ok) return r;
-  const std::size_t k = isa::active_extent(d.get("num_active_rows"), tile.rows);
-  const std::size_t m = isa::active_extent(d.get("num_active_cols"), tile.cols);
-  const bool xpose = xpose_of(d);
+  if (auto r = check_common(op, MicroOpKind::WeightLoad, t); !r.ok) return r;
+  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  const isa::TileRect tile = op.tile;
+  const std::size_t k = op.k, m = op.m;
+  const bool xpose = op.transpose;
   // Not transposed: K partitions of M elements. Transposed (model decision D-EXEC-XPOSE): M partitions of K
   // elements, stationary[k][m] = sbuf_tile[m][k].
   const std::size_t parts = xpose ? m : k, per = xpose ? k : m;
-  if (pat.count() != per)
+  if (op.src.count() != per)
     return ExecResult::error("exec.pattern_count",
-                             "src_mem_pattern yields " + std::to_string(pat.count()) + " elements per partition, " +
+                             "src_mem_pattern yields " + std::to_string(op.src.count()) + " elements per partition, " +
                                  (xpose ? "num_active_rows (K, transposed) = " : "num_active_cols (M) = ") +
                                  std::to_string(per));
   const std::size_t eb = operand_bytes(t.dtype);
   Access acc;
-  if (auto r = plan_access(pat, sbuf_region(d.geo, sbuf_bytes), parts, eb, acc); !r.ok) return r;
+  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), parts, eb, acc); !r.ok) return r;
   std::vector<float> tilev(parts * per);
   if (!decode_access(t, sbuf, acc, parts, row_, tilev.data()))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
@@ -241,7 +204,7 @@ ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* s
   kept.push_back(std::move(s));
   stationaries_ = std::move(kept);
   stats_ = {};
-  stats_.opcode = isa::Opcode::LDWEIGHTS;
+  stats_.kind = MicroOpKind::WeightLoad;
   stats_.tile = tile;
   stats_.k = k;
   stats_.m = m;
@@ -249,19 +212,17 @@ ExecResult ArrayExecutor::ldweights(const isa::Decoded& d, const std::uint8_t* s
   return ExecResult::success();
 }
 
-ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
+ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
                                  std::uint8_t* psum, std::size_t psum_bytes) {
   OperandType t;
-  isa::TileRect tile;
-  if (auto r = check_common(d, isa::Opcode::MATMUL, t, tile); !r.ok) return r;
-  if (xpose_of(d))
+  if (auto r = check_common(op, MicroOpKind::Matmul, t); !r.ok) return r;
+  if (op.transpose)
     return ExecResult::error("exec.not_modelled", "MATMUL xpose_mode/transpose_mode = 1: a transposing matmul is "
                                                   "not modelled yet (transpose at LDWEIGHTS)");
-  Pattern3 src, dst;
-  if (auto r = read_pattern(d, "src_mem_pattern", src); !r.ok) return r;
-  if (auto r = read_pattern(d, "dst_mem_pattern", dst); !r.ok) return r;
-  const std::size_t k = isa::active_extent(d.get("num_active_rows"), tile.rows);
-  const std::size_t m = isa::active_extent(d.get("num_active_cols"), tile.cols);
+  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
+  const isa::TileRect tile = op.tile;
+  const std::size_t k = op.k, m = op.m;
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
@@ -273,31 +234,31 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
                                                     ": the tile's stationary has M = " + std::to_string(st->m));
   const bool st32 = st->type.dtype == isa::Dtype::FP32, mv32 = t.dtype == isa::Dtype::FP32;
   if (st32 != mv32 || (st32 && st->type.fp32_mode != t.fp32_mode))
-    return ExecResult::error("exec.fp32_mix", "in_dtype = " + std::to_string(d.get("in_dtype")) + ", fp32_mode = " +
-                                                  std::to_string(d.get("fp32_mode")) +
+    return ExecResult::error("exec.fp32_mix", "in_dtype = " + std::to_string(op.in_dtype_raw) + ", fp32_mode = " +
+                                                  std::to_string(op.fp32_mode_raw) +
                                                   ": the stationary's dtype/fp32_mode differ (fp32/tf32 must not mix)");
   // Output type.
-  const std::int64_t od = d.get("out_dtype");
+  const std::int64_t od = op.out_dtype;
   bool out_bf16 = false;
   if (od == 0 || od == static_cast<std::int64_t>(isa::Dtype::FP32)) {
     out_bf16 = false;
-  } else if (od == static_cast<std::int64_t>(isa::Dtype::BFLOAT16) && isa::is_v4_plus(d.gen)) {
+  } else if (od == static_cast<std::int64_t>(isa::Dtype::BFLOAT16) && isa::is_v4_plus(op.gen)) {
     out_bf16 = true;
   } else {
     return ExecResult::error("exec.out_dtype", "out_dtype = " + std::to_string(od) +
                                                    ": only FP32 (and BFLOAT16 from v4) PSUM output is modelled");
   }
   const std::size_t ob = out_bf16 ? 2 : 4;
-  const std::size_t n = src.count();
-  if (dst.count() != n)
-    return ExecResult::error("exec.pattern_count", "dst_mem_pattern yields " + std::to_string(dst.count()) +
+  const std::size_t n = op.src.count();
+  if (op.dst.count() != n)
+    return ExecResult::error("exec.pattern_count", "dst_mem_pattern yields " + std::to_string(op.dst.count()) +
                                                        " elements per partition, src_mem_pattern " +
                                                        std::to_string(n) + " (N)");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
-  if (auto r = plan_access(src, sbuf_region(d.geo, sbuf_bytes), k, eb, sa); !r.ok) return r;
-  if (auto r = plan_access(dst, psum_region(d.geo, psum_bytes), m, ob, da); !r.ok) return r;
-  const auto& geo = d.geo;
+  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sa); !r.ok) return r;
+  if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), m, ob, da); !r.ok) return r;
+  const auto& geo = geo_;
   const std::size_t bank_bytes = geo.psum_bank_bytes;
   const std::size_t dp0 = da.first_partition;
   const unsigned bank = static_cast<unsigned>(da.start_in_partition / bank_bytes);
@@ -305,47 +266,38 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
   // already demands this on CAYMAN; a v4+ output spanning banks is valid ISA
   // but not modelled by the executor yet.
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t in_part = da.in_part[i];
+    const std::size_t in_part = da.plan.offsets[i];
     if (in_part / bank_bytes != bank)
       return ExecResult::error("exec.psum_bank_cross", "dst_mem_pattern: element " + std::to_string(i) +
                                                            " at partition byte offset " + std::to_string(in_part) +
                                                            " leaves PSUM bank " + std::to_string(bank) +
                                                            " (a matmul output spanning PSUM banks is not modelled yet)");
   }
-  // PSUM group semantics.
-  bool accumulate = false, zero = false, open_after = open_[bank];
+  // PSUM group semantics (the firmware decided them from the generation's flags).
+  const PsumGroup& g = op.psum;
+  const bool accumulate = g.accumulate;
+  bool zero = false, open_after = open_[bank];
   unsigned zero_banks = 0;
-  const bool has_groups = d.has("psum_accumulate_flags");
-  if (!has_groups) {  // MAVERICK: accumulate_flag only
-    accumulate = d.get("flags.accumulate_flag") != 0;
-  } else {
-    const auto f = static_cast<std::uint8_t>(d.get("psum_accumulate_flags"));
-    const bool begin = f & isa::psum_flags::BEGIN_MATMUL_GROUP;
-    const bool begin_acc = f & isa::psum_flags::BEGIN_ACCUM_MATMUL_GROUP;
-    const bool end = f & isa::psum_flags::END_MATMUL_GROUP;
-    if (begin && begin_acc)
-      return ExecResult::error("exec.psum_flags", "psum_accumulate_flags = " + std::to_string(f) +
+  if (g.tracked) {
+    if (g.begin && g.begin_accumulate)
+      return ExecResult::error("exec.psum_flags", "psum_accumulate_flags = " + std::to_string(g.flags) +
                                                       ": BEGIN and BEGIN_ACCUM together");
-    if ((begin || begin_acc) && open_[bank])
-      return ExecResult::error("exec.psum_group_open", "psum_accumulate_flags = " + isa::psum_flags_name(f) +
+    if ((g.begin || g.begin_accumulate) && open_[bank])
+      return ExecResult::error("exec.psum_group_open", "psum_accumulate_flags = " + isa::psum_flags_name(g.flags) +
                                                            ": a group is already open in PSUM bank " +
                                                            std::to_string(bank));
-    if (!begin && !begin_acc && !open_[bank])
-      return ExecResult::error("exec.psum_group_unopened", "psum_accumulate_flags = " + isa::psum_flags_name(f) +
+    if (!g.begin && !g.begin_accumulate && !open_[bank])
+      return ExecResult::error("exec.psum_group_unopened", "psum_accumulate_flags = " +
+                                                               isa::psum_flags_name(g.flags) +
                                                                ": accumulate into an unopened group (PSUM bank " +
                                                                std::to_string(bank) + ")");
-    zero = begin;
-    if (d.has("flags.accumulate_flag")) {  // MARIANA: the flag chooses add vs overwrite
-      accumulate = d.get("flags.accumulate_flag") != 0;
-    } else {  // CAYMAN: BEGIN overwrites, everything else adds
-      accumulate = !begin;
-    }
-    open_after = !end;
-    if (zero) zero_banks = isa::zero_region_banks(static_cast<isa::ZeroRegion>(d.get_or("psum_zero_region", 0)));
+    zero = g.begin;
+    open_after = !g.end;
+    zero_banks = g.zero_banks;
     if (zero_banks > geo.psum_banks)
-      return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " +
-                                                            std::to_string(d.get("psum_zero_region")) + ": more than " +
-                                                            std::to_string(geo.psum_banks) + " banks");
+      return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " + std::to_string(g.zero_region) +
+                                                            ": more than " + std::to_string(geo.psum_banks) +
+                                                            " banks");
   }
   // Zero region bounds (before any write).
   std::size_t zlo = 0, zhi = 0;
@@ -367,7 +319,7 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
   float* out = out_.data();
   if (accumulate && !zero) {
     for (std::size_t p = 0; p < m; ++p) {
-      if (!out_bf16 && da.contiguous && n > 0) {
+      if (!out_bf16 && da.plan.contiguous && n > 0) {
         std::memcpy(out + p * n, psum + da.at(p, 0), n * 4);
         continue;
       }
@@ -388,7 +340,7 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
     for (std::size_t p = 0; p < m; ++p)
       std::memset(psum + (dp0 + p) * geo.psum_partition_bytes() + zlo, 0, zhi - zlo);
   for (std::size_t p = 0; p < m; ++p) {
-    if (!out_bf16 && da.contiguous && n > 0) {
+    if (!out_bf16 && da.plan.contiguous && n > 0) {
       std::memcpy(psum + da.at(p, 0), out + p * n, n * 4);
       continue;
     }
@@ -401,9 +353,9 @@ ExecResult ArrayExecutor::matmul(const isa::Decoded& d, const std::uint8_t* sbuf
       }
     }
   }
-  if (has_groups) open_[bank] = open_after;
+  if (g.tracked) open_[bank] = open_after;
   stats_ = {};
-  stats_.opcode = isa::Opcode::MATMUL;
+  stats_.kind = MicroOpKind::Matmul;
   stats_.tile = tile;
   stats_.k = k;
   stats_.m = m;

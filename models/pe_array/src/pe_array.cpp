@@ -5,8 +5,8 @@
 
 namespace pevp::pe {
 
-PeArray::PeArray(sc_core::sc_module_name name, isa::Generation gen)
-    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), gen_(gen) {}
+PeArray::PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo)
+    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), geo_(geo), exec_(geo) {}
 
 PeArray::Span PeArray::acquire(tlm_utils::simple_initiator_socket<PeArray>& port, const char* what) {
   tlm::tlm_generic_payload trans;
@@ -28,22 +28,21 @@ void PeArray::end_of_elaboration() {
 ExecResult PeArray::execute(const MicroOp& op, bool bypass_peregwrite) {
   if (!sbuf_.ptr || !psum_.ptr) return ExecResult::error("exec.buffer_bounds", "the PE array has no DMI to SBUF/PSUM");
   switch (op.kind) {
-    case MicroOpKind::WeightLoad: return exec_.ldweights(*op.instr, sbuf_.ptr, sbuf_.bytes);
-    case MicroOpKind::Matmul: return exec_.matmul(*op.instr, sbuf_.ptr, sbuf_.bytes, psum_.ptr, psum_.bytes);
+    case MicroOpKind::WeightLoad: return exec_.ldweights(op, sbuf_.ptr, sbuf_.bytes);
+    case MicroOpKind::Matmul: return exec_.matmul(op, sbuf_.ptr, sbuf_.bytes, psum_.ptr, psum_.bytes);
     case MicroOpKind::PeRegWrite: return pe_reg_write(op, bypass_peregwrite);
   }
   return ExecResult::error("exec.opcode", "unknown micro-op kind");
 }
 
 ExecResult PeArray::pe_reg_write(const MicroOp& op, bool bypass) {
-  const isa::Decoded& d = *op.instr;
-  const auto reg = static_cast<std::uint32_t>(d.get("reg_addr"));
-  std::uint32_t value = static_cast<std::uint32_t>(d.get("imm_value"));
+  const std::uint32_t reg = op.reg_addr;
+  std::uint32_t value = op.imm_value;
   if (!bypass) {
     // D-PEREGWRITE: the value is the 32-bit little-endian word at the source
     // pattern's start address in SBUF.
-    const auto addr = static_cast<std::uint64_t>(d.get("src_mem_pattern.start_addr"));
-    const auto& geo = d.geo;
+    const auto addr = static_cast<std::uint64_t>(op.src.start_raw);
+    const auto& geo = geo_;
     const std::uint64_t part = addr / geo.sbuf_partition_bytes, off = addr % geo.sbuf_partition_bytes;
     if (addr < isa::ArrayGeometry::kSbufBase || part >= geo.partitions || off + 4 > geo.sbuf_partition_bytes ||
         addr + 4 > sbuf_.bytes)

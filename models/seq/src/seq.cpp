@@ -275,7 +275,7 @@ Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   e.update_mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
   e.update_sem = static_cast<unsigned>(d.get_or("events.update_sem", 0));
   e.update_value = d.get_or("events.update_value", 0);
-  if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op);
+  if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op, geometry_);
   return p;
 }
 
@@ -363,8 +363,9 @@ bool Seq::dispatch_head() {
       }
       firmware_.rewind(entry.index, {}, {});
       local_ = std::max(r.push, arr_.now());
-      const std::string field = leading_field(*op.instr, r.result.message);
-      fault(entry.index, *op.instr, r.result.rule, field, field.empty() ? 0 : op.instr->get(field), r.result.message);
+      // The SEQ holds the instruction: the error record names the field the message leads with.
+      const std::string field = leading_field(decoded, r.result.message);
+      fault(entry.index, decoded, r.result.rule, field, field.empty() ? 0 : decoded.get(field), r.result.message);
       return true;
     }
     t = r.push;  // the SEQ is blocked until the micro-op is in the IFIFO

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pevp/firmware/firmware.h"
 #include "pevp/isa/decode.h"
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/executor.h"
@@ -25,8 +26,12 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
   const auto& geo = geometry_of(plan.options);
   std::vector<std::uint8_t> sbuf(geo.sbuf_bytes(), 0xFF), psum(geo.psum_bytes(), 0xFF);
   Matrix c(plan.shape.m, plan.shape.n, num::bits_float(0xFFFFFFFFu));
-  pe::ArrayExecutor array;
-  isa::StreamChecker stream;
+  // The instructions go through the firmware stub like the SEQ's (validity, the stream rule, the lowering to
+  // micro-ops) and its micro-ops through the array's executor: the same units as the platform, without SystemC.
+  pe::ArrayExecutor array(geo);
+  fw::Firmware firmware;
+  fw::HandlerOutput out;
+  std::uint64_t index = 0;
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& step = plan.steps[s];
     for (const SbufLoad& l : step.loads) {
@@ -41,18 +46,21 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
                     &payload[i * row], row);
     }
     for (std::size_t i = 0; i < step.program.size(); ++i) {
-      const isa::Decoded d = isa::decode(g, geo, step.program[i]);
-      if (!d.valid()) throw ExecuteError(where(s, i, d) + d.violations.front().describe());
-      if (const auto v = stream.check(d); !v.empty()) throw ExecuteError(where(s, i, d) + v.front().describe());
-      pe::ExecResult r;
-      if (d.opcode == isa::Opcode::LDWEIGHTS) {
-        r = array.ldweights(d, sbuf.data(), sbuf.size());
-      } else if (d.opcode == isa::Opcode::MATMUL) {
-        r = array.matmul(d, sbuf.data(), sbuf.size(), psum.data(), psum.size());
-      } else {
-        r = pe::ExecResult::error("host.opcode", "a GEMM program holds only LDWEIGHTS and MATMUL");
+      const auto d = std::make_shared<const isa::Decoded>(isa::decode(g, geo, step.program[i]));
+      firmware.handle(fw::prepare(d), index, out);
+      firmware.retire(index++);  // in order and at once: nothing to rewind
+      if (out.fault) throw ExecuteError(where(s, i, *d) + out.fault->describe());
+      for (const pe::MicroOp& op : out.ops) {
+        pe::ExecResult r;
+        if (op.kind == pe::MicroOpKind::WeightLoad) {
+          r = array.ldweights(op, sbuf.data(), sbuf.size());
+        } else if (op.kind == pe::MicroOpKind::Matmul) {
+          r = array.matmul(op, sbuf.data(), sbuf.size(), psum.data(), psum.size());
+        } else {
+          r = pe::ExecResult::error("host.opcode", "a GEMM program holds only LDWEIGHTS and MATMUL");
+        }
+        if (!r.ok) throw ExecuteError(where(s, i, *d) + r.describe());
       }
-      if (!r.ok) throw ExecuteError(where(s, i, d) + r.describe());
     }
     for (const PsumRead& r : step.reads) {
       if (r.partition0 + r.partitions > geo.partitions || r.bank >= geo.psum_banks ||

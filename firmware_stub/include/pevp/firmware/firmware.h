@@ -35,6 +35,9 @@ enum class Handler : std::uint8_t {
 // The compare chain on the raw opcode byte (no normalisation, no generation).
 Handler dispatch(std::uint8_t raw_opcode);
 std::string_view name(Handler h);  // "Ldweights", ...
+// The handler's DEBUG self-name for `d`: "S: Ldweights", "XS: MatmulMX",
+// "S: PeManageSeed(SAVE)"; "" for Handler::None.
+std::string self_name(Handler h, const isa::Decoded& d);
 
 // Why an instruction was rejected: the rule (isa::rule_number gives its number),
 // the field path ("" when no single field), its value and a message.

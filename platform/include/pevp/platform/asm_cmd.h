@@ -2,6 +2,10 @@
 // binary stream of 64-byte records, the input `pe-vp disasm` and the SEQ read.
 #pragma once
 
+#include <optional>
+
+#include "pevp/isa/geometry.h"
+
 #include <iosfwd>
 #include <string>
 
@@ -10,9 +14,13 @@
 namespace pevp::platform {
 
 struct AsmCmdOptions {
+  AsmCmdOptions(bool allow_invalid_ = false, std::optional<isa::ArrayGeometry> geometry_ = std::nullopt)
+      : allow_invalid(allow_invalid_), geometry(geometry_) {}
   // Rule violations (validate.cpp, StreamChecker) become warnings and the
   // records are written anyway: for negative tests that need invalid records.
   bool allow_invalid = false;
+  // The machine sbuf[P] / psum[P] and the rules refer to (--set geometry.*); none: the preset.
+  std::optional<isa::ArrayGeometry> geometry;
 };
 
 // Assembles `input_path` for `gen` into `output_path`. Every diagnostic goes to

@@ -43,8 +43,9 @@ struct StreamResult {
 // otherwise) and measures each. Throws on a fault.
 std::vector<StreamResult> measure_streams(const VpConfig& config, const std::vector<StreamSpec>& specs);
 
-// The streams of the docs/timing.md table.
-std::vector<StreamSpec> calibration_table_streams();
+// The streams of the docs/timing.md table that `gen` can run (fp8 double_row
+// only where perf_opt exists: not on MAVERICK).
+std::vector<StreamSpec> calibration_table_streams(isa::Generation gen = isa::Generation::MARIANA);
 
 // The table as Markdown: stream, the model's interval, the public figure.
 std::string format_calibration_table(const std::vector<StreamResult>& results, const VpConfig& config);

@@ -67,7 +67,7 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
-// The defaults of one generation: geometry from isa::geometry, the address map
+// The defaults of one generation: geometry from isa::preset_geometry, the address map
 // of D-ADDR / D-PLATFORM-MAP, the model's depths and latencies, the FACTS.md
 // tensor-engine clock (2.4 GHz on CAYMAN and MARIANA; a model choice after that).
 // VpConfig{} equals preset(isa::Generation::MARIANA).
@@ -80,8 +80,9 @@ nlohmann::json to_json(const VpConfig& config);
 // Applies a (possibly partial) JSON object on top of `base`. A "generation" key
 // first replaces `base` by that generation's preset, then the other keys apply.
 // Throws ConfigError on an unknown key (naming the dotted path and the valid keys
-// at that level), a wrong type, an out-of-range value, a geometry different from
-// the generation's, overlapping address windows, or an unknown mode.
+// at that level), a wrong type, an out-of-range value, a geometry the model
+// cannot address (isa::check_geometry), overlapping address windows, or an
+// unknown mode.
 VpConfig from_json(const nlohmann::json& json, const VpConfig& base = VpConfig{});
 
 // One `--set key=value`: a dotted key and a value parsed for that key's type --
@@ -102,7 +103,7 @@ void apply_overrides(VpConfig& config, const std::vector<std::string>& assignmen
 VpConfig load_config(const std::string& path, const VpConfig& base = VpConfig{});
 
 // Checks a configuration built in code the way from_json checks a file: every
-// key's range, the geometry against the generation, the window overlaps, the
+// key's range, the geometry's rules (isa::check_geometry), the window overlaps, the
 // mode, seq.window_bytes == map.iq_size. Throws ConfigError.
 void validate(const VpConfig& config);
 

@@ -3,6 +3,10 @@
 // bytes), or one JSON object per record; each broken rule is a comment line.
 #pragma once
 
+#include <optional>
+
+#include "pevp/isa/geometry.h"
+
 #include <cstdint>
 #include <iosfwd>
 #include <vector>
@@ -12,8 +16,13 @@
 namespace pevp::platform {
 
 struct DisasmOptions {
+  DisasmOptions(isa::Generation gen_ = isa::Generation::MARIANA, bool json_ = false,
+                std::optional<isa::ArrayGeometry> geometry_ = std::nullopt)
+      : gen(gen_), json(json_), geometry(geometry_) {}
   isa::Generation gen = isa::Generation::MARIANA;
   bool json = false;  // JSON Lines: one object per instruction
+  // The machine the records are decoded for (--set geometry.*); none: the preset.
+  std::optional<isa::ArrayGeometry> geometry;
 };
 
 // Exit status of a disassembly: every record valid, or not.

@@ -4,14 +4,13 @@
 // gives every formula with a worked example. The Timeline (timeline.h) turns
 // these phase lengths into start/end times under the sequencer's rules.
 //
-// A micro-op's shape comes from its instruction alone (shape_of), never from
+// A micro-op's shape comes from its operands alone (shape_of), never from
 // executing it, so the timing-only mode -- no data, no arithmetic -- costs a
 // stream exactly as the functional+timing mode does.
 #pragma once
 
 #include <cstdint>
 
-#include "pevp/isa/decode.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/micro_op.h"
@@ -65,7 +64,7 @@ struct TimingParams {
   unsigned stagger_wake_cycles = 8;
 };
 
-// What the timing of one micro-op depends on, read from its instruction.
+// What the timing of one micro-op depends on, read from its operands.
 struct OpShape {
   pe::MicroOpKind kind = pe::MicroOpKind::Matmul;
   isa::TileRect tile;
@@ -82,8 +81,8 @@ struct OpShape {
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
 };
 
-// The shape of `op` from its decoded instruction (no execution).
-OpShape shape_of(const pe::MicroOp& op);
+// The shape of `op` on `geo` from its operands (no execution).
+OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo);
 
 // The row groups the shape's tile covers, bit g = group g (geo.group_rows() PE
 // rows each).

@@ -29,6 +29,8 @@ struct AsmDiagnostic {
 };
 
 struct AsmOptions {
+  AsmOptions(bool allow_invalid_ = false, std::optional<ArrayGeometry> geometry_ = std::nullopt)
+      : allow_invalid(allow_invalid_), geometry(geometry_) {}
   // Instructions that break a validity rule (validate.cpp, StreamChecker) are
   // warnings instead of errors: a driver engineer's negative tests need such
   // records. Value errors (unknown names, ranges, syntax) stay errors.

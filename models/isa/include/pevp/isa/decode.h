@@ -62,10 +62,6 @@ struct Decoded {
   std::int64_t get_or(std::string_view path, std::int64_t fallback) const;
 };
 
-// The firmware handler's exact DEBUG self-name for this instruction, including
-// PeManageSeed's "(SAVE)" / "(LOAD)"; "" for an unknown opcode.
-std::string firmware_self_name(const Decoded& d);
-
 // Decodes and validates one instruction of generation `g` on `geo` (default:
 // the generation's preset geometry).
 Decoded decode(Generation g, const RawInstruction& bytes);

@@ -43,10 +43,6 @@ enum class StructKind : std::uint8_t {
 
 std::string_view name(Opcode op);        // "LDWEIGHTS"
 std::string_view name(StructKind kind);  // "S3_LW"
-// The firmware handler's own DEBUG self-name ("S: Ldweights", "XS: MatmulMX").
-// PE_MANAGE_SEED gives the family "S: PeManageSeed"; the firmware prints it
-// with "(SAVE)" or "(LOAD)": see firmware_self_name(const Decoded&).
-std::string_view firmware_self_name(Opcode op);
 std::optional<Opcode> parse_opcode(std::string_view text);  // by name, any case
 
 // struct2opcode, inverted: the struct an opcode carries.

@@ -14,9 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "pevp/isa/decode.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/micro_op.h"
 
 namespace pevp::pe {
 
@@ -34,7 +35,7 @@ struct ExecResult {
 
 // What the last successful instruction did, for the per-tile perf counters.
 struct ExecStats {
-  isa::Opcode opcode = isa::Opcode::LDWEIGHTS;
+  MicroOpKind kind = MicroOpKind::WeightLoad;
   isa::TileRect tile;
   std::size_t k = 0, m = 0, n = 0;  // LDWEIGHTS: n = 0
   std::uint64_t macs = 0;           // MATMUL: k * m * n; LDWEIGHTS: 0
@@ -52,11 +53,14 @@ struct Stationary {
 
 class ArrayExecutor {
  public:
+  // The memories' partitions and banks the micro-ops address.
+  explicit ArrayExecutor(const isa::ArrayGeometry& geo) : geo_(geo) {}
+
   // Group state per PSUM bank: as many as a one-byte bank mask addresses.
   static constexpr unsigned kBanks = isa::ArrayGeometry::kMaxPsumBanks;
 
-  ExecResult ldweights(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
-  ExecResult matmul(const isa::Decoded& d, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
+  ExecResult ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
+  ExecResult matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
                     std::size_t psum_bytes);
 
   const ExecStats& last_stats() const { return stats_; }
@@ -68,6 +72,7 @@ class ArrayExecutor {
   void reset();
 
  private:
+  isa::ArrayGeometry geo_;
   std::vector<Stationary> stationaries_;
   std::array<bool, kBanks> open_{};
   ExecStats stats_;

@@ -1,13 +1,17 @@
 // A PE-array micro-op: what a firmware handler emits and the arr_seq sequencer
-// issues to the array. One instruction becomes one micro-op for the modelled
-// opcodes (Ldweights -> WeightLoad, Matmul -> Matmul, PeRegWrite -> PeRegWrite);
-// the kinds are the three per-tile counter banks of 003 section 4.
+// issues to the array. It carries its own operands -- the tile, the access
+// patterns, the dtypes, the PSUM group semantics, the flags -- decided once by
+// the firmware from the instruction (firmware_stub/), so nothing below the
+// firmware reads an instruction field: the executor, the cost model and the
+// sequencer read the micro-op. The kinds are the three per-tile counter banks of
+// 003 section 4.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
-#include "pevp/isa/decode.h"
+#include "pevp/isa/access_pattern.h"
+#include "pevp/isa/enums.h"
+#include "pevp/isa/generation.h"
 #include "pevp/isa/tiles.h"
 
 namespace pevp::pe {
@@ -23,14 +27,54 @@ inline const char* name(MicroOpKind k) {
   return "?";
 }
 
+// What a Matmul does to PSUM, as its generation's flags say (spec 4.1): CAYMAN
+// and MARIANA track a group per bank (BEGIN / BEGIN_ACCUM / END), MARIANA and
+// MAVERICK choose add or overwrite by accumulate_flag, CAYMAN by BEGIN.
+struct PsumGroup {
+  bool tracked = false;  // the group flags exist (CAYMAN, MARIANA): the bank's group state is checked
+  std::uint8_t flags = 0;  // psum_accumulate_flags as encoded (messages name them)
+  bool begin = false, begin_accumulate = false, end = false;
+  bool accumulate = false;      // read-modify-write into PSUM; else overwrite
+  unsigned zero_banks = 0;      // a BEGIN first zeroes this many banks (psum_zero_region), 0 = none
+  std::int64_t zero_region = 0; // psum_zero_region as encoded
+};
+
+// Features the instruction asks for that the array does not execute yet: the
+// executor refuses them with the field and value named (exec.not_modelled).
+struct Unmodelled {
+  std::int64_t seed_mode = 0;    // flags.seed_mode
+  std::int64_t scalar_mode = 0;  // flags.scalar_mode
+  std::int64_t perf = 0;         // perf_opt / perf_mode (fp8 double_row, MX pumping)
+  std::int64_t bg_xpose = 0;     // bg_xpose_mode
+};
+
 struct MicroOp {
   MicroOpKind kind = MicroOpKind::Matmul;
-  std::uint64_t instr_index = 0;               // position in the submitted stream (0-based)
-  std::shared_ptr<const isa::Decoded> instr;   // the validated instruction it came from
-  isa::TileRect tile;                          // where on the array it runs
+  std::uint64_t instr_index = 0;  // position in the submitted stream (0-based)
   // The last micro-op of its instruction: the instruction retires (EVENTS update,
   // retired count) when this one completes.
   bool completes_instruction = true;
+  // Where it came from, for statistics, traces and messages only.
+  isa::Generation gen = isa::Generation::MARIANA;
+  std::uint8_t opcode_byte = 0;
+
+  isa::TileRect tile;  // where on the array it runs
+  unsigned k = 0;      // active rows (contraction), 0 = 256 already resolved
+  unsigned m = 0;      // active columns (output partitions)
+  // Operands: the source in SBUF (weights or moving data; PeRegWrite: its word),
+  // and a Matmul's destination in PSUM.
+  isa::AccessPattern src, dst;
+  isa::Dtype in_dtype = isa::Dtype::BFLOAT16;
+  isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;
+  std::int64_t in_dtype_raw = 0, fp32_mode_raw = 0;  // as encoded (an invalid code stays nameable)
+  std::int64_t out_dtype = 0;  // Matmul: as encoded (0 = FP32)
+  bool transpose = false;      // transpose_mode / flags.xpose_mode
+  unsigned rate_div = 1;       // perf mode: 2 = fp8 double_row, 4 = MX QUAD_ROW*, 8 = MX OCT_ROW*
+  PsumGroup psum;              // Matmul
+  Unmodelled unmodelled;
+  // PeRegWrite.
+  std::uint32_t reg_addr = 0;
+  std::uint32_t imm_value = 0;
 };
 
 }  // namespace pevp::pe

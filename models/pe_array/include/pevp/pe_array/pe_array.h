@@ -17,7 +17,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "pevp/isa/generation.h"
+#include "pevp/isa/geometry.h"
 #include "pevp/pe_array/executor.h"
 #include "pevp/pe_array/micro_op.h"
 
@@ -28,7 +28,8 @@ class PeArray : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<PeArray> sbuf_port;  // bind to the SBUF memory target
   tlm_utils::simple_initiator_socket<PeArray> psum_port;  // bind to the PSUM memory target
 
-  PeArray(sc_core::sc_module_name name, isa::Generation gen);
+  // `geo`: the partitions and banks of the SBUF and PSUM it reaches.
+  PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo);
 
   // Executes one micro-op now. `bypass_peregwrite` is queue_cfg.bypass_peregwrite_instr:
   // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an
@@ -58,7 +59,7 @@ class PeArray : public sc_core::sc_module {
   void end_of_elaboration() override;
   ExecResult pe_reg_write(const MicroOp& op, bool bypass);
 
-  isa::Generation gen_;
+  isa::ArrayGeometry geo_;
   ArrayExecutor exec_;
   Span sbuf_, psum_;
   std::map<std::tuple<unsigned, unsigned, std::uint32_t>, std::uint32_t> pe_regs_;

@@ -1,0 +1,91 @@
+// Access patterns as the model reads them (spec 000 section 4: TENSOR*D and the
+// MEM_PATTERN3D union): which member, where it starts, its (step, num)
+// dimensions, and what follows from them on an ArrayGeometry -- the partition
+// and byte offset of the start, the bytes of a partition it covers, the PSUM
+// banks it reaches, and the byte offset of every element inside a partition.
+// One library for every unit that reasons about a pattern: the validity rules,
+// the firmware's lowering to micro-ops, the PE-array executor and the cost
+// model, so a footprint or a bank mask is derived in one place. Addresses are
+// in the ISA map (D-ADDR): SBUF partition-major from 0, PSUM at 0x2000000.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "pevp/isa/decode.h"
+#include "pevp/isa/fields.h"
+#include "pevp/isa/geometry.h"
+
+namespace pevp::isa {
+
+// TENSOR4D has the most dimensions.
+inline constexpr unsigned kMaxPatternDims = 4;
+
+struct AccessPattern {
+  PatternMember member = PatternMember::Tensor3D;
+  std::uint32_t start = 0;      // start_addr with the member's marker bits cleared
+  std::uint32_t start_raw = 0;  // start_addr as encoded
+  unsigned dims = 0;            // plain dimensions present (0 for the MX and indirect members)
+  std::array<std::int64_t, kMaxPatternDims> step{};  // elements, signed, innermost first
+  std::array<std::int64_t, kMaxPatternDims> num{};   // elements per dimension
+  std::int64_t scale_addr = 0;                       // MX member only
+
+  // Elements the plain dimensions enumerate (0 when a dimension is empty).
+  std::uint64_t count() const;
+  // The element offsets, relative to the start, of the lowest and highest
+  // element (negative steps pull the low end below 0). A dimension of 0 or 1
+  // elements reaches nothing.
+  std::int64_t lowest() const;
+  std::int64_t highest() const;
+};
+
+// Pattern `name` ("src_mem_pattern", "dst_mem_pattern") of a decoded
+// instruction; `is_union` when the struct's field is a MEM_PATTERN3D (the
+// start address's markers choose the member). Nothing when it has no such field.
+std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view name, bool is_union);
+
+enum class Memory : std::uint8_t { Sbuf, Psum };
+std::uint32_t base_of(Memory m);
+std::uint32_t partition_bytes(Memory m, const ArrayGeometry& geo);
+
+// Where an address falls in a memory: its partition and the byte inside it.
+struct Location {
+  std::uint32_t partition = 0;
+  std::uint32_t offset = 0;
+};
+std::optional<Location> locate(std::uint32_t addr, Memory m, const ArrayGeometry& geo);
+
+// The bytes one partition's part of a pattern covers, relative to the
+// partition's first byte: [first, last]. Outside 0 .. partition_bytes - 1 when
+// the pattern leaves its partition.
+struct ByteRange {
+  std::int64_t first = 0, last = 0;
+};
+ByteRange covered_bytes(const AccessPattern& p, std::uint32_t offset, unsigned elem_bytes);
+
+// The PSUM banks a range of a partition's bytes touches, bit b = bank b, clamped
+// to the banks that exist.
+std::uint8_t psum_banks(const ByteRange& r, const ArrayGeometry& geo);
+
+// The per-partition plan of a pattern: the byte offsets of its elements inside
+// one partition, in pattern order (the same in every partition), and whether
+// they are one contiguous row. `bad_element` is the first element that leaves
+// the partition (its indices and offset) when the plan failed.
+struct PartitionPlan {
+  std::vector<std::size_t> offsets;
+  bool contiguous = false;
+  struct Outside {
+    std::array<std::int64_t, 3> index{};  // [i2][i1][i0]
+    std::int64_t offset = 0;
+  };
+  std::optional<Outside> outside;
+};
+// Fills `plan` (its storage reused) for the first three dimensions of `p`.
+void plan_partition(const AccessPattern& p, std::uint32_t offset, unsigned elem_bytes, std::uint32_t partition_bytes,
+                    PartitionPlan& plan);
+
+}  // namespace pevp::isa
