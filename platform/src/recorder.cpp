@@ -107,7 +107,7 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
       throttle_.push_back({ps(s.end), -1});
     }
     for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g)
-      if (arrseq::row_group_mask(s.shape, p_.geometry()) >> g & 1) {
+      if (s.shape.row_groups >> g & 1) {
         row_group_busy_[g].push_back({ps(s.start), +1});
         row_group_busy_[g].push_back({ps(s.end), -1});
       }
@@ -142,7 +142,7 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
   trace_->slice(trace_->track("arr_seq queues", q), opname, "queue", ps(s.push), ps(s.response) - ps(s.push), args);
 
   for (unsigned g = 0; g < arrseq::Timeline::kRowGroups; ++g) {
-    if (!(arrseq::row_group_mask(s.shape, p_.geometry()) >> g & 1)) continue;
+    if (!(s.shape.row_groups >> g & 1)) continue;
     const trace::TrackId rg = trace_->track("PE row groups", "row group " + std::to_string(g));
     switch (op.kind) {
       case pe::MicroOpKind::WeightLoad:

@@ -30,6 +30,7 @@ OpShape weights(isa::TileRect t, unsigned bytes = 2) {
   s.elem_bytes = bytes;
   s.fp32 = bytes == 4;
   s.first_partition = t.row0;
+  arrseq::place_on(s, isa::ArrayGeometry{});  // the 128 x 128 preset
   return s;
 }
 
@@ -40,6 +41,7 @@ OpShape matmul(isa::TileRect t, std::uint64_t n, std::uint8_t banks, bool accumu
   s.banks = banks;
   s.accumulate = accumulate;
   s.macs = std::uint64_t{s.k} * s.m * n;
+  arrseq::place_on(s, isa::ArrayGeometry{});  // a Matmul also writes the PSUM port
   return s;
 }
 
@@ -163,6 +165,7 @@ TEST(Timeline, APeRegWriteWaitsForItsTile) {
   prw.kind = pe::MicroOpKind::PeRegWrite;
   prw.tile = kFull;
   prw.k = 128;
+  arrseq::place_on(prw, isa::ArrayGeometry{});
   const arrseq::Slot w = t.schedule(prw, 0, c);
   EXPECT_EQ(w.start, mm.complete);
   EXPECT_EQ(w.end - w.start, 4u);

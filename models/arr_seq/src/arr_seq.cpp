@@ -26,7 +26,7 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeAr
       csrs_(csrs),
       array_(array),
       config_(config),
-      timeline_(CostModel(config.timing, config.geometry), std::max(config.ififo_depth, 1u), !config.timed),
+      timeline_(CostModel(config.timing), std::max(config.ififo_depth, 1u), !config.timed),
       ps_per_cycle_(1000.0 / config.timing.clock_ghz),
       resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {
   const auto dirty = [this](const regfile::RegisterDesc&, std::uint32_t, std::uint32_t) { csr_dirty_ = true; };

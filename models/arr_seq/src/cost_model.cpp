@@ -36,6 +36,7 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
                                      : 0;
     s.banks = isa::psum_banks(isa::covered_bytes(op.dst, offset, kFp32Bytes), geo);
   }
+  place_on(s, geo);
   return s;
 }
 
@@ -49,22 +50,15 @@ std::uint32_t span_bits(unsigned first, unsigned last, unsigned width) {
 }
 }  // namespace
 
-std::uint8_t row_group_mask(const OpShape& s, const isa::ArrayGeometry& geo) {
+void place_on(OpShape& s, const isa::ArrayGeometry& geo) {
   const unsigned gr = geo.group_rows();
   const unsigned first = s.tile.row0 / gr, last = (s.tile.row0 + (s.tile.rows ? s.tile.rows : 1u) - 1) / gr;
-  return static_cast<std::uint8_t>(span_bits(first, last, geo.row_groups));
-}
-
-std::uint32_t xbus_ports(const OpShape& s, const isa::ArrayGeometry& geo) {
-  std::uint32_t ports = 0;
-  if (s.kind != pe::MicroOpKind::PeRegWrite || !s.pe_reg_bypass) {
-    // The SBUF ports of the partitions the rows read.
-    const unsigned per = geo.partitions_per_xbus();
-    const unsigned first = s.first_partition / per, last = (s.first_partition + std::max(s.k, 1u) - 1) / per;
-    ports = span_bits(first, last, geo.sbuf_xbus_ports);
-  }
-  if (s.kind == pe::MicroOpKind::Matmul) ports |= 1u << geo.psum_xbus();
-  return ports;
+  s.row_groups = static_cast<std::uint8_t>(span_bits(first, last, geo.row_groups));
+  // The SBUF ports of the partitions the rows read.
+  const unsigned per = geo.partitions_per_xbus();
+  const unsigned p0 = s.first_partition / per, p1 = (s.first_partition + std::max(s.k, 1u) - 1) / per;
+  s.sbuf_xbus = static_cast<std::uint16_t>(span_bits(p0, p1, geo.sbuf_xbus_ports));
+  s.psum_xbus = s.kind == pe::MicroOpKind::Matmul ? static_cast<std::uint16_t>(1u << geo.psum_xbus()) : 0;
 }
 
 std::uint64_t CostModel::matmul_ii(const OpShape& s) const {
@@ -77,10 +71,9 @@ std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
 }
 
 OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
-  const std::uint32_t ports = xbus_ports(s, geo_);
-  const std::uint32_t psum_port = 1u << geo_.psum_xbus();
-  const bool sbuf_throttled = (ports & throttled & (psum_port - 1)) != 0;
-  const bool psum_throttled = (ports & throttled & psum_port) != 0;
+  const std::uint32_t ports = xbus_ports(s);
+  const bool sbuf_throttled = (ports & ~std::uint32_t{s.psum_xbus} & throttled) != 0;
+  const bool psum_throttled = (s.psum_xbus & throttled) != 0;
   // SBUF read time of `bytes` per partition at the port's bandwidth (in
   // integers when it is a whole number of bytes per cycle: the common case).
   const auto read_cycles = [&](std::uint64_t bytes, bool throttle) -> std::uint64_t {

@@ -159,7 +159,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
 
     // 4. The launch stagger: row groups idle past their limit wake one by one.
     unsigned waking = 0;
-    const std::uint8_t groups = row_group_mask(s.shape, cost_.geometry());
+    const std::uint8_t groups = s.shape.row_groups;
     for (unsigned g = 0; g < kRowGroups; ++g)
       if ((groups >> g & 1) && start > group_last_active_[g] + csrs.cluster.stagger_idle_limit[g]) ++waking;
     const Cycle wake = Cycle{waking} * cost_.params().stagger_wake_cycles;

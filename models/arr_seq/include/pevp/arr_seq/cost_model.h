@@ -79,20 +79,29 @@ struct OpShape {
   unsigned first_partition = 0;  // SBUF partition the source starts in
   std::uint64_t macs = 0;      // k * m * n
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
+
+  // Where it sits on the geometry (place_on), worked out once with the shape
+  // because the Timeline reads them for every micro-op it schedules:
+  std::uint8_t row_groups = 0;  // the row groups the tile covers, bit g = group g
+  std::uint16_t sbuf_xbus = 0;  // the SBUF XBUS ports its rows read
+  std::uint16_t psum_xbus = 0;  // a Matmul: the PSUM write port's bit; else 0
 };
 
-// The shape of `op` on `geo` from its operands (no execution).
+// The shape of `op` on `geo` from its operands (no execution), placed.
 OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo);
 
-// The row groups the shape's tile covers, bit g = group g (geo.group_rows() PE
-// rows each).
-std::uint8_t row_group_mask(const OpShape& shape, const isa::ArrayGeometry& geo);
+// Fills the shape's row groups and XBUS ports from its tile, rows and first
+// partition -- model choice D-XBUS: SBUF port p reads partitions
+// p x partitions_per_xbus .. (p + 1) x partitions_per_xbus - 1 (16 on the
+// preset), port geo.psum_xbus() is the PSUM write port.
+void place_on(OpShape& shape, const isa::ArrayGeometry& geo);
 
-// The XBUS ports (protected throttle_cfg, one bit per port) a micro-op uses --
-// model choice D-XBUS: SBUF port p reads partitions p x partitions_per_xbus ..
-// (p + 1) x partitions_per_xbus - 1 (16 on the preset), port geo.psum_xbus() is
-// the PSUM write port.
-std::uint32_t xbus_ports(const OpShape& shape, const isa::ArrayGeometry& geo);
+// The XBUS ports (protected throttle_cfg, one bit per port) a placed micro-op
+// uses: none of SBUF's for a PeRegWrite that takes its immediate.
+inline std::uint32_t xbus_ports(const OpShape& s) {
+  const bool reads_sbuf = s.kind != pe::MicroOpKind::PeRegWrite || !s.pe_reg_bypass;
+  return (reads_sbuf ? s.sbuf_xbus : 0u) | s.psum_xbus;
+}
 
 // The phase lengths of one micro-op, in cycles.
 struct OpCost {
@@ -111,11 +120,9 @@ struct OpCost {
 
 class CostModel {
  public:
-  explicit CostModel(TimingParams params = {}, const isa::ArrayGeometry& geo = {}) : p_(params), geo_(geo) {}
+  explicit CostModel(TimingParams params = {}) : p_(params) {}
   const TimingParams& params() const { return p_; }
   TimingParams& params() { return p_; }
-  // The machine the costs are for: its XBUS ports and row groups.
-  const isa::ArrayGeometry& geometry() const { return geo_; }
 
   // `throttled` = XBUS ports whose throttle is on (bit set = throttled).
   OpCost cost(const OpShape& shape, std::uint32_t throttled = 0) const;
@@ -126,7 +133,6 @@ class CostModel {
 
  private:
   TimingParams p_;
-  isa::ArrayGeometry geo_;
 };
 
 }  // namespace pevp::arrseq
