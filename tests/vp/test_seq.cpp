@@ -836,6 +836,54 @@ TEST(InstructionQueue, SmallQueueBackPressure) {
   });
 }
 
+// Loosely timed: a queue write that must wait for space first consumes the time its initiator ran ahead (the
+// annotated delay), so the wait starts at the initiator's local time; a write that finds space leaves the delay as
+// it came, for the initiator to account.
+TEST(InstructionQueue, ABlockedWriteConsumesTheCallersDelayFirst) {
+  const Generation g = Generation::MARIANA;
+  platform::PlatformConfig cfg = config(g);
+  cfg.seq.queue_depth = 1;
+  platform::VirtualPlatform vp(cfg);
+  const Small f(g);
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    auto waiting = f.lw();  // holds the queue's only entry until semaphore 5 is set
+    waiting.events.wait_mode = isa::WaitMode::WAIT_GE;
+    waiting.events.wait_sem = 5;
+    waiting.events.wait_value = 1;
+    const isa::RawInstruction held = isa::encode_ldweights(g, waiting), next = isa::encode_ldweights(g, f.lw());
+    auto write = [&](const isa::RawInstruction& raw, sc_core::sc_time& delay) {
+      tlm::tlm_generic_payload trans;
+      trans.set_command(tlm::TLM_WRITE_COMMAND);
+      trans.set_address(0);
+      trans.set_data_ptr(const_cast<unsigned char*>(raw.data()));
+      trans.set_data_length(static_cast<unsigned>(raw.size()));
+      trans.set_streaming_width(static_cast<unsigned>(raw.size()));
+      trans.set_byte_enable_ptr(nullptr);
+      // Straight into the queue's target (its forward interface), past the bus.
+      static_cast<sc_core::sc_export<tlm::tlm_fw_transport_if<>>&>(vp.platform().seq.iq)->b_transport(trans, delay);
+      return trans.get_response_status();
+    };
+    const sc_core::sc_time ahead(300, sc_core::SC_NS);
+    sc_core::sc_time delay = ahead;
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    EXPECT_EQ(write(held, delay), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(delay, ahead) << "room in the queue: the delay is the initiator's to account";
+    EXPECT_EQ(sc_core::sc_time_stamp(), t0);
+    // The queue is full; free it from another thread 2 us later.
+    sc_core::sc_spawn([&] {
+      sc_core::wait(2, sc_core::SC_US);
+      d.set_semaphore(5, 1);
+    });
+    EXPECT_EQ(write(next, delay), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(delay, sc_core::SC_ZERO_TIME) << "the delay was consumed before waiting";
+    EXPECT_GE(sc_core::sc_time_stamp(), t0 + sc_core::sc_time(2, sc_core::SC_US));
+    const platform::Completion c = d.wait_idle(kTimeout);
+    EXPECT_TRUE(c.done);
+    EXPECT_EQ(c.retired, 2u);
+  });
+}
+
 // ==== interrupt, done, firmware log ==============================================================================
 
 // The interrupt line is OR(irq_status & irq_enable): done raises it when enabled; clear_done drops it; with

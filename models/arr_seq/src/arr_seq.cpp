@@ -21,7 +21,7 @@ CounterBank bank_of(pe::MicroOpKind k) {
 
 }  // namespace
 
-ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeArray& array, ArrSeqConfig config)
+ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::ArrayModel& array, ArrSeqConfig config)
     : sc_core::sc_module(name),
       csrs_(csrs),
       array_(array),
@@ -29,23 +29,12 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeAr
       timeline_(CostModel(config.timing), std::max(config.ififo_depth, 1u), !config.timed),
       ps_per_cycle_(1000.0 / config.timing.clock_ghz),
       resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {
-  const auto dirty = [this](const regfile::RegisterDesc&, std::uint32_t, std::uint32_t) { csr_dirty_ = true; };
-  csrs_.top.regs().on_write(dirty);
-  csrs_.cluster.regs().on_write(dirty);
-  csrs_.protect.regs().on_write(dirty);
+  csrs_.on_config_change([this] { csr_dirty_ = true; });
   // perf_cntr_cfg.cntr_rst clears the row-group counters with the per-tile ones.
-  csrs_.top.regs().on_pulse([this](const regfile::RegisterDesc& r, const regfile::FieldDesc& f) {
-    if (r.name == "perf_cntr_cfg" && std::string_view(f.name) == "cntr_rst") {
-      timeline_.reset_counters(now());
-      publish_counters(now());
-    }
+  csrs_.on_counters_reset([this] {
+    timeline_.reset_counters(now());
+    publish_counters(now());
   });
-  auto& vp = csrs_.seq.regs();
-  for (unsigned g = 0; g < Timeline::kRowGroups; ++g) {
-    const std::string rg = "rg" + std::to_string(g);
-    rg_counters_[g] = {vp.counter(rg + "_mm_active_cnt_lsb"), vp.counter(rg + "_wl_active_cnt_lsb"),
-                       vp.counter(rg + "_idle_cnt_lsb")};
-  }
 }
 
 Cycle ArrSeq::to_cycles(const sc_core::sc_time& t) const {
@@ -116,12 +105,9 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cyc
 
 void ArrSeq::publish_counters(Cycle now) {
   timeline_.settle_counters(now);
-  auto& vp = csrs_.seq.regs();
   for (unsigned g = 0; g < Timeline::kRowGroups; ++g) {
     const RowGroupCounters& c = timeline_.row_group(g);
-    vp.write_counter(rg_counters_[g][0], c.matmul.counted() & regfile::kCounterMask48);
-    vp.write_counter(rg_counters_[g][1], c.weight_load.counted() & regfile::kCounterMask48);
-    vp.write_counter(rg_counters_[g][2], c.idle(now) & regfile::kCounterMask48);
+    csrs_.publish_row_group(g, {c.matmul.counted(), c.weight_load.counted(), c.idle(now)});
   }
 }
 

@@ -72,6 +72,13 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
           }
   }
 
+  RegisterFile& vp = seq.regs();
+  for (unsigned g = 0; g < row_group_counters_.size(); ++g) {
+    const std::string rg = "rg" + std::to_string(g);
+    row_group_counters_[g] = {vp.counter(rg + "_mm_active_cnt_lsb"), vp.counter(rg + "_wl_active_cnt_lsb"),
+                              vp.counter(rg + "_idle_cnt_lsb")};
+  }
+
   // perf_cntr_cfg.cntr_rst: a write-1 pulse that clears every per-tile counter.
   t.on_pulse([this](const RegisterDesc& r, const FieldDesc& f) {
     if (r.name == "perf_cntr_cfg" && f.name == "cntr_rst") clear_counters();
@@ -105,6 +112,25 @@ ClusterCfg ArrSeqCsrs::cluster_cfg() const {
 }
 
 std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(disable_throttle_); }
+
+void ArrSeqCsrs::publish_row_group(unsigned group, const RowGroupActivity& a) {
+  RegisterFile& vp = seq.regs();
+  const auto& refs = row_group_counters_.at(group);
+  vp.write_counter(refs[0], a.matmul & kCounterMask48);
+  vp.write_counter(refs[1], a.weight_load & kCounterMask48);
+  vp.write_counter(refs[2], a.idle & kCounterMask48);
+}
+
+void ArrSeqCsrs::on_config_change(std::function<void()> changed) {
+  const auto on_write = [changed](const RegisterDesc&, std::uint32_t, std::uint32_t) { changed(); };
+  for (RegFileTarget* face : {&top, &cluster, &protect}) face->regs().on_write(on_write);
+}
+
+void ArrSeqCsrs::on_counters_reset(std::function<void()> counters_reset) {
+  top.regs().on_pulse([counters_reset](const RegisterDesc& r, const FieldDesc& f) {
+    if (r.name == "perf_cntr_cfg" && std::string_view(f.name) == "cntr_rst") counters_reset();
+  });
+}
 
 bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
   // The counter of a tile, found by its 003 name once and then by its geometry:

@@ -27,8 +27,8 @@
 
 #include "pevp/arr_seq/cost_model.h"
 #include "pevp/arr_seq/timeline.h"
-#include "pevp/pe_array/pe_array.h"
-#include "pevp/regfile/arr_seq_csrs.h"
+#include "pevp/pe_array/array_model.h"
+#include "pevp/regfile/sequencer_csrs.h"
 
 namespace pevp::arrseq {
 
@@ -57,7 +57,9 @@ struct OpcodeStats {
 
 class ArrSeq : public sc_core::sc_module {
  public:
-  ArrSeq(sc_core::sc_module_name name, regfile::ArrSeqCsrs& csrs, pe::PeArray& array, ArrSeqConfig config = {});
+  // `csrs`: its CSR block, `array`: what executes its micro-ops -- interfaces, so
+  // a register block or an array behind a bus bridge can stand in for the models.
+  ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::ArrayModel& array, ArrSeqConfig config = {});
 
   // What became of one micro-op.
   struct Issued {
@@ -110,8 +112,8 @@ class ArrSeq : public sc_core::sc_module {
  private:
   const TimingCsrs& csrs_now();
 
-  regfile::ArrSeqCsrs& csrs_;
-  pe::PeArray& array_;
+  regfile::SequencerCsrs& csrs_;
+  pe::ArrayModel& array_;
   ArrSeqConfig config_;
   Timeline timeline_;
   double ps_per_cycle_;
@@ -124,7 +126,6 @@ class ArrSeq : public sc_core::sc_module {
   bool csr_dirty_ = true;
   ArrSeqStats stats_;
   std::array<OpcodeStats, 256> opcode_stats_{};
-  std::array<std::array<regfile::CounterRef, 3>, Timeline::kRowGroups> rg_counters_;
 };
 
 }  // namespace pevp::arrseq

@@ -18,12 +18,13 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "pevp/isa/geometry.h"
+#include "pevp/pe_array/array_model.h"
 #include "pevp/pe_array/executor.h"
 #include "pevp/pe_array/micro_op.h"
 
 namespace pevp::pe {
 
-class PeArray : public sc_core::sc_module {
+class PeArray : public sc_core::sc_module, public ArrayModel {
  public:
   tlm_utils::simple_initiator_socket<PeArray> sbuf_port;  // bind to the SBUF memory target
   tlm_utils::simple_initiator_socket<PeArray> psum_port;  // bind to the PSUM memory target
@@ -34,7 +35,7 @@ class PeArray : public sc_core::sc_module {
   // Executes one micro-op now. `bypass_peregwrite` is queue_cfg.bypass_peregwrite_instr:
   // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an
   // error nothing is written.
-  ExecResult execute(const MicroOp& op, bool bypass_peregwrite);
+  ExecResult execute(const MicroOp& op, bool bypass_peregwrite) override;
 
   // What the last successful WeightLoad / Matmul did (shapes, MACs).
   const ExecStats& last_stats() const { return exec_.last_stats(); }

@@ -15,6 +15,7 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/regfile/apb_router.h"
 #include "pevp/regfile/regfile_target.h"
+#include "pevp/regfile/sequencer_csrs.h"
 
 namespace pevp::regfile {
 
@@ -34,32 +35,9 @@ struct ArrSeqCsrsConfig {
   sc_core::sc_time access_time = sc_core::sc_time(20, sc_core::SC_NS);
 };
 
-// The three per-tile counter banks of 003 section 4, one per micro-op class.
-enum class CounterBank : std::uint8_t { WeightLoad, Matmul, PeRegWrite };
 std::string_view bank_name(CounterBank bank);  // "arr_seq_ififo_perf_weight_load", ...
 
-// queue_cfg (003 section 3): the host's whole say over issue policy.
-struct QueueCfg {
-  bool fifo_size_sel = false;             // 1 = single-entry IFIFO
-  bool bypass_peregwrite_instr = false;   // 1 = PeRegWrite is register-immediate
-  bool disable_dependency_check = false;  // 1 = single-threaded, in-order issue
-};
-
-// arr_cluster_cfg + array_stagger (cluster face).
-struct ClusterCfg {
-  bool matmul_done_last = false;
-  bool en_inter_instr_dly = false;
-  std::uint32_t inter_instr_dly_cnt = 0;
-  std::uint32_t p2fifo_af = 0;
-  bool flush_p2f_fifos = false;
-  bool enable_wl_last_active_col = false;
-  std::uint32_t wl_last_active_col = 0;
-  // array_stagger_rgN_ctrl1.rgN_ctrl1, one register per row group.
-  static constexpr unsigned kStaggerGroups = 4;
-  std::array<std::uint32_t, kStaggerGroups> stagger_idle_limit{};
-};
-
-class ArrSeqCsrs : public sc_core::sc_module {
+class ArrSeqCsrs : public sc_core::sc_module, public SequencerCsrs {
  public:
   ApbRouter router;
   RegFileTarget top;        // tpb_arr_seq_top_host_visible
@@ -72,16 +50,18 @@ class ArrSeqCsrs : public sc_core::sc_module {
   // The APB target socket a driver binds to.
   tlm_utils::simple_target_socket<ApbRouter>& apb() { return router.target; }
 
-  // ---- hooks for the sequencer ------------------------------------------------------
-  QueueCfg queue_cfg() const;
-  bool counters_enabled() const;  // perf_cntr_cfg.cntr_en
-  ClusterCfg cluster_cfg() const;
-  std::uint32_t disable_throttle() const;  // throttle_cfg.disable_throttle[8:0], one bit per XBUS
-
-  // Counts one micro-op of `bank` on `tile` when perf_cntr_cfg.cntr_en is set.
-  // Returns false (and counts nothing) for a tile the banks have no counter for
-  // (isa::counter_tile_name gives the 003 naming).
-  bool count(CounterBank bank, const isa::TileRect& tile);
+  // ---- the sequencer's view (SequencerCsrs) ---------------------------------------------
+  QueueCfg queue_cfg() const override;
+  bool counters_enabled() const override;  // perf_cntr_cfg.cntr_en
+  ClusterCfg cluster_cfg() const override;
+  std::uint32_t disable_throttle() const override;  // throttle_cfg.disable_throttle[8:0], one bit per XBUS
+  // isa::counter_tile_name gives the 003 naming of the tile's counter.
+  bool count(CounterBank bank, const isa::TileRect& tile) override;
+  // vp_seq rgN_mm_active_cnt / rgN_wl_active_cnt / rgN_idle_cnt.
+  void publish_row_group(unsigned group, const RowGroupActivity& activity) override;
+  // Writes to the top, cluster and protected faces; the cntr_rst pulse.
+  void on_config_change(std::function<void()> changed) override;
+  void on_counters_reset(std::function<void()> counters_reset) override;
   // The 48-bit counter of `tile` ("tile_64x32_tile9") in `bank`; throws
   // std::invalid_argument for an unknown tile name.
   std::uint64_t counter(CounterBank bank, std::string_view tile) const;
@@ -104,6 +84,8 @@ class ArrSeqCsrs : public sc_core::sc_module {
   std::array<LastCount, 3> last_count_{};
   FieldRef fifo_size_sel_, bypass_peregwrite_, disable_depchk_, cntr_en_;
   FieldRef disable_throttle_;
+  // vp_seq's row-group counters: matmul-active, weight-load-active, idle per group.
+  std::array<std::array<CounterRef, 3>, ClusterCfg::kStaggerGroups> row_group_counters_;
 };
 
 
