@@ -7,7 +7,7 @@
 #include <ostream>
 #include <system_error>
 
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 
 namespace pevp::platform {
 

@@ -3,9 +3,9 @@
 #include <iomanip>
 #include <ostream>
 
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 #include "pevp/isa/decode.h"
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
 
 namespace pevp::platform {
 

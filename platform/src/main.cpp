@@ -10,7 +10,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/disasm.h"

@@ -12,7 +12,7 @@
 
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 

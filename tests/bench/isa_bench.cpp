@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "pevp/isa/builders.h"
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
 #include "pevp/platform/samples.h"
 
 namespace {

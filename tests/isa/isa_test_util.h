@@ -19,7 +19,8 @@
 #include "pevp/isa/encode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/fields.h"
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
+#include "pevp/isa_text/json.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa/opcode.h"
 

@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "isa_random.h"
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 
 namespace pevp::isa::test {
 namespace {

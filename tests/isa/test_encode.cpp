@@ -81,13 +81,13 @@ TEST(Encoder, ValueTooWide) {
 
 TEST(Encoder, JsonValues) {
   Encoder e(G::MARIANA, Opcode::MATMUL);
-  e.set("in_dtype", nlohmann::json("FP8_EXP4"));
-  e.set("psum_accumulate_flags", nlohmann::json("MULTI_END"));
-  e.set("flags.accumulate_flag", nlohmann::json("ACCUMULATE"));
-  e.set("src_mem_pattern.start_addr", nlohmann::json("0x40"));
-  e.set("reserved4", nlohmann::json("00"));
-  e.set("psum_zero_region", nlohmann::json("BANKS_4"));
-  e.set("num_active_rows", nlohmann::json(64));
+  set_json(e, "in_dtype", nlohmann::json("FP8_EXP4"));
+  set_json(e, "psum_accumulate_flags", nlohmann::json("MULTI_END"));
+  set_json(e, "flags.accumulate_flag", nlohmann::json("ACCUMULATE"));
+  set_json(e, "src_mem_pattern.start_addr", nlohmann::json("0x40"));
+  set_json(e, "reserved4", nlohmann::json("00"));
+  set_json(e, "psum_zero_region", nlohmann::json("BANKS_4"));
+  set_json(e, "num_active_rows", nlohmann::json(64));
   const RawInstruction& b = e.bytes();
   EXPECT_EQ(b[32], 0xE);   // in_dtype @32
   EXPECT_EQ(b[43], 2);     // psum_accumulate_flags @43
@@ -97,13 +97,13 @@ TEST(Encoder, JsonValues) {
   EXPECT_EQ(b[38], 64);
   EXPECT_EQ(b[0], 0x02);
   EXPECT_EQ(b[1], 16);  // inst_word_len
-  expect_error([&] { e.set("in_dtype", nlohmann::json("FLOAT99")); }, {"in_dtype", "FLOAT99"});
-  expect_error([&] { e.set("fp32_mode", nlohmann::json("none")); }, {"fp32_mode"});  // names are exact
-  expect_error([&] { e.set("reserved4", nlohmann::json("0")); }, {"reserved4"});
-  expect_error([&] { e.set("reserved4", nlohmann::json("zz")); }, {"reserved4"});
-  expect_error([&] { e.set("num_active_rows", nlohmann::json(1.5)); }, {"num_active_rows"});
-  expect_error([&] { e.set("num_active_rows", nlohmann::json(true)); }, {"num_active_rows"});
-  expect_error([&] { e.set("nope", nlohmann::json("BFLOAT16")); }, {"nope"});
+  expect_error([&] { set_json(e, "in_dtype", nlohmann::json("FLOAT99")); }, {"in_dtype", "FLOAT99"});
+  expect_error([&] { set_json(e, "fp32_mode", nlohmann::json("none")); }, {"fp32_mode"});  // names are exact
+  expect_error([&] { set_json(e, "reserved4", nlohmann::json("0")); }, {"reserved4"});
+  expect_error([&] { set_json(e, "reserved4", nlohmann::json("zz")); }, {"reserved4"});
+  expect_error([&] { set_json(e, "num_active_rows", nlohmann::json(1.5)); }, {"num_active_rows"});
+  expect_error([&] { set_json(e, "num_active_rows", nlohmann::json(true)); }, {"num_active_rows"});
+  expect_error([&] { set_json(e, "nope", nlohmann::json("BFLOAT16")); }, {"nope"});
 }
 
 // A hex string must be all hex: "0x40zz" is a typo, not 0x40.
@@ -112,7 +112,7 @@ TEST(Encoder, HexStringWithTrailingGarbage) {
   std::vector<std::string> accepted;
   for (const char* text : {"0xZZ", "0x40zz", "0x", "0x1 2"}) {
     try {
-      e.set("src_mem_pattern.start_addr", nlohmann::json(text));
+      set_json(e, "src_mem_pattern.start_addr", nlohmann::json(text));
       accepted.push_back(std::string(text) + " -> " + std::to_string(e.decoded().get("src_mem_pattern.start_addr")));
     } catch (const EncodeError& err) {
       EXPECT_NE(std::string(err.what()).find("src_mem_pattern.start_addr"), std::string::npos) << err.what();

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 #include "pevp/isa/builders.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/samples.h"

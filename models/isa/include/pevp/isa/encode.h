@@ -3,10 +3,10 @@
 // every struct of every generation); builders.h has typed helpers on top.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pevp/isa/decode.h"
 
@@ -29,8 +29,14 @@ class Encoder {
   // settable. Throws EncodeError naming the path on an unknown path or a value
   // that does not fit.
   Encoder& set(std::string_view path, std::int64_t value);
-  // Sets a leaf from a JSON value: a number, or an enum name as to_json prints it.
-  Encoder& set(std::string_view path, const nlohmann::json& value);
+  // Sets a reserved leaf's bytes as they are (a negative test's non-zero
+  // reserved bytes). Throws EncodeError unless `path` is a reserved leaf of
+  // exactly bytes.size() bytes.
+  Encoder& set_reserved(std::string_view path, const std::vector<std::uint8_t>& bytes);
+  // The leaf at `path` as the bytes set so far lay it out (union members follow
+  // start_addr), or null.
+  const Leaf* leaf(std::string_view path) const;
+  const std::string& struct_name() const;  // "S3D3_MM"
 
   const RawInstruction& bytes() const { return bytes_; }
   Decoded decoded() const { return decode(gen_, bytes_); }
@@ -40,10 +46,5 @@ class Encoder {
   const StructLayout* layout_;
   RawInstruction bytes_{};
 };
-
-// Encodes a to_json()-shaped object (keys "generation" is optional, "opcode"
-// required; "valid", "violations", "struct", "index" ignored). Start addresses
-// are applied first so union members resolve.
-RawInstruction encode_json(Generation g, const nlohmann::json& object);
 
 }  // namespace pevp::isa

@@ -1,4 +1,4 @@
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
 
 #include "pevp/isa/hex.h"
 

@@ -4,7 +4,7 @@
 // reproduce. Parsing never throws out of assemble(): a syntax error ends its
 // line (the position is lost), a value error is recorded and parsing goes on,
 // so one pass reports every problem.
-#include "pevp/isa/assembly.h"
+#include "pevp/isa_text/assembly.h"
 
 #include "pevp/isa/hex.h"
 
@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "pevp/isa/enums.h"
-#include "pevp/isa/format.h"
+#include "pevp/isa_text/format.h"
 
 namespace pevp::isa {
 
