@@ -46,6 +46,14 @@ TEST(RuleTable, NumbersAreUniqueSortedAndRoundTrip) {
   EXPECT_EQ(isa::rule_id(0x1FF), "");
 }
 
+TEST(RuleTable, TheEnumCarriesTheNumbers) {
+  EXPECT_EQ(static_cast<std::uint16_t>(isa::Rule::kOpcodeUnknown), 0x001);
+  EXPECT_EQ(static_cast<std::uint16_t>(isa::Rule::kMmInDtype), 0x008);
+  EXPECT_EQ(static_cast<std::uint16_t>(isa::Rule::kExecPsumGroupUnopened), 0x113);
+  EXPECT_EQ(isa::id(isa::Rule::kSeqNotModelled), "seq.not_modelled");
+  EXPECT_EQ(isa::rule_number(isa::id(isa::Rule::kConvlutLutDtype)), 0x039);
+}
+
 TEST(RuleTable, FixedNumbersDoNotMove) {
   // Numbers are part of the CSR contract (err_info.rule_id): pin a few.
   EXPECT_EQ(isa::rule_number("opcode.unknown"), 0x001);
