@@ -25,6 +25,7 @@
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 #include "pevp/platform/recorder.h"
 
 namespace {

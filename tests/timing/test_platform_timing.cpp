@@ -14,6 +14,7 @@
 
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 #include "pevp/platform/recorder.h"
 #include "pevp/trace/trace_events.h"
 

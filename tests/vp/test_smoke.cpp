@@ -7,6 +7,7 @@
 #include "pevp/isa/builders.h"
 #include "pevp/isa/rules.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 #include "test_util.h"
 
 namespace {

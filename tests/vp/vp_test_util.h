@@ -28,6 +28,7 @@
 #include "pevp/numerics/convert.h"
 #include "pevp/numerics/formats.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 #include "test_util.h"
 #include "tpb_arr_seq_top_host_visible_regs.h"
 

@@ -7,6 +7,7 @@
 
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 
 namespace pevp::platform {
 

@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "pevp/arr_seq/arr_seq.h"
+#include "pevp/platform/address_map.h"
 #include "pevp/isa/generation.h"
 #include "pevp/memory/memory.h"
 #include "pevp/pe_array/pe_array.h"
@@ -26,19 +27,6 @@
 
 namespace pevp::platform {
 
-struct AddressMap {
-  std::uint64_t sbuf = 0x0000000;
-  std::uint64_t psum = 0x2000000;
-  std::uint64_t apb = 0x3000000;
-  std::uint64_t apb_size = 0x4000;
-  std::uint64_t iq = 0x3010000;
-  std::uint64_t iq_size = 0x1000;
-  // The four APB faces, as absolute addresses.
-  std::uint64_t top() const { return apb + 0x0000; }
-  std::uint64_t cluster() const { return apb + 0x1000; }
-  std::uint64_t protect() const { return apb + 0x2000; }
-  std::uint64_t vp_seq() const { return apb + 0x3000; }
-};
 
 struct PlatformConfig {
   isa::Generation gen = isa::Generation::MARIANA;

@@ -2,7 +2,9 @@
 // the VP. A Driver runs inside the host's SC_THREAD and talks to the platform
 // only through the system bus (32-bit CSR accesses, SBUF/PSUM block transfers,
 // 64-byte instruction writes) and the interrupt line -- never by reaching into
-// the models. Every bus error throws BusError naming the address and status.
+// the models: this library links no model, only the generated register headers
+// and the address map. Every bus error throws BusError naming the address and
+// status. VirtualPlatform (virtual_platform.h) pairs one with a platform:
 //
 //   VirtualPlatform vp(config);
 //   vp.run([&](Driver& d) {
@@ -27,7 +29,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "pevp/isa/decode.h"
-#include "pevp/platform/platform.h"
+#include "pevp/platform/address_map.h"
 #include "pevp/regfile/desc.h"
 
 namespace pevp::platform {
@@ -138,20 +140,5 @@ class Driver {
 
 // A platform plus a host that runs one driver program in an SC_THREAD. SystemC
 // elaborates once per process, so make one VirtualPlatform per process.
-class VirtualPlatform {
- public:
-  explicit VirtualPlatform(const PlatformConfig& config);
-  explicit VirtualPlatform(const VpConfig& config);
-  ~VirtualPlatform();
-  Platform& platform();
-  const AddressMap& map() const;
-  // Elaborates and simulates until `program` returns (or throws: the exception is
-  // rethrown here). Returns the simulated time at the end.
-  sc_core::sc_time run(std::function<void(Driver&)> program);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 }  // namespace pevp::platform

@@ -15,6 +15,7 @@
 #include "pevp/isa_text/assembly.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 
 namespace pevp::platform {
 

@@ -16,6 +16,7 @@
 #include "pevp/host/operands.h"
 #include "pevp/isa/opcode.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
 
 namespace pevp::platform {
 

@@ -1,0 +1,24 @@
+// The platform's system-bus address map as a driver sees it (D-ADDR for SBUF
+// and PSUM, D-PLATFORM-MAP for the CSR and queue windows): what a device tree
+// would tell a driver. The composition (platform.h) lays the models out by it.
+#pragma once
+
+#include <cstdint>
+
+namespace pevp::platform {
+
+struct AddressMap {
+  std::uint64_t sbuf = 0x0000000;
+  std::uint64_t psum = 0x2000000;
+  std::uint64_t apb = 0x3000000;
+  std::uint64_t apb_size = 0x4000;
+  std::uint64_t iq = 0x3010000;
+  std::uint64_t iq_size = 0x1000;
+  // The four APB faces, as absolute addresses.
+  std::uint64_t top() const { return apb + 0x0000; }
+  std::uint64_t cluster() const { return apb + 0x1000; }
+  std::uint64_t protect() const { return apb + 0x2000; }
+  std::uint64_t vp_seq() const { return apb + 0x3000; }
+};
+
+}  // namespace pevp::platform
