@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pevp/isa/access_pattern.h"
+#include "pevp/isa/instruction.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/tiles.h"
 
@@ -46,7 +47,7 @@ std::string Fault::describe() const {
   return s + message + " [" + rule + "]";
 }
 
-std::string self_name(Handler h, const isa::Decoded& d) {
+std::string self_name(Handler h, const isa::Instruction& typed) {
   // The DEBUG lines of the firmware image (spec 000 section 2.1): "S:" for the
   // scalar handlers, "XS:" for the MX matmul; PeManageSeed names its mode.
   switch (h) {
@@ -56,7 +57,8 @@ std::string self_name(Handler h, const isa::Decoded& d) {
     case Handler::LdTags: return "S: LdTags";
     case Handler::MatmulSparse: return "S: MatmulSparse";
     case Handler::PeManageSeed: {
-      const auto mode = d.get_or("mode", 0);
+      const auto* seed = std::get_if<isa::PeManageSeed>(&typed);
+      const std::int64_t mode = seed ? seed->mode : 0;
       return std::string("S: PeManageSeed") + (mode == 1 ? "(LOAD)" : mode == 2 ? "(SAVE)" : "");
     }
     case Handler::LdweightsMX: return "S: LdweightsMX";
@@ -71,20 +73,11 @@ namespace {
 
 Fault from_violation(const isa::Violation& v) { return {v.rule, v.field, v.value, v.message}; }
 
-// ---- lowering: each handler reads its instruction once, into the micro-op -------------------------------------
+// ---- lowering: each handler turns its typed instruction into micro-ops ---------------------------------------
 
-bool is_union_field(const isa::Decoded& d, std::string_view name) {
-  const isa::FieldDesc* f = d.layout ? d.layout->find(name) : nullptr;
-  return f && f->part == isa::Part::MemPattern3D;
-}
-
-isa::AccessPattern pattern_of(const isa::Decoded& d, std::string_view name) {
-  return isa::read_pattern(d, name, is_union_field(d, name)).value_or(isa::AccessPattern{});
-}
-
-unsigned perf_divisor(const isa::Decoded& d) {
-  if (d.get_or("perf_opt", 0) == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
-  switch (static_cast<isa::MxPerfMode>(d.get_or("perf_mode", 0))) {
+unsigned perf_divisor(std::int64_t perf_opt, std::int64_t perf_mode) {
+  if (perf_opt == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
+  switch (static_cast<isa::MxPerfMode>(perf_mode)) {
     case isa::MxPerfMode::QUAD_ROW:
     case isa::MxPerfMode::QUAD_ROW_INTERLEAVE:
     case isa::MxPerfMode::QUAD_ROW_TILED: return 4;
@@ -96,71 +89,71 @@ unsigned perf_divisor(const isa::Decoded& d) {
 }
 
 // What every PE micro-op carries: where it came from, its tile and extents.
-pe::MicroOp micro_op(pe::MicroOpKind kind, const isa::Decoded& d, const isa::TileRect& tile) {
+pe::MicroOp micro_op(pe::MicroOpKind kind, isa::Generation gen, const isa::Common& c, const isa::TilePart& tile) {
   pe::MicroOp op;
   op.kind = kind;
-  op.gen = d.gen;
-  op.opcode_byte = d.opcode_byte;
-  op.tile = tile;
-  op.k = d.has("num_active_rows") ? isa::active_extent(d.get("num_active_rows"), tile.rows) : tile.rows;
-  op.m = d.has("num_active_cols") ? isa::active_extent(d.get("num_active_cols"), tile.cols) : tile.cols;
-  op.src = pattern_of(d, "src_mem_pattern");
-  op.in_dtype_raw = d.get_or("in_dtype", 0);
-  op.in_dtype = static_cast<isa::Dtype>(op.in_dtype_raw);
+  op.gen = gen;
+  op.opcode_byte = c.opcode_byte;
+  op.tile = *tile.rect;
+  op.k = tile.active_rows;
+  op.m = tile.active_cols;
   return op;
 }
 
-// Ldweights and Matmul: the operand type, the transpose, the perf mode and the
-// features the array does not execute yet.
-void lower_operands(const isa::Decoded& d, pe::MicroOp& op) {
-  op.fp32_mode_raw = d.get_or("fp32_mode", 0);
-  op.fp32_mode = static_cast<isa::Fp32Mode>(op.fp32_mode_raw);
-  op.transpose = d.get_or("transpose_mode", 0) != 0 || d.get_or("flags.xpose_mode", 0) != 0;
-  op.rate_div = perf_divisor(d);
-  op.unmodelled.seed_mode = d.get_or("flags.seed_mode", 0);
-  op.unmodelled.scalar_mode = d.get_or("flags.scalar_mode", 0);
-  op.unmodelled.perf = d.get_or("perf_opt", 0) != 0 ? d.get("perf_opt") : d.get_or("perf_mode", 0);
-  op.unmodelled.bg_xpose = d.get_or("bg_xpose_mode", 0);
+void set_operand(const isa::OperandPart& in, pe::MicroOp& op) {
+  op.in_dtype_raw = in.dtype_raw;
+  op.fp32_mode_raw = in.fp32_mode_raw;
+  op.in_dtype = in.dtype();
+  op.fp32_mode = in.fp32_mode();
 }
 
 // The PSUM group semantics of a Matmul on its generation (spec 4.1).
-pe::PsumGroup psum_group(const isa::Decoded& d) {
+pe::PsumGroup psum_group(const isa::PsumPart& p) {
   pe::PsumGroup g;
-  if (!d.has("psum_accumulate_flags")) {  // MAVERICK: accumulate_flag alone
-    g.accumulate = d.get("flags.accumulate_flag") != 0;
+  if (!p.group_flags) {  // MAVERICK: accumulate_flag alone
+    g.accumulate = p.accumulate.value_or(false);
     return g;
   }
   g.tracked = true;
-  g.flags = static_cast<std::uint8_t>(d.get("psum_accumulate_flags"));
+  g.flags = *p.group_flags;
   g.begin = g.flags & isa::psum_flags::BEGIN_MATMUL_GROUP;
   g.begin_accumulate = g.flags & isa::psum_flags::BEGIN_ACCUM_MATMUL_GROUP;
   g.end = g.flags & isa::psum_flags::END_MATMUL_GROUP;
   // MARIANA: the flag chooses add vs overwrite; CAYMAN: BEGIN overwrites, everything else adds.
-  g.accumulate = d.has("flags.accumulate_flag") ? d.get("flags.accumulate_flag") != 0 : !g.begin;
-  g.zero_region = d.get_or("psum_zero_region", 0);
+  g.accumulate = p.accumulate.value_or(!g.begin);
+  g.zero_region = p.zero_region;
   if (g.begin) g.zero_banks = isa::zero_region_banks(static_cast<isa::ZeroRegion>(g.zero_region));
   return g;
 }
 
-pe::MicroOp lower_ldweights(const isa::Decoded& d, const isa::TileRect& tile) {
-  pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, d, tile);
-  lower_operands(d, op);
+pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
+  op.src = i.src;
+  set_operand(i.in, op);
+  op.transpose = i.transpose;
+  op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_opt != 0 ? i.perf_opt : i.perf_mode, i.bg_transpose};
   return op;
 }
 
-pe::MicroOp lower_matmul(const isa::Decoded& d, const isa::TileRect& tile) {
-  pe::MicroOp op = micro_op(pe::MicroOpKind::Matmul, d, tile);
-  lower_operands(d, op);
-  op.dst = pattern_of(d, "dst_mem_pattern");
-  op.out_dtype = d.get_or("out_dtype", 0);
-  op.psum = psum_group(d);
+pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::Matmul, gen, i, i.tile);
+  op.src = i.src;
+  op.dst = i.dst;
+  set_operand(i.in, op);
+  op.out_dtype = i.out_dtype;
+  op.transpose = i.transpose;
+  op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_opt != 0 ? i.perf_opt : i.perf_mode, 0};
+  op.psum = psum_group(i.psum);
   return op;
 }
 
-pe::MicroOp lower_pe_reg_write(const isa::Decoded& d, const isa::TileRect& tile) {
-  pe::MicroOp op = micro_op(pe::MicroOpKind::PeRegWrite, d, tile);
-  op.reg_addr = static_cast<std::uint32_t>(d.get("reg_addr"));
-  op.imm_value = static_cast<std::uint32_t>(d.get("imm_value"));
+pe::MicroOp lower(const isa::PeRegWrite& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::PeRegWrite, gen, i, i.tile);
+  op.src = i.src;
+  op.reg_addr = i.reg_addr;
+  op.imm_value = i.imm_value;
   return op;
 }
 
@@ -168,22 +161,21 @@ pe::MicroOp lower_pe_reg_write(const isa::Decoded& d, const isa::TileRect& tile)
 
 // A modelled handler: the instruction must be valid and give a tile; then it
 // lowers to one micro-op.
-using Lowering = pe::MicroOp (*)(const isa::Decoded&, const isa::TileRect&);
-
-void handle_modelled(const isa::Decoded& d, Lowering lower, Prepared& p) {
+template <typename Instr>
+void handle_modelled(const isa::Decoded& d, const isa::Instruction& typed, Prepared& p) {
   if (!d.valid()) {
     p.fault = from_violation(d.violations.front());
     return;
   }
-  const auto tile = isa::tile_of(d);
-  if (!tile) {
+  const Instr& i = std::get<Instr>(typed);
+  if (!i.tile.rect) {
     // The stream rule reads nothing of an instruction without a tile, so this
     // fault is the one it would give after the rule, too.
     p.fault = Fault{"exec.tile", "", 0, "the tile fields do not give a tile"};
     return;
   }
-  p.stream = isa::StreamChecker::key_of(d, *tile);
-  p.op = lower(d, *tile);
+  p.stream = isa::StreamChecker::key_of(d, *i.tile.rect);
+  p.op = lower(i, d.gen);
 }
 
 // A handler the model does not implement yet: it names itself, then rejects
@@ -211,11 +203,12 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     p.decoded = std::move(d);
     return p;
   }
-  p.self_name = self_name(p.handler, *d);
+  p.typed = isa::typed(*d);
+  p.self_name = self_name(p.handler, p.typed);
   switch (p.handler) {
-    case Handler::Ldweights: handle_modelled(*d, lower_ldweights, p); break;
-    case Handler::Matmul: handle_modelled(*d, lower_matmul, p); break;
-    case Handler::PeRegWrite: handle_modelled(*d, lower_pe_reg_write, p); break;
+    case Handler::Ldweights: handle_modelled<isa::Ldweights>(*d, p.typed, p); break;
+    case Handler::Matmul: handle_modelled<isa::Matmul>(*d, p.typed, p); break;
+    case Handler::PeRegWrite: handle_modelled<isa::PeRegWrite>(*d, p.typed, p); break;
     case Handler::LdTags:
     case Handler::MatmulSparse:
     case Handler::PeManageSeed:

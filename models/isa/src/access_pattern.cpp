@@ -38,6 +38,16 @@ std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view nam
   if (p.member == PatternMember::MxTensorV2) p.start &= ~ADDR4MARKER_MXTENSOR_V2;
   if (p.member == PatternMember::Indirect16B) p.start &= ~ADDR_MARKER_INDIRECT;
   if (const DecodedField* s = d.field(base + ".scale_addr")) p.scale_addr = s->value;
+  if (const DecodedField* s = d.field(base + ".index_addr")) p.index_addr = s->value;
+  if (const DecodedField* s = d.field(base + ".num_index")) p.num_index = s->value;
+  // The one-dimension patterns (MXMEM_PATTERN1D, the indirect member) name it without an index.
+  if (const DecodedField* n = d.field(base + ".num_elem")) {
+    const DecodedField* s = d.field(base + ".step_elem");
+    p.num[0] = n->value;
+    p.step[0] = s ? s->value : 0;
+    p.dims = 1;
+    return p;
+  }
   for (unsigned k = 0; k < kMaxPatternDims; ++k) {
     const std::string i = "[" + std::to_string(k) + "]";
     const DecodedField* n = d.field(base + ".num_elem" + i);

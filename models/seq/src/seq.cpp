@@ -278,14 +278,7 @@ void Seq::clear_error() {
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
   p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, geometry_, raw)));
-  const isa::Decoded& d = p->decoded();
-  Events& e = p->events;
-  e.wait_mode = static_cast<isa::WaitMode>(d.get_or("events.wait_mode", 0));
-  e.wait_sem = static_cast<unsigned>(d.get_or("events.wait_sem", 0));
-  e.wait_value = static_cast<std::uint32_t>(d.get_or("events.wait_value", 0));
-  e.update_mode = static_cast<isa::UpdateMode>(d.get_or("events.update_mode", 0));
-  e.update_sem = static_cast<unsigned>(d.get_or("events.update_sem", 0));
-  e.update_value = d.get_or("events.update_value", 0);
+  p->events = isa::events_of(p->fw.typed);
   if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op, geometry_);
   return p;
 }

@@ -23,6 +23,7 @@
 #include <boost/circular_buffer.hpp>
 
 #include "pevp/isa/decode.h"
+#include "pevp/isa/instruction.h"
 #include "pevp/pe_array/micro_op.h"
 
 namespace pevp::fw {
@@ -35,9 +36,9 @@ enum class Handler : std::uint8_t {
 // The compare chain on the raw opcode byte (no normalisation, no generation).
 Handler dispatch(std::uint8_t raw_opcode);
 std::string_view name(Handler h);  // "Ldweights", ...
-// The handler's DEBUG self-name for `d`: "S: Ldweights", "XS: MatmulMX",
-// "S: PeManageSeed(SAVE)"; "" for Handler::None.
-std::string self_name(Handler h, const isa::Decoded& d);
+// The handler's DEBUG self-name for an instruction: "S: Ldweights",
+// "XS: MatmulMX", "S: PeManageSeed(SAVE)"; "" for Handler::None.
+std::string self_name(Handler h, const isa::Instruction& typed);
 
 // Why an instruction was rejected: the rule (isa::rule_number gives its number),
 // the field path ("" when no single field), its value and a message.
@@ -55,6 +56,7 @@ struct Fault {
 // the cross-instruction rule and the micro-op's index.
 struct Prepared {
   std::shared_ptr<const isa::Decoded> decoded;
+  isa::Instruction typed;              // the typed form the handler worked from
   Handler handler = Handler::None;
   std::string self_name;               // "" for Handler::None
   std::optional<Fault> fault;          // rejected whatever came before (invalid, not modelled, no tile)

@@ -144,14 +144,7 @@ class Seq : public sc_core::sc_module {
     isa::RawInstruction raw;
   };
   // The EVENTS fields of one instruction (modes NONE when it has none).
-  struct Events {
-    isa::WaitMode wait_mode = isa::WaitMode::NONE;
-    unsigned wait_sem = 0;
-    std::uint32_t wait_value = 0;
-    isa::UpdateMode update_mode = isa::UpdateMode::NONE;
-    unsigned update_sem = 0;
-    std::int64_t update_value = 0;
-  };
+  using Events = isa::EventsPart;
   // One distinct instruction, prepared once and cached by its 64 bytes: the
   // decode, the firmware's verdict that needs no history, the EVENTS fields
   // and the timing shape of its micro-op. A stream repeats a few distinct
