@@ -21,6 +21,14 @@ CounterBank bank_of(pe::MicroOpKind k) {
 
 }  // namespace
 
+const params::Params<ArrSeqConfig>& arr_seq_parameters() {
+  static const params::Params<ArrSeqConfig> list = {
+      {"ififo_depth", "micro-ops", "model choice D-IFIFO", params::Kind::Count, 1, params::kMaxDepth,
+       &ArrSeqConfig::ififo_depth},
+  };
+  return list;
+}
+
 ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::ArrayModel& array, ArrSeqConfig config)
     : sc_core::sc_module(name),
       csrs_(csrs),

@@ -10,6 +10,33 @@
 
 namespace pevp::arrseq {
 
+const params::Params<TimingParams>& timing_parameters() {
+  using T = TimingParams;
+  using params::Kind;
+  constexpr auto kMax = params::kMaxCycles;
+  static const params::Params<T> list = {
+      {"mm_init_latency", "cycles", "FACTS.md: MM_INIT_LATENCY = 64 on v2", Kind::Count, 0, kMax, &T::mm_init_latency},
+      {"fp32_factor", "factor", "FACTS.md: fp32 inputs cost ~4x", Kind::Count, 1, kMax, &T::fp32_factor},
+      {"ls_elements_per_cycle", "elements per cycle", "FACTS.md: LoadStationary ~ elements/4 cycles", Kind::Count, 1,
+       kMax, &T::ls_elements_per_cycle},
+      {"ls_to_mm_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::ls_to_mm_cycles},
+      {"sbuf_read_bytes_per_cycle", "bytes per partition per cycle", "model choice", Kind::Count, 1, kMax,
+       &T::sbuf_read_bytes_per_cycle},
+      {"sbuf_access_cycles", "cycles", "FACTS.md (v2): ~60 cycles per SBUF access", Kind::Count, 0, kMax,
+       &T::sbuf_access_cycles},
+      {"fill_cycles_per_row", "cycles per PE row", "model choice", Kind::Count, 0, kMax, &T::fill_cycles_per_row},
+      {"drain_cycles_per_col", "cycles per PE column", "model choice", Kind::Count, 0, kMax,
+       &T::drain_cycles_per_col},
+      {"psum_write_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::psum_write_cycles},
+      {"psum_rmw_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::psum_rmw_cycles},
+      {"pe_regwrite_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::pe_regwrite_cycles},
+      {"seq_dispatch_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::seq_dispatch_cycles},
+      {"stagger_wake_cycles", "cycles per row group", "model choice", Kind::Count, 0, kMax, &T::stagger_wake_cycles},
+      {"throttle_fraction", "fraction", "model choice", Kind::Fraction, 0, 0, &T::throttle_fraction},
+  };
+  return list;
+}
+
 OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   OpShape s;
   s.kind = op.kind;

@@ -19,6 +19,17 @@ std::string check_config(const MemoryConfig& c) {
   return {};
 }
 
+const params::Params<MemoryConfig>& memory_parameters() {
+  using M = MemoryConfig;
+  static const params::Params<M> list = {
+      {"access_latency_ns", "ns", "model choice (docs/memory.md)", params::Kind::TimeNs, 0, 0, &M::access_latency},
+      {"beat_latency_ns", "ns", "model choice (docs/memory.md)", params::Kind::TimeNs, 0, 0, &M::beat_latency},
+      {"beat_bytes", "bytes", "model choice (docs/memory.md)", params::Kind::Count, 1, params::kMaxDepth,
+       &M::beat_bytes},
+  };
+  return list;
+}
+
 MemoryConfig sbuf_config(isa::Generation gen) { return sbuf_config(isa::preset_geometry(gen)); }
 MemoryConfig psum_config(isa::Generation gen) { return psum_config(isa::preset_geometry(gen)); }
 

@@ -26,6 +26,13 @@ RegFileTargetConfig face(const ArrSeqCsrsConfig& c, bool privileged_only) {
 }
 }  // namespace
 
+const params::Params<ArrSeqCsrsConfig>& csrs_parameters() {
+  static const params::Params<ArrSeqCsrsConfig> list = {
+      {"access_time_ns", "ns", "model choice D-APB-TIME", params::Kind::TimeNs, 0, 0, &ArrSeqCsrsConfig::access_time},
+  };
+  return list;
+}
+
 std::string_view bank_name(CounterBank bank) {
   switch (bank) {
     case CounterBank::WeightLoad: return "arr_seq_ififo_perf_weight_load";

@@ -33,6 +33,15 @@ std::string leading_field(const isa::Decoded& d, const std::string& message) {
 
 }  // namespace
 
+const params::Params<SeqConfig>& seq_parameters() {
+  static const params::Params<SeqConfig> list = {
+      {"queue_depth", "instructions", "model choice D-IQ", params::Kind::Count, 1, params::kMaxDepth,
+       &SeqConfig::queue_depth},
+      {"quantum_ns", "ns", "model choice", params::Kind::TimeNs, 0, 0, &SeqConfig::quantum},
+  };
+  return list;
+}
+
 Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
          SeqConfig config)
     : sc_core::sc_module(name),

@@ -3,6 +3,7 @@
 #include "pevp/isa/hex.h"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -39,7 +40,6 @@ namespace {
 // ---- ranges (docs/configuration.md gives the reasons) ---------------------------------
 constexpr std::uint64_t kMap32 = std::uint64_t{1} << 32;  // the global map is 32-bit (D-ADDR)
 constexpr std::uint64_t kPage = 0x1000;                    // windows start on 4 KiB boundaries
-constexpr std::uint64_t kMaxDepth = 65536;
 constexpr std::uint64_t kMaxWindow = 0x1000000;  // 16 MiB: far above any register or queue block
 constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that it is a typo
 constexpr double kMinClockGhz = 0.1;
@@ -54,21 +54,17 @@ struct Leaf {
   std::string_view name;
   Kind kind;
   std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds
-  std::uint64_t (*get_u)(const VpConfig&) = nullptr;
-  void (*set_u)(VpConfig&, std::uint64_t) = nullptr;
+  std::function<std::uint64_t(const VpConfig&)> get_u;
+  std::function<void(VpConfig&, std::uint64_t)> set_u;
   // Geometry (a derived member): the value it must hold, from the configuration so far.
-  std::uint64_t (*derived)(const VpConfig&) = nullptr;
-  sc_time (*get_t)(const VpConfig&) = nullptr;
-  void (*set_t)(VpConfig&, const sc_time&) = nullptr;
-  double (*get_d)(const VpConfig&) = nullptr;
-  void (*set_d)(VpConfig&, double) = nullptr;
-  unsigned arrseq::TimingParams::*timing = nullptr;  // Count keys of the cost model
+  std::function<std::uint64_t(const VpConfig&)> derived;
+  std::function<sc_time(const VpConfig&)> get_t;
+  std::function<void(VpConfig&, const sc_time&)> set_t;
+  std::function<double(const VpConfig&)> get_d;
+  std::function<void(VpConfig&, double)> set_d;
 
-  std::uint64_t get(const VpConfig& c) const { return timing ? c.platform.arr_seq.timing.*timing : get_u(c); }
-  void set(VpConfig& c, std::uint64_t v) const {
-    if (timing) c.platform.arr_seq.timing.*timing = static_cast<unsigned>(v);
-    else set_u(c, v);
-  }
+  std::uint64_t get(const VpConfig& c) const { return get_u(c); }
+  void set(VpConfig& c, std::uint64_t v) const { set_u(c, v); }
 
   std::string path() const {
     return section.empty() ? std::string(name) : std::string(section) + "." + std::string(name);
@@ -126,12 +122,41 @@ void set_member(VpConfig& c, std::uint64_t v) {
   set_geometry(c, geo);
 }
 
-Leaf time_leaf(std::string_view section, std::string_view name, sc_time (*get)(const VpConfig&),
-               void (*set)(VpConfig&, const sc_time&)) {
-  Leaf l = named(section, name, Kind::TimeNs);
-  l.get_t = get;
-  l.set_t = set;
-  return l;
+// The keys a module describes (params::Param) as leaves of `section`; `of`
+// finds the module's configuration struct inside a VpConfig (const or not).
+template <class Config, class Of>
+void add_module(std::vector<Leaf>& t, std::string_view section, const params::Params<Config>& list, Of of) {
+  for (const params::Param<Config>& p : list) {
+    Leaf l;
+    l.section = section;
+    l.name = p.name;
+    l.lo = p.lo;
+    l.hi = p.hi;
+    switch (p.kind) {
+      case params::Kind::Count: {
+        const auto m = std::get<unsigned Config::*>(p.member);
+        l.kind = Kind::Count;
+        l.get_u = [of, m](const VpConfig& c) -> std::uint64_t { return of(c).*m; };
+        l.set_u = [of, m](VpConfig& c, std::uint64_t v) { of(c).*m = static_cast<unsigned>(v); };
+        break;
+      }
+      case params::Kind::TimeNs: {
+        const auto m = std::get<sc_time Config::*>(p.member);
+        l.kind = Kind::TimeNs;
+        l.get_t = [of, m](const VpConfig& c) { return of(c).*m; };
+        l.set_t = [of, m](VpConfig& c, const sc_time& v) { of(c).*m = v; };
+        break;
+      }
+      case params::Kind::Fraction: {
+        const auto m = std::get<double Config::*>(p.member);
+        l.kind = Kind::Fraction;
+        l.get_d = [of, m](const VpConfig& c) { return of(c).*m; };
+        l.set_d = [of, m](VpConfig& c, double v) { of(c).*m = v; };
+        break;
+      }
+    }
+    t.push_back(std::move(l));
+  }
 }
 
 const std::vector<Leaf>& leaves() {
@@ -199,70 +224,13 @@ const std::vector<Leaf>& leaves() {
           c.platform.seq.window_bytes = v;
         }));
 
-    t.push_back(integer(
-        "arr_seq", "ififo_depth", Kind::Count, 1, kMaxDepth, 1,
-        [](const C& c) -> std::uint64_t { return c.platform.arr_seq.ififo_depth; },
-        [](C& c, std::uint64_t v) { c.platform.arr_seq.ififo_depth = static_cast<unsigned>(v); }));
-    t.push_back(integer(
-        "seq", "queue_depth", Kind::Count, 1, kMaxDepth, 1,
-        [](const C& c) -> std::uint64_t { return c.platform.seq.queue_depth; },
-        [](C& c, std::uint64_t v) { c.platform.seq.queue_depth = static_cast<unsigned>(v); }));
-
-    t.push_back(time_leaf(
-        "sbuf", "access_latency_ns", [](const C& c) { return c.sbuf.access_latency; },
-        [](C& c, const sc_time& v) { c.sbuf.access_latency = v; }));
-    t.push_back(time_leaf(
-        "sbuf", "beat_latency_ns", [](const C& c) { return c.sbuf.beat_latency; },
-        [](C& c, const sc_time& v) { c.sbuf.beat_latency = v; }));
-    t.push_back(integer(
-        "sbuf", "beat_bytes", Kind::Count, 1, kMaxDepth, 1,
-        [](const C& c) -> std::uint64_t { return c.sbuf.beat_bytes; },
-        [](C& c, std::uint64_t v) { c.sbuf.beat_bytes = static_cast<std::uint32_t>(v); }));
-    t.push_back(time_leaf(
-        "psum", "access_latency_ns", [](const C& c) { return c.psum.access_latency; },
-        [](C& c, const sc_time& v) { c.psum.access_latency = v; }));
-    t.push_back(time_leaf(
-        "psum", "beat_latency_ns", [](const C& c) { return c.psum.beat_latency; },
-        [](C& c, const sc_time& v) { c.psum.beat_latency = v; }));
-    t.push_back(integer(
-        "psum", "beat_bytes", Kind::Count, 1, kMaxDepth, 1,
-        [](const C& c) -> std::uint64_t { return c.psum.beat_bytes; },
-        [](C& c, std::uint64_t v) { c.psum.beat_bytes = static_cast<std::uint32_t>(v); }));
-
-    // The cost model (docs/timing.md gives each one's source). Cycle counts are
-    // tensor-engine cycles; 2^20 is far beyond any meaningful latency.
-    const auto timing = [&t](std::string_view name, std::uint64_t lo, unsigned arrseq::TimingParams::*member) {
-      Leaf l = named("timing", name, Kind::Count);
-      l.lo = lo;
-      l.hi = std::uint64_t{1} << 20;
-      l.timing = member;
-      t.push_back(l);
-    };
-    using T = arrseq::TimingParams;
-    timing("mm_init_latency", 0, &T::mm_init_latency);
-    timing("fp32_factor", 1, &T::fp32_factor);
-    timing("ls_elements_per_cycle", 1, &T::ls_elements_per_cycle);
-    timing("ls_to_mm_cycles", 0, &T::ls_to_mm_cycles);
-    timing("sbuf_read_bytes_per_cycle", 1, &T::sbuf_read_bytes_per_cycle);
-    timing("sbuf_access_cycles", 0, &T::sbuf_access_cycles);
-    timing("fill_cycles_per_row", 0, &T::fill_cycles_per_row);
-    timing("drain_cycles_per_col", 0, &T::drain_cycles_per_col);
-    timing("psum_write_cycles", 0, &T::psum_write_cycles);
-    timing("psum_rmw_cycles", 0, &T::psum_rmw_cycles);
-    timing("pe_regwrite_cycles", 0, &T::pe_regwrite_cycles);
-    timing("seq_dispatch_cycles", 0, &T::seq_dispatch_cycles);
-    timing("stagger_wake_cycles", 0, &T::stagger_wake_cycles);
-    Leaf throttle = named("timing", "throttle_fraction", Kind::Fraction);
-    throttle.get_d = [](const C& c) { return c.platform.arr_seq.timing.throttle_fraction; };
-    throttle.set_d = [](C& c, double v) { c.platform.arr_seq.timing.throttle_fraction = v; };
-    t.push_back(throttle);
-    t.push_back(time_leaf(
-        "seq", "quantum_ns", [](const C& c) { return c.platform.seq.quantum; },
-        [](C& c, const sc_time& v) { c.platform.seq.quantum = v; }));
-
-    t.push_back(time_leaf(
-        "csrs", "access_time_ns", [](const C& c) { return c.csrs.access_time; },
-        [](C& c, const sc_time& v) { c.csrs.access_time = v; }));
+    // Each module's own keys, in the sections the format has always had.
+    add_module(t, "arr_seq", arrseq::arr_seq_parameters(), [](auto& c) -> auto& { return c.platform.arr_seq; });
+    add_module(t, "seq", seq::seq_parameters(), [](auto& c) -> auto& { return c.platform.seq; });
+    add_module(t, "sbuf", memory::memory_parameters(), [](auto& c) -> auto& { return c.sbuf; });
+    add_module(t, "psum", memory::memory_parameters(), [](auto& c) -> auto& { return c.psum; });
+    add_module(t, "timing", arrseq::timing_parameters(), [](auto& c) -> auto& { return c.platform.arr_seq.timing; });
+    add_module(t, "csrs", regfile::csrs_parameters(), [](auto& c) -> auto& { return c.csrs; });
     t.push_back(named("csrs", "unmapped", Kind::Unmapped));
     return t;
   }();

@@ -40,6 +40,10 @@ struct ArrSeqConfig {
   bool timed = true;    // false: the functional-only mode (every micro-op takes no time)
 };
 
+// The configuration keys of ArrSeqConfig (section "arr_seq"; its timing is
+// timing_parameters(), its geometry the platform's).
+const params::Params<ArrSeqConfig>& arr_seq_parameters();
+
 struct ArrSeqStats {
   std::array<std::uint64_t, 3> issued{};  // by pe::MicroOpKind
   std::uint64_t dependency_waits = 0;     // micro-ops that had to wait for a conflicting one

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "pevp/isa/geometry.h"
+#include "pevp/params/param.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/micro_op.h"
 
@@ -63,6 +64,10 @@ struct TimingParams {
   // sat idle longer than its array_stagger_rgN_ctrl1 limit.
   unsigned stagger_wake_cycles = 8;
 };
+
+// The configuration keys of TimingParams (section "timing"); clock_ghz is the
+// platform's tensor_engine.clock_ghz.
+const params::Params<TimingParams>& timing_parameters();
 
 // What the timing of one micro-op depends on, read from its operands.
 struct OpShape {

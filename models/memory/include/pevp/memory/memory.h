@@ -19,6 +19,7 @@
 
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
+#include "pevp/params/param.h"
 
 namespace pevp::memory {
 
@@ -44,6 +45,10 @@ std::string check_config(const MemoryConfig& config);
 
 // Geometry per generation (isa::geometry): SBUF partitions x sbuf_partition_bytes,
 // PSUM partitions x 16 KiB in 2 KiB banks; default latencies.
+// The configuration keys of a MemoryConfig (sections "sbuf" and "psum"; the
+// partitions and sizes follow the geometry).
+const params::Params<MemoryConfig>& memory_parameters();
+
 MemoryConfig sbuf_config(isa::Generation gen);
 MemoryConfig psum_config(isa::Generation gen);
 MemoryConfig sbuf_config(const isa::ArrayGeometry& geo);

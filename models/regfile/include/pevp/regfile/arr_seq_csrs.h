@@ -15,6 +15,7 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/regfile/apb_router.h"
 #include "pevp/regfile/regfile_target.h"
+#include "pevp/params/param.h"
 #include "pevp/regfile/sequencer_csrs.h"
 
 namespace pevp::regfile {
@@ -36,6 +37,10 @@ struct ArrSeqCsrsConfig {
 };
 
 std::string_view bank_name(CounterBank bank);  // "arr_seq_ififo_perf_weight_load", ...
+
+// The configuration keys of ArrSeqCsrsConfig with a plain value (section
+// "csrs"; the unmapped-address policy is a name the platform parses).
+const params::Params<ArrSeqCsrsConfig>& csrs_parameters();
 
 class ArrSeqCsrs : public sc_core::sc_module, public SequencerCsrs {
  public:

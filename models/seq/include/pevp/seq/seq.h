@@ -53,6 +53,7 @@
 #include "pevp/arr_seq/arr_seq.h"
 #include "pevp/firmware/firmware.h"
 #include "pevp/isa/decode.h"
+#include "pevp/params/param.h"
 #include "pevp/isa/enums.h"
 #include "pevp/regfile/arr_seq_csrs.h"
 #include "pevp/seq/instruction_cache.h"
@@ -73,6 +74,10 @@ struct SeqConfig {
   // Prepared (decoded) instructions kept by their 64 bytes, in two-way sets (0 = no cache).
   unsigned decode_cache_entries = 8192;
 };
+
+// The configuration keys of SeqConfig (section "seq"; window_bytes is the
+// platform's address_map.iq_size, the geometry the platform's).
+const params::Params<SeqConfig>& seq_parameters();
 
 // The last fault, as the error CSRs hold it plus the text for logs.
 struct ErrorRecord {
