@@ -102,6 +102,13 @@ TEST(Geometry, PsumBanks) {
             "geometry.psum_banks = 9: out of range (1..8)");
   EXPECT_EQ(refused(Generation::CAYMAN, {"geometry.psum_banks=0"}, "geometry.psum_banks"),
             "geometry.psum_banks = 0: out of range (1..8)");
+  // A zero region's aligned blocks of 1, 2, 4 or 8 banks must not run past the last bank.
+  for (unsigned banks : {3u, 5u, 6u, 7u})
+    EXPECT_EQ(refused(Generation::CAYMAN, {"geometry.psum_banks=" + std::to_string(banks)}, "geometry.psum_banks"),
+              "geometry.psum_banks = " + std::to_string(banks) +
+                  ": must be 1, 2, 4 or 8 (bank masks are one byte; psum_zero_region zeroes aligned blocks of 1, 2, "
+                  "4 or 8 banks)");
+  for (unsigned banks : {1u, 2u, 4u}) EXPECT_NO_THROW(with(Generation::CAYMAN, {"geometry.psum_banks=" + std::to_string(banks)}));
   EXPECT_EQ(refused(Generation::CAYMAN, {"geometry.psum_bank_bytes=100"}, "geometry.psum_bank_bytes"),
             "geometry.psum_bank_bytes = 100: must be a multiple of 64 in 64..65536");
   EXPECT_NO_THROW(with(Generation::CAYMAN, {"geometry.psum_bank_bytes=64"}));

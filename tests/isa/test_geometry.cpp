@@ -91,6 +91,50 @@ TEST(Geometry, MaverickTileSizesAreWholeAndHalfArrays) {
   EXPECT_EQ(half.get("tile_sel.col_sel"), 1);
 }
 
+// MAVERICK's seed micro-ops (spec 5.1) use the whole C256 tile: 0 columns on the preset's 256, the tile's column
+// count on a narrower array, where 0 (= 256) cannot be.
+TEST(Geometry, MaverickSeedContractOnANarrowArray) {
+  const ArrayGeometry geo = array(G::MAVERICK, 64, 128);
+  LdweightsArgs seed;
+  seed.src = {0x100, {1, 0, 0}, {1, 1, 1}};
+  seed.in_dtype = Dtype::FP32;
+  seed.fp32_mode = Fp32Mode::High;
+  seed.xpose = true;
+  seed.seed_mode = PeSeedMode::LOAD_SEED;
+  seed.num_active_rows = 1;
+  seed.num_active_cols = 128;
+  seed.tile = {0, 32, 0, 128};  // R64 (half the rows), C256 (every column)
+  const Decoded d = decode(G::MAVERICK, geo, encode_ldweights(G::MAVERICK, geo, seed));
+  EXPECT_TRUE(d.valid()) << dump(d);
+  RawInstruction zero = encode_ldweights(G::MAVERICK, geo, seed);
+  patch(G::MAVERICK, zero, "num_active_cols", 0);
+  const Decoded z = decode(G::MAVERICK, geo, zero);
+  EXPECT_TRUE(has_violation(z.violations, "tile.num_active_cols", "num_active_cols")) << dump(z);
+  EXPECT_NE(dump(z).find("needs a 256-column tile (tile_size.col C256 is 128 columns on this array)"),
+            std::string::npos)
+      << dump(z);
+}
+
+// A c256 Matmul folds its columns into the destination's third dimension only where they outnumber the partitions.
+TEST(Geometry, AC256TileFoldsOnlyWhenWiderThanThePartitions) {
+  MatmulArgs mm;
+  mm.src = Pattern::row(0, 64);
+  mm.dst = Pattern::row(kPsum, 64);  // upper dimension 1
+  mm.num_active_rows = 64;
+  mm.num_active_cols = 128;
+  mm.tile = {0, 64, 0, 128};
+  const ArrayGeometry narrow = array(G::MAVERICK, 64, 128);
+  const Decoded d = decode(G::MAVERICK, narrow, encode_matmul(G::MAVERICK, narrow, mm));
+  EXPECT_TRUE(d.valid()) << dump(d);
+  // On the preset (256 columns over 128 partitions) the whole-array tile needs the fold.
+  mm.num_active_cols = 256;
+  mm.tile = {0, 128, 0, 256};
+  mm.num_active_rows = 128;
+  mm.src = Pattern::row(0, 64);
+  const Decoded p = decode(G::MAVERICK, encode_matmul(G::MAVERICK, mm));
+  EXPECT_TRUE(has_rule(p.violations, "mm.c256_dst_upper_dim")) << dump(p);
+}
+
 TEST(Geometry, AddressesAreCheckedAgainstTheConfiguredMemories) {
   // 256 partitions of 128 KiB: partition 200 exists, byte 200 x 128 KiB is in SBUF.
   const ArrayGeometry geo = array(G::MARIANA, 128, 128, 256);

@@ -42,6 +42,7 @@ TEST(Typed, TransposeIsOneFieldWhereverItSits) {
     EXPECT_EQ(i.src.count(), 128u);
     ASSERT_TRUE(i.tile.rect.has_value());
     EXPECT_EQ(i.tile.active_rows, 128u);
+    EXPECT_FALSE(std::get<Ldweights>(typed(decode(g, lw_base(g)))).transpose) << gen_name(g);
   }
 }
 

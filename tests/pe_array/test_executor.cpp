@@ -328,6 +328,28 @@ void expect_error(Mem& mem, const char* rule, const char* needle, F f) {
   EXPECT_TRUE(before == mem.psum) << "PSUM written on error " << rule;
 }
 
+// MAVERICK's whole-array c256 Matmul folds 256 columns into 128 PSUM partitions (its dst's upper dimension of 2):
+// valid ISA, not executed yet -- refused as not modelled, naming the fold, with nothing written.
+TEST(Executor, TheC256FoldIsRefusedAsNotModelled) {
+  const Generation g = Generation::MAVERICK;
+  const pe::OperandType t{g, Dtype::BFLOAT16, Fp32Mode::None};
+  Mem mem(g);
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
+  auto l = ldw(t, 0, 128, 256);
+  l.tile = {0, 128, 0, 256};
+  expect_ok(ex.ldweights(dec(g, isa::encode_ldweights(g, l)), mem.sbuf.data(), mem.sbuf.size()));
+  auto a = mm(t, mem.addr(0, 4096), kPsum, 128, 256, 64, pf::SINGLE);
+  a.tile = {0, 128, 0, 256};
+  a.dst = {kPsum, {1, 0, 256}, {64, 1, 2}};  // the two halves, 256 elements apart
+  const std::vector<std::uint8_t> before = mem.psum;
+  const pe::ExecResult r = ex.matmul(dec(g, isa::encode_matmul(g, a)), mem.sbuf.data(), mem.sbuf.size(),
+                                     mem.psum.data(), mem.psum.size());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.rule, "exec.not_modelled");
+  EXPECT_NE(r.message.find("folds its columns (c256)"), std::string::npos) << r.message;
+  EXPECT_EQ(mem.psum, before);
+}
+
 TEST(Executor, ErrorsWriteNothing) {
   const Generation g = Generation::CAYMAN;
   const pe::OperandType t{g, Dtype::BFLOAT16, Fp32Mode::None};

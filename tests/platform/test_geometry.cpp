@@ -52,6 +52,12 @@ const Shape kShapes[] = {
      256},
     // MAVERICK's R128/C256 tiles are the whole array on any geometry.
     {"maverick_64x128", isa::Generation::MAVERICK, {"geometry.pe_rows=64", "geometry.pe_cols=128"}, 64, 128},
+    // Four 1 KiB PSUM banks: n-tiles of 256 fp32, rounds of four output tiles.
+    {"64x64_four_1k_banks",
+     isa::Generation::CAYMAN,
+     {"geometry.pe_rows=64", "geometry.pe_cols=64", "geometry.psum_banks=4", "geometry.psum_bank_bytes=1024"},
+     64,
+     64},
 };
 
 std::string shape_name(const testing::TestParamInfo<Shape>& i) { return i.param.name; }
@@ -125,13 +131,15 @@ TEST_P(Geometry, GemmIsBitExactThroughTheDriverPath) {
   fs::remove_all(pa.parent_path());
 }
 
-// Timing-only, a GEMM of whole tiles: every Matmul streams N = 512 bf16 columns, II = max(N, 64) = 512 cycles
-// (docs/timing.md), and the geometry decides how many there are: ceil(M / tile M) x ceil(K / rows) x ceil(N / 512)
-// -- 16 on the 128 x 128 preset, 4 x as many on 64 x 64, 16 x on 32 x 32, a quarter on 256 x 256.
+// Timing-only, a GEMM of whole tiles: every Matmul streams the n-tile of one PSUM bank (512 bf16 columns on 2 KiB
+// banks), II = max(N, 64) cycles (docs/timing.md), and the geometry decides how many there are: ceil(M / tile M) x
+// ceil(K / rows) x ceil(N / n-tile) -- 16 on the 128 x 128 preset, 4 x as many on 64 x 64, 16 x on 32 x 32, a
+// quarter on 256 x 256.
 TEST_P(Geometry, CyclesScaleWithTheTilesTheArrayHolds) {
   const Shape& s = GetParam();
   const platform::VpConfig c = config_of(s);
   const std::size_t tile_m = std::min(s.cols, c.geometry.partitions);
+  const std::uint64_t tile_n = c.geometry.psum_bank_bytes / 4, ii = std::max<std::uint64_t>(tile_n, 64);
   const std::size_t m = 512, k = 512, n = 1024;
   const fs::path stats = scratch(std::string(s.name) + "_stats.json");
   platform::GemmCommand cmd;
@@ -143,24 +151,43 @@ TEST_P(Geometry, CyclesScaleWithTheTilesTheArrayHolds) {
   std::ostringstream out, err;
   ASSERT_EQ(platform::run_gemm(cmd, out, err), 0) << out.str() << err.str();
   const nlohmann::json j = read_json(stats);
-  const std::uint64_t matmuls = (m + tile_m - 1) / tile_m * ((k + s.rows - 1) / s.rows) * (n / 512);
+  const std::uint64_t matmuls = (m + tile_m - 1) / tile_m * ((k + s.rows - 1) / s.rows) * (n / tile_n);
   EXPECT_EQ(j["micro_ops"]["matmul"], matmuls);
-  EXPECT_EQ(j["busy_cycles"]["matmul"], matmuls * 512);
+  EXPECT_EQ(j["busy_cycles"]["matmul"], matmuls * ii);
   EXPECT_EQ(j["macs"], std::uint64_t{m} * k * n);
   EXPECT_EQ(j["geometry"]["pe_rows"], s.rows);
   EXPECT_EQ(j["geometry"]["pe_cols"], s.cols);
   // The stream is the bottleneck: the span is its busy time plus at most one fill, drain and commit per
   // dependency on the stationary of the next k-tile.
   const std::uint64_t cycles = j["cycles"];
-  EXPECT_GE(cycles, matmuls * 512);
-  EXPECT_LE(cycles, matmuls * 512 * 11 / 10 + 1000) << "more than 10% beyond the stream's busy time";
+  EXPECT_GE(cycles, matmuls * ii);
+  EXPECT_LE(cycles, matmuls * ii * 11 / 10 + 1000) << "more than 10% beyond the stream's busy time";
   // Peak and utilisation are of this array: 2 x rows x cols flops per cycle.
   EXPECT_DOUBLE_EQ(j["peak_tflops_bf16"].get<double>(), 2.0 * s.rows * s.cols * 2.4 / 1e3);
-  const double pe_stream = static_cast<double>(matmuls) * 512 * std::min<std::size_t>(s.rows, k) * tile_m;
+  const double pe_stream = static_cast<double>(matmuls) * ii * std::min<std::size_t>(s.rows, k) * tile_m;
   EXPECT_NEAR(j["utilisation"].get<double>(), pe_stream / (static_cast<double>(cycles) * s.rows * s.cols), 1e-9);
   fs::remove_all(stats.parent_path());
 }
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Geometry, testing::ValuesIn(kShapes), shape_name);
+
+// A geometry whose SBUF partition cannot hold one k-tile of one output tile is refused before planning, naming the
+// key and what the tile needs (the planner divided by zero before it checked).
+TEST(GeometryPlan, AnSbufTooSmallForOneTileIsAPreciseError) {
+  platform::VpConfig c = platform::preset(isa::Generation::MARIANA);
+  platform::apply_overrides(c, {"geometry.sbuf_partition_bytes=4096", "geometry.psum_bank_bytes=8192"});
+  platform::GemmCommand cmd;
+  cmd.config = c;
+  cmd.m = 10, cmd.k = 10, cmd.n = 2048;
+  std::ostringstream out, err;
+  EXPECT_EQ(platform::run_gemm(cmd, out, err), 2) << out.str() << err.str();
+  EXPECT_NE(err.str().find("geometry.sbuf_partition_bytes = 4096: one k-tile of one output tile needs 4116 bytes"),
+            std::string::npos)
+      << err.str();
+  // A smaller n-tile fits.
+  cmd.tile_n = 1024;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(platform::run_gemm(cmd, out2, err2), 0) << out2.str() << err2.str();
+}
 
 }  // namespace

@@ -91,3 +91,17 @@ TEST(Calibration, ParametersMoveTheFiguresAsTheFormulasSay) {
 }
 
 }  // namespace
+
+namespace {
+// The streams and the public figures are for the preset array: another geometry is refused, before any platform
+// is built, and MAVERICK (no perf_opt) runs without the fp8 double_row rows.
+TEST(Calibration, OnlyThePresetGeometryIsCalibrated) {
+  pevp::platform::VpConfig c = pevp::platform::preset(pevp::isa::Generation::MARIANA);
+  pevp::platform::apply_overrides(c, {"geometry.pe_rows=64", "geometry.pe_cols=64"});
+  EXPECT_THROW(pevp::platform::measure_streams(c, pevp::platform::calibration_table_streams()), std::invalid_argument);
+  const auto maverick = pevp::platform::calibration_table_streams(pevp::isa::Generation::MAVERICK);
+  const auto mariana = pevp::platform::calibration_table_streams(pevp::isa::Generation::MARIANA);
+  EXPECT_EQ(maverick.size() + 2, mariana.size());
+  for (const auto& s : maverick) EXPECT_EQ(s.perf, 0) << s.name;
+}
+}  // namespace

@@ -870,14 +870,16 @@ TEST(InstructionQueue, ABlockedWriteConsumesTheCallersDelayFirst) {
     EXPECT_EQ(write(held, delay), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(delay, ahead) << "room in the queue: the delay is the initiator's to account";
     EXPECT_EQ(sc_core::sc_time_stamp(), t0);
-    // The queue is full; free it from another thread 2 us later.
+    // The queue is full; another thread frees it 100 ns later, before the initiator's local time (t0 + 300 ns).
     sc_core::sc_spawn([&] {
-      sc_core::wait(2, sc_core::SC_US);
+      sc_core::wait(100, sc_core::SC_NS);
       d.set_semaphore(5, 1);
     });
     EXPECT_EQ(write(next, delay), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(delay, sc_core::SC_ZERO_TIME) << "the delay was consumed before waiting";
-    EXPECT_GE(sc_core::sc_time_stamp(), t0 + sc_core::sc_time(2, sc_core::SC_US));
+    // The write took effect at the caller's local time: not earlier (the delay skipped), not later (the delay
+    // added after waiting for space).
+    EXPECT_EQ(sc_core::sc_time_stamp(), t0 + ahead);
     const platform::Completion c = d.wait_idle(kTimeout);
     EXPECT_TRUE(c.done);
     EXPECT_EQ(c.retired, 2u);

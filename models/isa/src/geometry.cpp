@@ -95,9 +95,12 @@ std::optional<GeometryError> check_geometry(const ArrayGeometry& geo, Generation
                  "partitions x sbuf_partition_bytes must fit below PSUM at 0x2000000 (32 MiB; D-ADDR): at most " +
                      std::to_string(ArrayGeometry::kPsumBase / geo.partitions) + " with " +
                      std::to_string(geo.partitions) + " partitions");
-  if (geo.psum_banks < 1 || geo.psum_banks > ArrayGeometry::kMaxPsumBanks)
+  // psum_zero_region zeroes aligned blocks of 1, 2, 4 or 8 banks: they tile a
+  // partition only when its bank count is a power of two.
+  if (!power_of_two(geo.psum_banks) || geo.psum_banks > ArrayGeometry::kMaxPsumBanks)
     return error("psum_banks", geo.psum_banks,
-                 "must be 1.." + std::to_string(ArrayGeometry::kMaxPsumBanks) + " (bank masks are one byte)");
+                 "must be 1, 2, 4 or 8 (bank masks are one byte; psum_zero_region zeroes aligned blocks of 1, 2, 4 "
+                 "or 8 banks)");
   constexpr std::uint32_t kMinBank = 64, kMaxBank = 65536;
   if (geo.psum_bank_bytes < kMinBank || geo.psum_bank_bytes > kMaxBank || geo.psum_bank_bytes % kMinBank != 0)
     return error("psum_bank_bytes", geo.psum_bank_bytes, "must be a multiple of 64 in 64..65536");

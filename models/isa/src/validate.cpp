@@ -329,7 +329,10 @@ void check_tile(Rules& r, bool mx_row_tiling_only) {
   std::int64_t cols = r.get(kNumActiveCols);
   if (is_maverick(r.d_.gen) && cols == 0) {
     PEVP_REQUIRE(r, tile->cols == 256, kNumActiveCols, "tile.num_active_cols",
-              "num_active_cols 0 means the full 256 columns and needs tile_size.col C256");
+              geo.pe_cols == ArrayGeometry::kMaxArraySide
+                  ? std::string("num_active_cols 0 means the full 256 columns and needs tile_size.col C256")
+                  : "num_active_cols 0 means 256 columns and needs a 256-column tile (tile_size.col C256 is " +
+                        std::to_string(geo.pe_cols) + " columns on this array)");
     return;
   }
   cols = active_extent(cols, tile->cols);
@@ -457,7 +460,9 @@ void check_seed_contract(Rules& r, bool is_matmul) {
   r.equal(kFp32Mode, static_cast<std::int64_t>(Fp32Mode::High), rule, "a seed micro-op's fp32_mode (High)");
   r.equal(kXposeMode, 1, rule, "a seed micro-op's xpose_mode (enabled)");
   r.equal(kNumActiveRows, 1, rule, "a seed micro-op's num_active_rows");
-  r.equal(kNumActiveCols, 0, rule, "a seed micro-op's num_active_cols");
+  // The whole C256 tile: 0 encodes its 256 columns; on a narrower array (D-GEOMETRY) its column count.
+  const std::int64_t whole_cols = r.d_.geo.pe_cols == ArrayGeometry::kMaxArraySide ? 0 : r.d_.geo.pe_cols;
+  r.equal(kNumActiveCols, whole_cols, rule, "a seed micro-op's num_active_cols");
   if (!is_matmul) return;
   const auto out = r.get(kOutDtype);  // 0 means FP32 (spec 8)
   PEVP_REQUIRE(r, out == 0 || out == static_cast<std::int64_t>(Dtype::FP32), kOutDtype, rule,

@@ -223,6 +223,11 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
   const isa::TileRect tile = op.tile;
   const std::size_t k = op.k, m = op.m;
+  if (m > geo_.partitions)
+    return ExecResult::error("exec.not_modelled", "num_active_cols = " + std::to_string(m) + ": a tile wider than the " +
+                                                      std::to_string(geo_.partitions) +
+                                                      " PSUM partitions folds its columns (c256); the fold is not "
+                                                      "modelled yet");
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
@@ -303,6 +308,11 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   std::size_t zlo = 0, zhi = 0;
   if (zero) {
     const std::size_t block = bank / zero_banks * zero_banks;
+    if (block + zero_banks > geo.psum_banks)  // cannot happen with a power-of-two bank count (check_geometry)
+      return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " + std::to_string(g.zero_region) +
+                                                            ": banks " + std::to_string(block) + ".." +
+                                                            std::to_string(block + zero_banks - 1) + " leave the " +
+                                                            std::to_string(geo.psum_banks) + " PSUM banks");
     zlo = block * bank_bytes;
     zhi = (block + zero_banks) * bank_bytes;
     const std::size_t last = (dp0 + m - 1) * geo.psum_partition_bytes() + zhi;

@@ -66,6 +66,11 @@ std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const S
 }
 
 std::vector<StreamResult> measure_streams(const VpConfig& config, const std::vector<StreamSpec>& specs) {
+  // The streams are laid out for the preset array and memories (128 x 128, 2 KiB banks) and the public figures
+  // they are compared with are for it.
+  if (config.geometry != isa::preset_geometry(config.gen()))
+    throw std::invalid_argument("the calibration streams and the public figures are for the generation's preset "
+                                "array; run it without geometry.* settings");
   VirtualPlatform vp(config);
   std::vector<StreamResult> results;
   vp.run([&](Driver& d) {

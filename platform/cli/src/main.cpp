@@ -227,7 +227,7 @@ int sc_main(int argc, char* argv[]) {
     if (config.geometry != isa::preset_geometry(config.gen())) {
       std::cerr << "pe-vp calibrate: the calibration streams and the public figures are for the generation's preset "
                    "array; run it without geometry.* settings\n";
-      return 2;
+      return 2;  // a usage error, before measure_streams (which refuses it too) would make it a failure
     }
     try {
       const auto results = platform::measure_streams(config, platform::calibration_table_streams(config.gen()));

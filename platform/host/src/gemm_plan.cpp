@@ -248,6 +248,12 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   const std::size_t es = pe::operand_bytes(o.dtype);
   const std::size_t need =
       region_bytes(std::min(shape.m, limits.m), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
+  if (!o.sbuf_bytes_per_partition && geo.sbuf_partition_bytes < need)
+    throw PlanError("geometry.sbuf_partition_bytes = " + text(geo.sbuf_partition_bytes) +
+                    ": one k-tile of one output tile needs " + text(need) + " bytes per partition (" +
+                    text(std::min(shape.m, limits.m)) + " stationary + " +
+                    text(std::min<std::size_t>(shape.n, o.tile_n)) + " moving elements of " + text(es) +
+                    " bytes, each region 4-byte aligned); a smaller tile_n needs less");
   if (o.sbuf_bytes_per_partition) {
     const std::uint32_t cap = *o.sbuf_bytes_per_partition;
     if (cap > geo.sbuf_partition_bytes)

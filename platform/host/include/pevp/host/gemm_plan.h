@@ -108,10 +108,10 @@ struct GemmPlan {
   PlanStats stats;
 };
 
-// Throws PlanError naming the field and the rule when `shape` / `options` cannot be planned: a zero dimension,
-// tile_n outside 1..512, a dtype that is not a dense matmul input, an fp32_mode that does not fit the dtype, more than
-// kMaxMatmuls matmuls, an SBUF budget larger than the generation's partition or smaller than one k-tile of one output
-// tile needs.
+// Throws PlanError naming the field and the rule when `shape` / `options` cannot be planned: a geometry the model
+// cannot address, a zero dimension, tile_n outside 1..tile_limits().n, a dtype that is not a dense matmul input, an
+// fp32_mode that does not fit the dtype, more than kMaxMatmuls matmuls, an SBUF budget larger than the geometry's
+// partition, or an SBUF partition (or budget) smaller than one k-tile of one output tile needs.
 void validate_gemm(const GemmShape& shape, const GemmOptions& options);
 
 GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options);
