@@ -137,3 +137,38 @@ TEST(Disasm, EmptyInputIsValidAndPrintsOnlyTheGeneration) {
 }
 
 }  // namespace
+
+namespace {
+// On a geometry other than the preset, sbuf[P] names other bytes: the text carries a .geometry line, assembles back
+// to the same bytes on that geometry and is refused, naming both geometries, on another.
+TEST(Disasm, TextOfANonPresetGeometrySaysWhichAndAssemblesOnlyForIt) {
+  isa::ArrayGeometry geo = isa::preset_geometry(Generation::MARIANA);
+  geo.partitions = 256;
+  geo.sbuf_partition_bytes = 131072;
+  isa::LdweightsArgs lw;
+  lw.src = isa::Pattern::row(2 * 131072 + 0x40, 32);
+  lw.num_active_rows = 64;
+  lw.num_active_cols = 32;
+  const isa::RawInstruction raw = isa::encode_ldweights(Generation::MARIANA, geo, lw);
+  std::ostringstream out;
+  ASSERT_EQ(platform::disassemble(bytes_of({raw}), {Generation::MARIANA, false, geo}, out), platform::DisasmStatus::Ok)
+      << out.str();
+  const auto text = lines(out.str());
+  ASSERT_GE(text.size(), 3u);
+  EXPECT_EQ(text[1], ".geometry " + isa::geometry_operands(geo));
+  EXPECT_NE(text[2].find("sbuf[2]+0x40"), std::string::npos) << text[2];
+  const isa::AsmResult same = isa::assemble(Generation::MARIANA, out.str(), isa::AsmOptions(false, geo));
+  ASSERT_TRUE(same.ok());
+  ASSERT_EQ(same.records.size(), 1u);
+  EXPECT_EQ(same.records[0], raw);
+  const isa::AsmResult preset = isa::assemble(Generation::MARIANA, out.str());
+  EXPECT_FALSE(preset.ok());
+  ASSERT_FALSE(preset.diagnostics.empty());
+  EXPECT_EQ(preset.diagnostics[0].rule, "asm.geometry");
+  EXPECT_NE(preset.diagnostics[0].message.find("partitions=256"), std::string::npos) << preset.diagnostics[0].message;
+  // The preset's own text has no .geometry line.
+  std::ostringstream plain;
+  platform::disassemble(bytes_of({valid_matmul(Generation::MARIANA)}), {Generation::MARIANA, false}, plain);
+  EXPECT_EQ(plain.str().find(".geometry"), std::string::npos);
+}
+}  // namespace

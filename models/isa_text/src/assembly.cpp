@@ -673,6 +673,13 @@ std::vector<std::uint8_t> AsmResult::bytes() const {
 
 std::string mnemonic(Opcode op) { return lower(name(op)); }
 
+std::string geometry_operands(const ArrayGeometry& geo) {
+  return "pe_rows=" + std::to_string(geo.pe_rows) + " pe_cols=" + std::to_string(geo.pe_cols) +
+         " partitions=" + std::to_string(geo.partitions) + " sbuf_partition_bytes=" +
+         std::to_string(geo.sbuf_partition_bytes) + " psum_banks=" + std::to_string(geo.psum_banks) +
+         " psum_bank_bytes=" + std::to_string(geo.psum_bank_bytes);
+}
+
 AsmResult assemble(Generation g, std::string_view source, const AsmOptions& options) {
   const ArrayGeometry geo = options.geometry.value_or(preset_geometry(g));
   AsmResult result;
@@ -731,6 +738,36 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
           if (*want != g)
             throw LineError{head_col, "", "asm.gen",
                             "the file is for " + std::string(name(*want)) + " but --gen is " + std::string(name(g))};
+        } else if (directive == "geometry") {
+          // `.geometry key=value ...`: the members that differ from the generation's preset.
+          ArrayGeometry want = preset_geometry(g);
+          while (!c.at_end()) {
+            const std::string_view op = c.rest_token();
+            const auto eq = op.find('=');
+            std::uint64_t v = 0;
+            const std::string key(op.substr(0, eq == std::string_view::npos ? op.size() : eq));
+            const bool number = eq != std::string_view::npos && eq + 1 < op.size() &&
+                                std::all_of(op.begin() + static_cast<std::ptrdiff_t>(eq) + 1, op.end(),
+                                            [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+            if (number) v = std::stoull(std::string(op.substr(eq + 1)));
+            std::uint32_t* member = key == "pe_rows"                ? &want.pe_rows
+                                    : key == "pe_cols"              ? &want.pe_cols
+                                    : key == "partitions"           ? &want.partitions
+                                    : key == "sbuf_partition_bytes" ? &want.sbuf_partition_bytes
+                                    : key == "psum_banks"           ? &want.psum_banks
+                                    : key == "psum_bank_bytes"      ? &want.psum_bank_bytes
+                                                                    : nullptr;
+            if (member == nullptr || !number || v > 0xFFFFFFFFull)
+              throw LineError{head_col, "", "asm.geometry",
+                              "'" + std::string(op) +
+                                  "': expected key=number with key pe_rows, pe_cols, partitions, "
+                                  "sbuf_partition_bytes, psum_banks or psum_bank_bytes"};
+            *member = static_cast<std::uint32_t>(v);
+          }
+          if (want != geo)
+            throw LineError{head_col, "", "asm.geometry",
+                            "the file is for the geometry " + geometry_operands(want) + " but the configuration's is " +
+                                geometry_operands(geo) + " (give pe-vp asm the same --set geometry.* keys)"};
         } else if (directive == "const" || directive == "equ") {
           const unsigned ncol = c.column();
           const std::string id(c.ident());
@@ -768,7 +805,7 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
           result.records.push_back(raw);
         } else {
           throw LineError{head_col, "", "asm.directive",
-                          "unknown directive '." + directive + "' (.gen, .const, .equ, .raw)"};
+                          "unknown directive '." + directive + "' (.gen, .geometry, .const, .equ, .raw)"};
         }
         if (directive != "raw" && !c.at_end()) syntax(c, "", "unexpected text after the directive");
         continue;

@@ -18,9 +18,11 @@ DisasmStatus disassemble(const std::vector<std::uint8_t>& bytes, const DisasmOpt
   // The directive makes the text self-describing: `pe-vp asm` with another
   // --gen refuses it instead of assembling different bytes.
   if (!options.json) out << ".gen " << name(options.gen) << '\n';
+  // On another geometry sbuf[P] / psum[P] mean other bytes: the text says which, and `pe-vp asm` checks it.
+  const ArrayGeometry geo = options.geometry.value_or(preset_geometry(options.gen));
+  if (!options.json && geo != preset_geometry(options.gen)) out << ".geometry " << geometry_operands(geo) << '\n';
   for (std::size_t i = 0; i < records; ++i) {
-    Decoded d = decode(options.gen, options.geometry.value_or(preset_geometry(options.gen)),
-                       bytes.data() + i * kInstructionBytes);
+    Decoded d = decode(options.gen, geo, bytes.data() + i * kInstructionBytes);
     for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
     all_valid = all_valid && d.valid();
     if (options.json) {

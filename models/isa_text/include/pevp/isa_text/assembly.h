@@ -51,6 +51,12 @@ struct AsmResult {
 // problem is a diagnostic, and all of them are reported (not only the first).
 AsmResult assemble(Generation g, std::string_view source, const AsmOptions& options = {});
 
+// The settable geometry members as a `.geometry` directive's operands:
+// "pe_rows=64 pe_cols=64 partitions=128 sbuf_partition_bytes=262144 psum_banks=8
+// psum_bank_bytes=2048". A file that carries the directive assembles only for
+// that geometry (sbuf[P] / psum[P] and the rules depend on it).
+std::string geometry_operands(const ArrayGeometry& geo);
+
 // The assembly mnemonic of an opcode ("matmul_sparse").
 std::string mnemonic(Opcode op);
 
