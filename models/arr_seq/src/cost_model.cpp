@@ -72,7 +72,8 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (
 
 // Bits first..last of a mask `width` bits wide (none when first >= width).
 std::uint32_t span_bits(unsigned first, unsigned last, unsigned width) {
-  if (first >= width) return 0;
+  // Widths are the geometry's row groups and SBUF ports, fixed well below 32 (check_geometry).
+  if (first >= width || width >= 32) return 0;
   return ((1u << std::min(last + 1, width)) - 1) & ~((1u << first) - 1);
 }
 }  // namespace

@@ -4,6 +4,11 @@
 
 namespace pevp::arrseq {
 
+// One rgN counter register set and one stagger register per row group, for the
+// row groups every preset geometry has (check_geometry keeps them fixed).
+static_assert(Timeline::kRowGroups == regfile::ClusterCfg::kStaggerGroups);
+static_assert(Timeline::kRowGroups == isa::kCounterGridSide);
+
 const char* name(Stall s) {
   switch (s) {
     case Stall::IfifoFull: return "ififo_full";
