@@ -378,3 +378,20 @@ TEST(AsmErrors, NoTextCrashesTheAssembler) {
 
 }  // namespace
 }  // namespace pevp::isa::test
+
+namespace pevp::isa::test {
+namespace {
+// The .geometry directive: every malformed operand is a diagnostic, never an exception.
+TEST(AsmGeometry, MalformedOperandsAreDiagnostics) {
+  for (const char* line : {".geometry pe_rows=", ".geometry pe_rows", ".geometry foo=1", ".geometry pe_rows=-4",
+                           ".geometry pe_rows=99999999999999999999999999", ".geometry pe_rows=0x40",
+                           ".geometry pe_rows=64x"}) {
+    const AsmResult r = assemble(G::MARIANA, std::string(line) + "\n");
+    ASSERT_FALSE(r.ok()) << line;
+    EXPECT_EQ(r.diagnostics[0].rule, "asm.geometry") << line;
+  }
+  // A directive that states the preset's own values is the preset.
+  EXPECT_TRUE(assemble(G::MARIANA, ".geometry pe_rows=128 psum_banks=8\n").ok());
+}
+}  // namespace
+}  // namespace pevp::isa::test

@@ -9,6 +9,7 @@
 #include "pevp/isa/hex.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -746,10 +747,14 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
             const auto eq = op.find('=');
             std::uint64_t v = 0;
             const std::string key(op.substr(0, eq == std::string_view::npos ? op.size() : eq));
-            const bool number = eq != std::string_view::npos && eq + 1 < op.size() &&
-                                std::all_of(op.begin() + static_cast<std::ptrdiff_t>(eq) + 1, op.end(),
-                                            [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
-            if (number) v = std::stoull(std::string(op.substr(eq + 1)));
+            // Decimal digits only, the whole value, no overflow (from_chars reports it).
+            bool number = false;
+            if (eq != std::string_view::npos && eq + 1 < op.size()) {
+              const char* first = op.data() + eq + 1;
+              const char* last = op.data() + op.size();
+              const auto [end, ec] = std::from_chars(first, last, v);
+              number = ec == std::errc() && end == last;
+            }
             std::uint32_t* member = key == "pe_rows"                ? &want.pe_rows
                                     : key == "pe_cols"              ? &want.pe_cols
                                     : key == "partitions"           ? &want.partitions
