@@ -203,12 +203,13 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     p.decoded = std::move(d);
     return p;
   }
-  p.typed = isa::typed(*d);
-  p.self_name = self_name(p.handler, p.typed);
+  const isa::Instruction typed = isa::typed(*d);
+  p.events = isa::events_of(typed);
+  p.self_name = self_name(p.handler, typed);
   switch (p.handler) {
-    case Handler::Ldweights: handle_modelled<isa::Ldweights>(*d, p.typed, p); break;
-    case Handler::Matmul: handle_modelled<isa::Matmul>(*d, p.typed, p); break;
-    case Handler::PeRegWrite: handle_modelled<isa::PeRegWrite>(*d, p.typed, p); break;
+    case Handler::Ldweights: handle_modelled<isa::Ldweights>(*d, typed, p); break;
+    case Handler::Matmul: handle_modelled<isa::Matmul>(*d, typed, p); break;
+    case Handler::PeRegWrite: handle_modelled<isa::PeRegWrite>(*d, typed, p); break;
     case Handler::LdTags:
     case Handler::MatmulSparse:
     case Handler::PeManageSeed:

@@ -9,21 +9,21 @@ namespace pevp::isa {
 
 std::uint64_t AccessPattern::count() const {
   std::uint64_t n = 1;
-  for (unsigned k = 0; k < dims; ++k) n *= static_cast<std::uint64_t>(std::max<std::int64_t>(num[k], 0));
+  for (unsigned k = 0; k < dims; ++k) n *= static_cast<std::uint64_t>(std::max<std::int32_t>(num[k], 0));
   return n;
 }
 
 std::int64_t AccessPattern::lowest() const {
   std::int64_t lo = 0;
   for (unsigned k = 0; k < dims; ++k)
-    if (step[k] < 0) lo += step[k] * (std::max<std::int64_t>(num[k], 1) - 1);
+    if (step[k] < 0) lo += std::int64_t{step[k]} * (std::max<std::int64_t>(num[k], 1) - 1);
   return lo;
 }
 
 std::int64_t AccessPattern::highest() const {
   std::int64_t hi = 0;
   for (unsigned k = 0; k < dims; ++k)
-    if (step[k] > 0) hi += step[k] * (std::max<std::int64_t>(num[k], 1) - 1);
+    if (step[k] > 0) hi += std::int64_t{step[k]} * (std::max<std::int64_t>(num[k], 1) - 1);
   return hi;
 }
 
@@ -37,14 +37,14 @@ std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view nam
   p.start = p.start_raw;
   if (p.member == PatternMember::MxTensorV2) p.start &= ~ADDR4MARKER_MXTENSOR_V2;
   if (p.member == PatternMember::Indirect16B) p.start &= ~ADDR_MARKER_INDIRECT;
-  if (const DecodedField* s = d.field(base + ".scale_addr")) p.scale_addr = s->value;
-  if (const DecodedField* s = d.field(base + ".index_addr")) p.index_addr = s->value;
-  if (const DecodedField* s = d.field(base + ".num_index")) p.num_index = s->value;
+  if (const DecodedField* s = d.field(base + ".scale_addr")) p.scale_addr = static_cast<std::uint32_t>(s->value);
+  if (const DecodedField* s = d.field(base + ".index_addr")) p.index_addr = static_cast<std::uint32_t>(s->value);
+  if (const DecodedField* s = d.field(base + ".num_index")) p.num_index = static_cast<std::uint32_t>(s->value);
   // The one-dimension patterns (MXMEM_PATTERN1D, the indirect member) name it without an index.
   if (const DecodedField* n = d.field(base + ".num_elem")) {
     const DecodedField* s = d.field(base + ".step_elem");
-    p.num[0] = n->value;
-    p.step[0] = s ? s->value : 0;
+    p.num[0] = static_cast<std::int32_t>(n->value);
+    p.step[0] = static_cast<std::int32_t>(s ? s->value : 0);
     p.dims = 1;
     return p;
   }
@@ -53,8 +53,8 @@ std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view nam
     const DecodedField* n = d.field(base + ".num_elem" + i);
     if (n == nullptr) break;
     const DecodedField* s = d.field(base + ".step_elem" + i);
-    p.num[k] = n->value;
-    p.step[k] = s ? s->value : 0;
+    p.num[k] = static_cast<std::int32_t>(n->value);
+    p.step[k] = static_cast<std::int32_t>(s ? s->value : 0);
     p.dims = k + 1;
   }
   return p;

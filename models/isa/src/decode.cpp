@@ -1,5 +1,7 @@
 #include "pevp/isa/decode.h"
 
+#include "pevp/isa/tiles.h"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -119,6 +121,8 @@ Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes
   } else {
     d.fields.push_back({Leaf{"header.opcode", 0, 1, 0, 0, ValueKind::Opcode, false, "header"}, d.opcode_byte});
   }
+  d.tile = compute_tile(d);
+  d.tile_known = true;
   d.violations = validate(d);
   return d;
 }

@@ -1,51 +1,177 @@
 #include "pevp/isa/instruction.h"
 
+#include <array>
+#include <string>
+#include <type_traits>
+#include <vector>
+
 namespace pevp::isa {
 namespace {
 
-// Reads a decoded instruction's leaves by their spec names, once.
-struct Reader {
-  const Decoded& d;
-  std::int64_t get(std::string_view path, std::int64_t fallback = 0) const { return d.get_or(path, fallback); }
-  bool has(std::string_view path) const { return d.has(path); }
+// ---- the leaves typed() reads, resolved to positions once per leaf set ---------------------------------------
+// typed() runs for every distinct instruction the SEQ fetches (every instruction of a stream that never repeats):
+// a path lookup per leaf would cost more than the rest of the firmware's work, so each path is resolved to its
+// position in Decoded::fields once per leaf set of every layout, as the validity rules do.
+enum Scalar : unsigned {
+  kInDtype, kFp32Mode, kOutDtype, kNumActiveRows, kNumActiveCols, kTransposeMode, kXposeMode, kBgXposeMode,
+  kSeedMode, kScalarMode, kLoadOrder, kPerfOpt, kPerfMode, kPsumFlags, kAccumulateFlag, kZeroRegion,
+  kForceTagBits, kRegAddr, kImmValue, kMode, kIdentityDtype, kLutDtype, kWaitMode, kWaitSem, kWaitValue,
+  kUpdateMode, kUpdateSem, kUpdateValue, kNumScalars
+};
+constexpr std::array<std::string_view, kNumScalars> kScalarPaths = {
+    "in_dtype", "fp32_mode", "out_dtype", "num_active_rows", "num_active_cols", "transpose_mode", "flags.xpose_mode",
+    "bg_xpose_mode", "flags.seed_mode", "flags.scalar_mode", "flags.load_order", "perf_opt", "perf_mode",
+    "psum_accumulate_flags", "flags.accumulate_flag", "psum_zero_region", "force_tag_bits", "reg_addr", "imm_value",
+    "mode", "identity_dtype", "lut_dtype", "events.wait_mode", "events.wait_sem", "events.wait_value",
+    "events.update_mode", "events.update_sem", "events.update_value"};
 
-  AccessPattern pattern(std::string_view name) const {
-    const FieldDesc* f = d.layout ? d.layout->find(name) : nullptr;
-    const bool is_union = f && f->part == Part::MemPattern3D;
-    return read_pattern(d, name, is_union).value_or(AccessPattern{});
+enum PatternName : unsigned { kSrc, kDst, kIdentity, kSrcSeed, kDstSeed, kNumPatterns };
+constexpr std::array<std::string_view, kNumPatterns> kPatternNames = {
+    "src_mem_pattern", "dst_mem_pattern", "identity_mem_pattern", "src_seed_mem_pattern", "dst_seed_mem_pattern"};
+// The sub-leaves of a pattern: the one-dimension forms name num_elem / step_elem without an index.
+enum PatternLeaf : unsigned {
+  kStart, kScale, kIndex, kNumIndex, kNumScalar, kStepScalar, kNum0, kStep0 = kNum0 + kMaxPatternDims,
+  kNumPatternLeaves = kStep0 + kMaxPatternDims
+};
+
+constexpr unsigned kNumPaths = kNumScalars + kNumPatterns * kNumPatternLeaves;
+constexpr unsigned pattern_path(PatternName p, unsigned leaf) { return kNumScalars + p * kNumPatternLeaves + leaf; }
+
+const std::string& path_text(unsigned k) {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v(kScalarPaths.begin(), kScalarPaths.end());
+    for (std::string_view name : kPatternNames) {
+      const std::string base(name);
+      for (const char* leaf : {".start_addr", ".scale_addr", ".index_addr", ".num_index", ".num_elem", ".step_elem"})
+        v.push_back(base + leaf);
+      for (unsigned d = 0; d < kMaxPatternDims; ++d) v.push_back(base + ".num_elem[" + std::to_string(d) + "]");
+      for (unsigned d = 0; d < kMaxPatternDims; ++d) v.push_back(base + ".step_elem[" + std::to_string(d) + "]");
+    }
+    return v;
+  }();
+  return all[k];
+}
+
+struct LeafSet {
+  std::array<std::int16_t, kNumPaths> position{};  // in Decoded::fields; -1: no such leaf
+  std::array<bool, kNumPatterns> is_union{};       // the pattern is a MEM_PATTERN3D (markers choose the member)
+};
+
+LeafSet resolve(const Decoded& d) {
+  LeafSet s;
+  for (unsigned k = 0; k < kNumPaths; ++k) {
+    const DecodedField* f = d.field(path_text(k));
+    s.position[k] = static_cast<std::int16_t>(f ? f - d.fields.data() : -1);
   }
-  OperandPart operand() const { return {get("in_dtype"), get("fp32_mode")}; }
+  for (unsigned p = 0; p < kNumPatterns; ++p) {
+    const FieldDesc* f = d.layout ? d.layout->find(kPatternNames[p]) : nullptr;
+    s.is_union[p] = f && f->part == Part::MemPattern3D;
+  }
+  return s;
+}
+
+// Every leaf set of every layout, by global leaf set number; built once.
+const std::vector<LeafSet>& leaf_sets() {
+  static const auto sets = [] {
+    std::vector<LeafSet> all(leaf_set_count());
+    for (const StructLayout& layout : all_layouts())
+      for (std::size_t set = 0; set < layout.leaf_sets.size(); ++set) {
+        Decoded proto;  // the set's fields (values do not matter) and index
+        proto.layout = &layout;
+        proto.index = &layout.leaf_index[set];
+        for (const Leaf& leaf : layout.leaf_sets[set]) proto.fields.push_back({leaf, 0});
+        all[layout.first_leaf_set + set] = resolve(proto);
+      }
+    return all;
+  }();
+  return sets;
+}
+
+// Reads a decoded instruction's leaves by position.
+class Reader {
+ public:
+  explicit Reader(const Decoded& d) : d_(d), set_(set_of(d)) {}
+
+  std::int64_t get(unsigned k, std::int64_t fallback = 0) const {
+    const std::int16_t at = set_->position[k];
+    return at < 0 ? fallback : d_.fields[static_cast<std::size_t>(at)].value;
+  }
+  bool has(unsigned k) const { return set_->position[k] >= 0; }
+
+  AccessPattern pattern(PatternName p) const {
+    AccessPattern a;
+    if (!has(pattern_path(p, kStart))) return a;
+    a.start_raw = static_cast<std::uint32_t>(get(pattern_path(p, kStart)));
+    a.member = set_->is_union[p] ? pattern_member(a.start_raw) : PatternMember::Tensor3D;
+    a.start = a.start_raw;
+    if (a.member == PatternMember::MxTensorV2) a.start &= ~ADDR4MARKER_MXTENSOR_V2;
+    if (a.member == PatternMember::Indirect16B) a.start &= ~ADDR_MARKER_INDIRECT;
+    a.scale_addr = static_cast<std::uint32_t>(get(pattern_path(p, kScale)));
+    a.index_addr = static_cast<std::uint32_t>(get(pattern_path(p, kIndex)));
+    a.num_index = static_cast<std::uint32_t>(get(pattern_path(p, kNumIndex)));
+    if (has(pattern_path(p, kNumScalar))) {  // MXMEM_PATTERN1D, the indirect member
+      a.num[0] = static_cast<std::int32_t>(get(pattern_path(p, kNumScalar)));
+      a.step[0] = static_cast<std::int32_t>(get(pattern_path(p, kStepScalar)));
+      a.dims = 1;
+      return a;
+    }
+    for (unsigned k = 0; k < kMaxPatternDims && has(pattern_path(p, kNum0 + k)); ++k) {
+      a.num[k] = static_cast<std::int32_t>(get(pattern_path(p, kNum0 + k)));
+      a.step[k] = static_cast<std::int32_t>(get(pattern_path(p, kStep0 + k)));
+      a.dims = k + 1;
+    }
+    return a;
+  }
+  OperandPart operand() const { return {get(kInDtype), get(kFp32Mode)}; }
   TilePart tile() const {
     TilePart t;
-    t.rect = tile_of(d);
+    t.rect = tile_of(d_);
     const unsigned rows = t.rect ? t.rect->rows : 0, cols = t.rect ? t.rect->cols : 0;
-    // A struct without active counts uses its whole tile (PeRegWrite, LdTags' rows).
-    t.active_rows = has("num_active_rows") ? active_extent(get("num_active_rows"), rows) : rows;
-    t.active_cols = has("num_active_cols") ? active_extent(get("num_active_cols"), cols) : cols;
+    // A struct without active counts uses its whole tile (PeRegWrite).
+    t.active_rows = has(kNumActiveRows) ? active_extent(get(kNumActiveRows), rows) : rows;
+    t.active_cols = has(kNumActiveCols) ? active_extent(get(kNumActiveCols), cols) : cols;
     return t;
   }
   PsumPart psum() const {
     PsumPart p;
-    if (has("psum_accumulate_flags")) p.group_flags = static_cast<std::uint8_t>(get("psum_accumulate_flags"));
-    if (has("flags.accumulate_flag")) p.accumulate = get("flags.accumulate_flag") != 0;
-    p.zero_region = get("psum_zero_region");
+    if (has(kPsumFlags)) p.group_flags = static_cast<std::uint8_t>(get(kPsumFlags));
+    if (has(kAccumulateFlag)) p.accumulate = get(kAccumulateFlag) != 0;
+    p.zero_region = get(kZeroRegion);
     return p;
   }
-  bool transpose() const { return get("transpose_mode") != 0 || get("flags.xpose_mode") != 0; }
+  bool transpose() const { return get(kTransposeMode) != 0 || get(kXposeMode) != 0; }
   void common(Common& c) const {
-    c.opcode_byte = d.opcode_byte;
-    c.events.wait_mode = static_cast<WaitMode>(get("events.wait_mode"));
-    c.events.wait_sem = static_cast<unsigned>(get("events.wait_sem"));
-    c.events.wait_value = static_cast<std::uint32_t>(get("events.wait_value"));
-    c.events.update_mode = static_cast<UpdateMode>(get("events.update_mode"));
-    c.events.update_sem = static_cast<unsigned>(get("events.update_sem"));
-    c.events.update_value = get("events.update_value");
+    c.opcode_byte = d_.opcode_byte;
+    c.events.wait_mode = static_cast<WaitMode>(get(kWaitMode));
+    c.events.wait_sem = static_cast<unsigned>(get(kWaitSem));
+    c.events.wait_value = static_cast<std::uint32_t>(get(kWaitValue));
+    c.events.update_mode = static_cast<UpdateMode>(get(kUpdateMode));
+    c.events.update_sem = static_cast<unsigned>(get(kUpdateSem));
+    c.events.update_value = get(kUpdateValue);
   }
+
+ private:
+  // decode()'s instructions find their set from Decoded::index; one built by hand is resolved here.
+  const LeafSet* set_of(const Decoded& d) {
+    if (d.layout && d.index) {
+      const auto& sets = d.layout->leaf_index;
+      for (std::size_t s = 0; s < sets.size(); ++s)
+        if (&sets[s] == d.index) return &leaf_sets()[d.layout->first_leaf_set + s];
+    }
+    own_ = resolve(d);
+    return &own_;
+  }
+
+  const Decoded& d_;
+  LeafSet own_;
+  const LeafSet* set_;
 };
 
+// The instruction built in place in the variant (it is a few hundred bytes:
+// no copy on the way out).
 template <typename T>
-T with_common(const Reader& r) {
-  T t;
+T& emplace(Instruction& out, const Reader& r) {
+  T& t = out.emplace<T>();
   r.common(t);
   return t;
 }
@@ -53,103 +179,104 @@ T with_common(const Reader& r) {
 }  // namespace
 
 Instruction typed(const Decoded& d) {
-  if (!d.opcode) return std::monostate{};
-  const Reader r{d};
+  Instruction out;
+  if (!d.opcode) return out;
+  const Reader r(d);
   switch (*d.opcode) {
     case Opcode::LDWEIGHTS: {
-      auto i = with_common<Ldweights>(r);
-      i.src = r.pattern("src_mem_pattern");
+      auto& i = emplace<Ldweights>(out, r);
+      i.src = r.pattern(kSrc);
       i.in = r.operand();
       i.tile = r.tile();
       i.transpose = r.transpose();
-      i.bg_transpose = r.get("bg_xpose_mode");
-      i.seed_mode = r.get("flags.seed_mode");
-      i.scalar_mode = r.get("flags.scalar_mode");
-      i.load_order = r.get("flags.load_order");
-      i.perf_opt = r.get("perf_opt");
-      i.perf_mode = r.get("perf_mode");
-      return i;
+      i.bg_transpose = r.get(kBgXposeMode);
+      i.seed_mode = r.get(kSeedMode);
+      i.scalar_mode = r.get(kScalarMode);
+      i.load_order = r.get(kLoadOrder);
+      i.perf_opt = r.get(kPerfOpt);
+      i.perf_mode = r.get(kPerfMode);
+      return out;
     }
     case Opcode::MATMUL: {
-      auto i = with_common<Matmul>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.dst = r.pattern("dst_mem_pattern");
+      auto& i = emplace<Matmul>(out, r);
+      i.src = r.pattern(kSrc);
+      i.dst = r.pattern(kDst);
       i.in = r.operand();
-      i.out_dtype = r.get("out_dtype");
+      i.out_dtype = r.get(kOutDtype);
       i.tile = r.tile();
       i.transpose = r.transpose();
-      i.seed_mode = r.get("flags.seed_mode");
-      i.scalar_mode = r.get("flags.scalar_mode");
-      i.perf_opt = r.get("perf_opt");
-      i.perf_mode = r.get("perf_mode");
+      i.seed_mode = r.get(kSeedMode);
+      i.scalar_mode = r.get(kScalarMode);
+      i.perf_opt = r.get(kPerfOpt);
+      i.perf_mode = r.get(kPerfMode);
       i.psum = r.psum();
-      return i;
+      return out;
     }
     case Opcode::MATMUL_SPARSE: {
-      auto i = with_common<MatmulSparse>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.dst = r.pattern("dst_mem_pattern");
+      auto& i = emplace<MatmulSparse>(out, r);
+      i.src = r.pattern(kSrc);
+      i.dst = r.pattern(kDst);
       i.in = r.operand();
-      i.out_dtype = r.get("out_dtype");
+      i.out_dtype = r.get(kOutDtype);
       i.tile = r.tile();
-      i.seed_mode = r.get("flags.seed_mode");
+      i.seed_mode = r.get(kSeedMode);
       i.psum = r.psum();
-      return i;
+      return out;
     }
     case Opcode::LDTAGS: {
-      auto i = with_common<LdTags>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.in_dtype = r.get("in_dtype");
-      i.force_tag_bits = r.get("force_tag_bits");
+      auto& i = emplace<LdTags>(out, r);
+      i.src = r.pattern(kSrc);
+      i.in_dtype = r.get(kInDtype);
+      i.force_tag_bits = r.get(kForceTagBits);
       i.tile = r.tile();
-      return i;
+      return out;
     }
     case Opcode::PE_REG_WRITE: {
-      auto i = with_common<PeRegWrite>(r);
-      i.reg_addr = static_cast<std::uint32_t>(r.get("reg_addr"));
-      i.imm_value = static_cast<std::uint32_t>(r.get("imm_value"));
-      i.src = r.pattern("src_mem_pattern");
+      auto& i = emplace<PeRegWrite>(out, r);
+      i.reg_addr = static_cast<std::uint32_t>(r.get(kRegAddr));
+      i.imm_value = static_cast<std::uint32_t>(r.get(kImmValue));
+      i.src = r.pattern(kSrc);
       i.tile = r.tile();
-      return i;
+      return out;
     }
     case Opcode::PE_MANAGE_SEED: {
-      auto i = with_common<PeManageSeed>(r);
-      i.mode = r.get("mode");
-      i.identity = r.pattern("identity_mem_pattern");
-      i.src_seed = r.pattern("src_seed_mem_pattern");
-      i.dst_seed = r.pattern("dst_seed_mem_pattern");
-      i.identity_dtype = r.get("identity_dtype");
-      i.active_rows = static_cast<unsigned>(r.get("num_active_rows"));
-      i.active_cols = static_cast<unsigned>(r.get("num_active_cols"));
-      return i;
+      auto& i = emplace<PeManageSeed>(out, r);
+      i.mode = r.get(kMode);
+      i.identity = r.pattern(kIdentity);
+      i.src_seed = r.pattern(kSrcSeed);
+      i.dst_seed = r.pattern(kDstSeed);
+      i.identity_dtype = r.get(kIdentityDtype);
+      i.active_rows = static_cast<unsigned>(r.get(kNumActiveRows));
+      i.active_cols = static_cast<unsigned>(r.get(kNumActiveCols));
+      return out;
     }
     case Opcode::LDWEIGHTS_MX: {
-      auto i = with_common<LdweightsMX>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.in_dtype = r.get("in_dtype");
-      i.perf_mode = r.get("perf_mode");
+      auto& i = emplace<LdweightsMX>(out, r);
+      i.src = r.pattern(kSrc);
+      i.in_dtype = r.get(kInDtype);
+      i.perf_mode = r.get(kPerfMode);
       i.tile = r.tile();
-      return i;
+      return out;
     }
     case Opcode::MATMUL_MX: {
-      auto i = with_common<MatmulMX>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.dst = r.pattern("dst_mem_pattern");
-      i.in_dtype = r.get("in_dtype");
-      i.perf_mode = r.get("perf_mode");
-      i.out_dtype = r.get("out_dtype");
+      auto& i = emplace<MatmulMX>(out, r);
+      i.src = r.pattern(kSrc);
+      i.dst = r.pattern(kDst);
+      i.in_dtype = r.get(kInDtype);
+      i.perf_mode = r.get(kPerfMode);
+      i.out_dtype = r.get(kOutDtype);
       i.tile = r.tile();
       i.psum = r.psum();
-      return i;
+      return out;
     }
     case Opcode::CONV_LUT_LOAD: {
-      auto i = with_common<ConvLutLoad>(r);
-      i.src = r.pattern("src_mem_pattern");
-      i.lut_dtype = r.get("lut_dtype");
-      return i;
+      auto& i = emplace<ConvLutLoad>(out, r);
+      i.src = r.pattern(kSrc);
+      i.lut_dtype = r.get(kLutDtype);
+      return out;
     }
   }
-  return std::monostate{};
+  return out;
 }
 
 EventsPart events_of(const Instruction& i) {

@@ -5,6 +5,11 @@
 namespace pevp::isa {
 
 std::optional<TileRect> tile_of(const Decoded& d) {
+  if (d.tile_known) return d.tile;
+  return compute_tile(d);
+}
+
+std::optional<TileRect> compute_tile(const Decoded& d) {
   if (d.has("row_grp") && d.has("col_grp")) {
     const auto r = decode_group_mask(static_cast<std::uint8_t>(d.get("row_grp")));
     const auto c = decode_group_mask(static_cast<std::uint8_t>(d.get("col_grp")));

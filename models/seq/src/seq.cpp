@@ -287,7 +287,7 @@ void Seq::clear_error() {
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
   p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, geometry_, raw)));
-  p->events = isa::events_of(p->fw.typed);
+  p->events = p->fw.events;
   if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op, geometry_);
   return p;
 }

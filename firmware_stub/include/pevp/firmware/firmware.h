@@ -56,7 +56,7 @@ struct Fault {
 // the cross-instruction rule and the micro-op's index.
 struct Prepared {
   std::shared_ptr<const isa::Decoded> decoded;
-  isa::Instruction typed;              // the typed form the handler worked from
+  isa::EventsPart events;              // the instruction's EVENTS (the SEQ waits and updates by them)
   Handler handler = Handler::None;
   std::string self_name;               // "" for Handler::None
   std::optional<Fault> fault;          // rejected whatever came before (invalid, not modelled, no tile)

@@ -30,11 +30,13 @@ struct AccessPattern {
   std::uint32_t start = 0;      // start_addr with the member's marker bits cleared
   std::uint32_t start_raw = 0;  // start_addr as encoded
   unsigned dims = 0;            // dimensions present (1 for the MXMEM / indirect patterns' single one)
-  std::array<std::int64_t, kMaxPatternDims> step{};  // elements, signed, innermost first
-  std::array<std::int64_t, kMaxPatternDims> num{};   // elements per dimension
-  std::int64_t scale_addr = 0;                       // MX patterns: the E8M0 scales in SBUF
-  std::int64_t index_addr = 0;                       // indirect / MXMEM: the index vector (0 = none)
-  std::int64_t num_index = 0;                        // indirect: how many indices
+  // The ISA's fields are 16 bits wide (steps signed); 32 hold them, and keep a
+  // micro-op, which carries two patterns, small.
+  std::array<std::int32_t, kMaxPatternDims> step{};  // elements, signed, innermost first
+  std::array<std::int32_t, kMaxPatternDims> num{};   // elements per dimension
+  std::uint32_t scale_addr = 0;                      // MX patterns: the E8M0 scales in SBUF
+  std::uint32_t index_addr = 0;                      // indirect / MXMEM: the index vector (0 = none)
+  std::uint32_t num_index = 0;                       // indirect: how many indices
 
   // Elements the plain dimensions enumerate (0 when a dimension is empty).
   std::uint64_t count() const;

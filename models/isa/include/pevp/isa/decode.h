@@ -20,7 +20,22 @@
 namespace pevp::isa {
 
 using RawInstruction = std::array<std::uint8_t, kInstructionBytes>;
-struct TileRect;  // tiles.h
+
+// A rectangle of PEs: where on the array an instruction runs (tiles.h).
+struct TileRect {
+  unsigned row0 = 0, rows = 0;  // PE rows (contraction)
+  unsigned col0 = 0, cols = 0;  // PE columns (output partitions)
+  bool operator==(const TileRect& o) const {
+    return row0 == o.row0 && rows == o.rows && col0 == o.col0 && cols == o.cols;
+  }
+  // The rectangle as one integer (each coordinate fits 16 bits), for hash maps.
+  std::uint64_t key() const {
+    return std::uint64_t{row0} | std::uint64_t{rows} << 16 | std::uint64_t{col0} << 32 | std::uint64_t{cols} << 48;
+  }
+  bool overlaps(const TileRect& o) const {
+    return row0 < o.row0 + o.rows && o.row0 < row0 + rows && col0 < o.col0 + o.cols && o.col0 < col0 + cols;
+  }
+};
 
 // One broken rule: which field, which value, which named rule, and why.
 struct Violation {
@@ -47,6 +62,10 @@ struct Decoded {
   const StructLayout* layout = nullptr;  // null when the opcode is unknown
   std::vector<DecodedField> fields;
   std::vector<Violation> violations;
+  // The tile (tiles.h tile_of), worked out once by decode(): the rules, the
+  // typed form and the firmware all ask for it.
+  std::optional<TileRect> tile;
+  bool tile_known = false;
   // path -> position in `fields` (shared, built once per layout); null when the
   // opcode is unknown.
   const std::unordered_map<std::string_view, std::uint16_t>* index = nullptr;

@@ -11,24 +11,11 @@
 
 namespace pevp::isa {
 
-struct TileRect {
-  unsigned row0 = 0, rows = 0;  // PE rows (contraction)
-  unsigned col0 = 0, cols = 0;  // PE columns (output partitions)
-  bool operator==(const TileRect& o) const {
-    return row0 == o.row0 && rows == o.rows && col0 == o.col0 && cols == o.cols;
-  }
-  // The rectangle as one integer (each coordinate fits 16 bits), for hash maps.
-  std::uint64_t key() const {
-    return std::uint64_t{row0} | std::uint64_t{rows} << 16 | std::uint64_t{col0} << 32 | std::uint64_t{cols} << 48;
-  }
-  bool overlaps(const TileRect& o) const {
-    return row0 < o.row0 + o.rows && o.row0 < row0 + rows && col0 < o.col0 + o.cols && o.col0 < col0 + cols;
-  }
-};
-
 // The tile of a decoded instruction, or nothing when its tile fields are invalid
 // or it has none.
 std::optional<TileRect> tile_of(const Decoded& d);
+// The same worked out from the fields (what decode() stores in Decoded::tile).
+std::optional<TileRect> compute_tile(const Decoded& d);
 
 // num_active_rows / num_active_cols are one byte: 0 encodes 256, and means it
 // only on a tile that is 256 wide (the spec's MAVERICK c256 rule, D-GEOMETRY).
