@@ -1,7 +1,6 @@
 #include "pevp/isa/access_pattern.h"
 
 #include <algorithm>
-#include <string>
 
 #include "pevp/isa/enums.h"
 
@@ -25,39 +24,6 @@ std::int64_t AccessPattern::highest() const {
   for (unsigned k = 0; k < dims; ++k)
     if (step[k] > 0) hi += std::int64_t{step[k]} * (std::max<std::int64_t>(num[k], 1) - 1);
   return hi;
-}
-
-std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view name, bool is_union) {
-  const std::string base(name);
-  const DecodedField* start = d.field(base + ".start_addr");
-  if (start == nullptr) return std::nullopt;
-  AccessPattern p;
-  p.start_raw = static_cast<std::uint32_t>(start->value);
-  p.member = is_union ? pattern_member(p.start_raw) : PatternMember::Tensor3D;
-  p.start = p.start_raw;
-  if (p.member == PatternMember::MxTensorV2) p.start &= ~ADDR4MARKER_MXTENSOR_V2;
-  if (p.member == PatternMember::Indirect16B) p.start &= ~ADDR_MARKER_INDIRECT;
-  if (const DecodedField* s = d.field(base + ".scale_addr")) p.scale_addr = static_cast<std::uint32_t>(s->value);
-  if (const DecodedField* s = d.field(base + ".index_addr")) p.index_addr = static_cast<std::uint32_t>(s->value);
-  if (const DecodedField* s = d.field(base + ".num_index")) p.num_index = static_cast<std::uint32_t>(s->value);
-  // The one-dimension patterns (MXMEM_PATTERN1D, the indirect member) name it without an index.
-  if (const DecodedField* n = d.field(base + ".num_elem")) {
-    const DecodedField* s = d.field(base + ".step_elem");
-    p.num[0] = static_cast<std::int32_t>(n->value);
-    p.step[0] = static_cast<std::int32_t>(s ? s->value : 0);
-    p.dims = 1;
-    return p;
-  }
-  for (unsigned k = 0; k < kMaxPatternDims; ++k) {
-    const std::string i = "[" + std::to_string(k) + "]";
-    const DecodedField* n = d.field(base + ".num_elem" + i);
-    if (n == nullptr) break;
-    const DecodedField* s = d.field(base + ".step_elem" + i);
-    p.num[k] = static_cast<std::int32_t>(n->value);
-    p.step[k] = static_cast<std::int32_t>(s ? s->value : 0);
-    p.dims = k + 1;
-  }
-  return p;
 }
 
 std::uint32_t base_of(Memory m) { return m == Memory::Psum ? ArrayGeometry::kPsumBase : ArrayGeometry::kSbufBase; }

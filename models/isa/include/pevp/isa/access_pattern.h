@@ -4,8 +4,9 @@
 // and byte offset of the start, the bytes of a partition it covers, the PSUM
 // banks it reaches, and the byte offset of every element inside a partition.
 // One library for every unit that reasons about a pattern: the validity rules,
-// the firmware's lowering to micro-ops, the PE-array executor and the cost
-// model, so a footprint or a bank mask is derived in one place. Addresses are
+// the typed form of an instruction (instruction.h reads the patterns), the
+// PE-array executor and the cost model, so a footprint or a bank mask is
+// derived in one place. Addresses are
 // in the ISA map (D-ADDR): SBUF partition-major from 0, PSUM at 0x2000000.
 #pragma once
 
@@ -46,11 +47,6 @@ struct AccessPattern {
   std::int64_t lowest() const;
   std::int64_t highest() const;
 };
-
-// Pattern `name` ("src_mem_pattern", "dst_mem_pattern") of a decoded
-// instruction; `is_union` when the struct's field is a MEM_PATTERN3D (the
-// start address's markers choose the member). Nothing when it has no such field.
-std::optional<AccessPattern> read_pattern(const Decoded& d, std::string_view name, bool is_union);
 
 enum class Memory : std::uint8_t { Sbuf, Psum };
 std::uint32_t base_of(Memory m);
