@@ -97,6 +97,14 @@ const LeafSetDecoder& leaf_set_decoder(std::size_t leaf_set) {
 }
 }  // namespace
 
+std::optional<std::size_t> leaf_set_number(const Decoded& d) {
+  if (!d.layout || !d.index) return std::nullopt;
+  const auto& sets = d.layout->leaf_index;
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    if (&sets[s] == d.index) return d.layout->first_leaf_set + s;
+  return std::nullopt;
+}
+
 Decoded decode(Generation g, const std::uint8_t* bytes64) { return decode(g, preset_geometry(g), bytes64); }
 
 Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes64) {

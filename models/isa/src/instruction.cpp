@@ -72,18 +72,7 @@ LeafSet resolve(const Decoded& d) {
 
 // Every leaf set of every layout, by global leaf set number; built once.
 const std::vector<LeafSet>& leaf_sets() {
-  static const auto sets = [] {
-    std::vector<LeafSet> all(leaf_set_count());
-    for (const StructLayout& layout : all_layouts())
-      for (std::size_t set = 0; set < layout.leaf_sets.size(); ++set) {
-        Decoded proto;  // the set's fields (values do not matter) and index
-        proto.layout = &layout;
-        proto.index = &layout.leaf_index[set];
-        for (const Leaf& leaf : layout.leaf_sets[set]) proto.fields.push_back({leaf, 0});
-        all[layout.first_leaf_set + set] = resolve(proto);
-      }
-    return all;
-  }();
+  static const auto sets = per_leaf_set<LeafSet>(resolve);
   return sets;
 }
 
@@ -153,11 +142,7 @@ class Reader {
  private:
   // decode()'s instructions find their set from Decoded::index; one built by hand is resolved here.
   const LeafSet* set_of(const Decoded& d) {
-    if (d.layout && d.index) {
-      const auto& sets = d.layout->leaf_index;
-      for (std::size_t s = 0; s < sets.size(); ++s)
-        if (&sets[s] == d.index) return &leaf_sets()[d.layout->first_leaf_set + s];
-    }
+    if (const auto set = leaf_set_number(d)) return &leaf_sets()[*set];
     own_ = resolve(d);
     return &own_;
   }

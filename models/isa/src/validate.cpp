@@ -130,18 +130,7 @@ LeafSetInfo resolve(const Decoded& d) {
 // The resolved keys of every leaf set of every layout, by global leaf set
 // number (StructLayout::first_leaf_set). Built once, on first use.
 const std::vector<LeafSetInfo>& leaf_set_infos() {
-  static const auto infos = [] {
-    std::vector<LeafSetInfo> all(leaf_set_count());
-    for (const StructLayout& layout : all_layouts())
-      for (std::size_t set = 0; set < layout.leaf_sets.size(); ++set) {
-        Decoded proto;  // the set's fields (values do not matter) and index
-        proto.layout = &layout;
-        proto.index = &layout.leaf_index[set];
-        for (const Leaf& leaf : layout.leaf_sets[set]) proto.fields.push_back({leaf, 0});
-        all[layout.first_leaf_set + set] = resolve(proto);
-      }
-    return all;
-  }();
+  static const auto infos = per_leaf_set<LeafSetInfo>(resolve);
   return infos;
 }
 
@@ -182,11 +171,7 @@ class Rules {
   // the layout's leaf_index it points to); any other Decoded (built by hand) is
   // resolved here, once.
   const LeafSetInfo& info_of(const Decoded& d) {
-    if (d.layout && d.index) {
-      const auto& sets = d.layout->leaf_index;
-      for (std::size_t s = 0; s < sets.size(); ++s)
-        if (&sets[s] == d.index) return leaf_set_infos()[d.layout->first_leaf_set + s];
-    }
+    if (const auto set = leaf_set_number(d)) return leaf_set_infos()[*set];
     own_ = std::make_unique<LeafSetInfo>(resolve(d));
     return *own_;
   }

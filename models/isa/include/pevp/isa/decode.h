@@ -81,6 +81,26 @@ struct Decoded {
   std::int64_t get_or(std::string_view path, std::int64_t fallback) const;
 };
 
+// Code that reads the same leaves of every instruction resolves their positions
+// once per leaf set (a layout has one per combination of its union members):
+// `per_leaf_set(f)` calls f with a Decoded holding each set's leaves (values 0)
+// and keeps the results by global leaf set number; `leaf_set_number(d)` is the
+// set a decode()d instruction uses (none for a Decoded built by hand).
+std::optional<std::size_t> leaf_set_number(const Decoded& d);
+template <class T, class F>
+std::vector<T> per_leaf_set(F f) {
+  std::vector<T> all(leaf_set_count());
+  for (const StructLayout& layout : all_layouts())
+    for (std::size_t set = 0; set < layout.leaf_sets.size(); ++set) {
+      Decoded proto;
+      proto.layout = &layout;
+      proto.index = &layout.leaf_index[set];
+      for (const Leaf& leaf : layout.leaf_sets[set]) proto.fields.push_back({leaf, 0});
+      all[layout.first_leaf_set + set] = f(proto);
+    }
+  return all;
+}
+
 // Decodes and validates one instruction of generation `g` on `geo` (default:
 // the generation's preset geometry).
 Decoded decode(Generation g, const RawInstruction& bytes);
