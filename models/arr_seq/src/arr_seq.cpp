@@ -35,26 +35,13 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::A
       array_(array),
       config_(config),
       timeline_(CostModel(config.timing), std::max(config.ififo_depth, 1u), !config.timed),
-      ps_per_cycle_(1000.0 / config.timing.clock_ghz),
-      resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {
+      clock_(config.timing.clock_ghz) {
   csrs_.on_config_change([this] { csr_dirty_ = true; });
   // perf_cntr_cfg.cntr_rst clears the row-group counters with the per-tile ones.
   csrs_.on_counters_reset([this] {
     timeline_.reset_counters(now());
     publish_counters(now());
   });
-}
-
-Cycle ArrSeq::to_cycles(const sc_core::sc_time& t) const {
-  // sc_time's integer value is in units of the time resolution (1 ps unless changed).
-  const double ps = static_cast<double>(t.value()) * resolution_ps_;
-  return static_cast<Cycle>(std::ceil(ps / ps_per_cycle_ - 1e-6));
-}
-
-sc_core::sc_time ArrSeq::to_time(Cycle c) const {
-  // As sc_time(to_ps(c), SC_PS) rounds it, without that constructor's unit lookups.
-  return sc_core::sc_time::from_value(
-      static_cast<sc_core::sc_time::value_type>(static_cast<double>(to_ps(c)) / resolution_ps_ + 0.5));
 }
 
 unsigned ArrSeq::queue_of(const isa::TileRect& t, const isa::ArrayGeometry& geo) {

@@ -42,7 +42,7 @@ const params::Params<SeqConfig>& seq_parameters() {
   return list;
 }
 
-Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
+Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::MicroOpSink& arr,
          SeqConfig config)
     : sc_core::sc_module(name),
       iq("iq"),
@@ -51,6 +51,7 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
       geometry_(config.geometry.value_or(isa::preset_geometry(gen))),
       csrs_(csrs),
       arr_(arr),
+      clock_(arr.clock()),
       config_(config),
       cache_(config.decode_cache_entries) {
   if (config_.queue_depth == 0) config_.queue_depth = 1;
@@ -89,7 +90,7 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
     update_status();  // irq_enable may have changed the line
   });
 
-  dispatch_cycles_ = arr_.config().timed ? arr_.config().timing.seq_dispatch_cycles : 0;
+  dispatch_cycles_ = arr_.dispatch_cycles();
   tlm_utils::tlm_quantumkeeper::set_global_quantum(config_.quantum);
   restart_quantum();
   SC_THREAD(run);
@@ -309,12 +310,12 @@ void Seq::run() {
     dispatch_head();
     // Run ahead of simulated time by at most one quantum (the quantum keeper's
     // need_sync(), compared in cycles).
-    if (local_ >= sync_cycle_ || arr_.now() >= sync_cycle_) sync_to(local_);
+    if (local_ >= sync_cycle_ || clock_.now() >= sync_cycle_) sync_to(local_);
   }
 }
 
 bool Seq::dispatch_head() {
-  local_ = std::max(local_, arr_.now());
+  local_ = std::max(local_, clock_.now());
   const Entry entry = queue_.front();
   const PreparedPtr instr = prepare_cached(entry.raw);
   const isa::Decoded& decoded = instr->decoded();
@@ -339,7 +340,7 @@ bool Seq::dispatch_head() {
     queue_.pop_front();
     space_freed_.notify(sc_core::SC_ZERO_TIME);
     firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
-    local_ = std::max(ready, arr_.now());
+    local_ = std::max(ready, clock_.now());
     const fw::Fault& f = *out.fault;
     fault(entry.index, decoded, f.rule, f.field, f.value, f.message);
     return true;
@@ -359,13 +360,13 @@ bool Seq::dispatch_head() {
   // An update that will under/overflow stops the run-ahead: nothing after it
   // may execute, so it must retire (and fault) before the next instruction issues.
   const bool update_faults = update_may_fault(instr->events);
-  arrseq::Cycle t = std::max(ready, arr_.now());
+  arrseq::Cycle t = std::max(ready, clock_.now());
   queue_.pop_front();
   space_freed_.notify(sc_core::SC_ZERO_TIME);
   arrseq::Cycle response = t;
   for (const pe::MicroOp& op : out.ops) {
     // The firmware emits at most the one micro-op prepared with the instruction.
-    const arrseq::ArrSeq::Issued r = arr_.issue(op, instr->shape, t, waited_for_software_);
+    const arrseq::Issued r = arr_.issue(op, instr->shape, t, waited_for_software_);
     waited_for_software_ = false;
     if (!r.result.ok) {  // nothing of it was written
       sync_to(r.push);
@@ -375,7 +376,7 @@ bool Seq::dispatch_head() {
         return false;
       }
       firmware_.rewind(entry.index, {}, {});
-      local_ = std::max(r.push, arr_.now());
+      local_ = std::max(r.push, clock_.now());
       // The SEQ holds the instruction: the error record names the field the message leads with.
       const std::string field = leading_field(decoded, r.result.message);
       fault(entry.index, decoded, r.result.rule, field, field.empty() ? 0 : decoded.get(field), r.result.message);
@@ -395,14 +396,14 @@ void Seq::restart_quantum() {
   // The first cycle at or past the keeper's next sync point: local_ reaching
   // it is need_sync() with the local time set to local_ - now.
   const sc_core::sc_time at = qk_.next_sync_point();
-  arrseq::Cycle c = arr_.to_cycles(at);
-  while (c > 0 && arr_.to_time(c - 1) >= at) --c;
-  while (arr_.to_time(c) < at) ++c;
+  arrseq::Cycle c = clock_.to_cycles(at);
+  while (c > 0 && clock_.to_time(c - 1) >= at) --c;
+  while (clock_.to_time(c) < at) ++c;
   sync_cycle_ = c;
 }
 
 void Seq::sync_to(arrseq::Cycle c) {
-  const sc_core::sc_time t = arr_.to_time(c), now = sc_core::sc_time_stamp();
+  const sc_core::sc_time t = clock_.to_time(c), now = sc_core::sc_time_stamp();
   if (t > now) {
     ++stats_.syncs;
     sc_core::wait(t - now);
@@ -411,7 +412,7 @@ void Seq::sync_to(arrseq::Cycle c) {
   catch_up();
   // Count the row groups' activity up to now, so the intervals scheduled
   // ahead do not pile up between register reads.
-  arr_.timeline().settle_counters(arr_.now());
+  arr_.settle(clock_.now());
 }
 
 bool Seq::drain_pending() {
@@ -421,13 +422,13 @@ bool Seq::drain_pending() {
 
 void Seq::catch_up() {
   if (pending_.empty()) return;
-  const arrseq::Cycle now = arr_.now();
+  const arrseq::Cycle now = clock_.now();
   while (!pending_.empty() && pending_.front().response <= now) retire_front();
 }
 
 void Seq::arm_retirement() {
   if (pending_.empty()) return;
-  const sc_core::sc_time t = arr_.to_time(pending_.front().response), now = sc_core::sc_time_stamp();
+  const sc_core::sc_time t = clock_.to_time(pending_.front().response), now = sc_core::sc_time_stamp();
   retire_due_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
 }
 

@@ -26,6 +26,7 @@
 #include <systemc>
 
 #include "pevp/arr_seq/cost_model.h"
+#include "pevp/arr_seq/engine_clock.h"
 #include "pevp/arr_seq/timeline.h"
 #include "pevp/pe_array/array_model.h"
 #include "pevp/regfile/sequencer_csrs.h"
@@ -59,43 +60,54 @@ struct OpcodeStats {
   std::uint64_t latency_cycles = 0;  // start to completion, summed
 };
 
-class ArrSeq : public sc_core::sc_module {
+// What became of one micro-op the sequencer was given.
+struct Issued {
+  pe::ExecResult result = pe::ExecResult::success();  // the array's verdict; on an error nothing was written
+  Cycle push = 0, start = 0, complete = 0, response = 0;
+};
+
+// The seam between the SEQ and the sequencer it dispatches into: what the SEQ
+// needs, and nothing more, so another sequencer model can stand in for ArrSeq.
+class MicroOpSink {
+ public:
+  virtual ~MicroOpSink() = default;
+  // Issues one micro-op whose timing shape is `shape`, ready at cycle `ready`
+  // (`after_idle`: the SEQ had drained and waited for software before it).
+  virtual Issued issue(const pe::MicroOp& op, const OpShape& shape, Cycle ready, bool after_idle) = 0;
+  // Brings the sequencer's activity counters up to `now` (at each synchronisation).
+  virtual void settle(Cycle now) = 0;
+  // The engine clock cycles are counted in, and the SEQ's per-instruction
+  // dispatch time in them (0 when untimed).
+  virtual EngineClock clock() const = 0;
+  virtual Cycle dispatch_cycles() const = 0;
+};
+
+class ArrSeq : public sc_core::sc_module, public MicroOpSink {
  public:
   // `csrs`: its CSR block, `array`: what executes its micro-ops -- interfaces, so
   // a register block or an array behind a bus bridge can stand in for the models.
   ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::ArrayModel& array, ArrSeqConfig config = {});
 
-  // What became of one micro-op.
-  struct Issued {
-    pe::ExecResult result = pe::ExecResult::success();  // the array's verdict; on an error nothing was written
-    Cycle push = 0, start = 0, complete = 0, response = 0;
-  };
+  using Issued = arrseq::Issued;
   // Executes `op` (unless timing-only) and schedules it, ready at cycle `ready`.
   // On an execution error nothing is scheduled.
   // `after_idle`: the SEQ had drained and waited for software before it (Timeline::schedule).
   Issued issue(const pe::MicroOp& op, Cycle ready, bool after_idle = false);
   // The same with `shape` = shape_of(op) already taken (the SEQ keeps it with
   // its cached decode, so a repeated instruction is not read again).
-  Issued issue(const pe::MicroOp& op, const OpShape& shape, Cycle ready, bool after_idle = false);
+  Issued issue(const pe::MicroOp& op, const OpShape& shape, Cycle ready, bool after_idle = false) override;
+  void settle(Cycle now) override { timeline_.settle_counters(now); }
+  EngineClock clock() const override { return clock_; }
+  Cycle dispatch_cycles() const override { return config_.timed ? config_.timing.seq_dispatch_cycles : 0; }
 
   // The IFIFO's entries now: 1 with queue_cfg.fifo_size_sel, else the configured depth.
   unsigned ififo_capacity() const { return csrs_.queue_cfg().fifo_size_sel ? 1 : config_.ififo_depth; }
 
-  // ---- clocks ------------------------------------------------------------------------
-  Cycle to_cycles(const sc_core::sc_time& t) const;  // the first cycle boundary at or after t
-  sc_core::sc_time to_time(Cycle c) const;
-  // The cycle of the current simulated time; remembered, since the SEQ asks
-  // for it several times per instruction while time stands still.
-  Cycle now() const {
-    const sc_core::sc_time t = sc_core::sc_time_stamp();
-    if (t.value() != now_value_) {
-      now_value_ = t.value();
-      now_cycle_ = to_cycles(t);
-    }
-    return now_cycle_;
-  }
-
-  std::uint64_t to_ps(Cycle c) const { return static_cast<std::uint64_t>(static_cast<double>(c) * ps_per_cycle_ + 0.5); }
+  // ---- clocks (engine_clock.h) -----------------------------------------------------------
+  Cycle to_cycles(const sc_core::sc_time& t) const { return clock_.to_cycles(t); }
+  sc_core::sc_time to_time(Cycle c) const { return clock_.to_time(c); }
+  Cycle now() const { return clock_.now(); }
+  std::uint64_t to_ps(Cycle c) const { return clock_.to_ps(c); }
 
   // Called for every scheduled micro-op when set (the trace and VCD recorder);
   // unset, issuing pays one test.
@@ -120,10 +132,7 @@ class ArrSeq : public sc_core::sc_module {
   pe::ArrayModel& array_;
   ArrSeqConfig config_;
   Timeline timeline_;
-  double ps_per_cycle_;
-  double resolution_ps_;  // sc_time's unit
-  mutable sc_core::sc_time::value_type now_value_ = 0;
-  mutable Cycle now_cycle_ = 0;
+  EngineClock clock_;
   // The CSR state timing reads, refreshed only after a register write: reading
   // the fields for every micro-op would cost more than the scheduling.
   TimingCsrs csr_cache_;

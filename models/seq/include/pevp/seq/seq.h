@@ -106,7 +106,9 @@ class Seq : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Seq);
 
-  Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::ArrSeq& arr,
+  // `arr`: the sequencer it dispatches micro-ops into (an interface: arrseq::ArrSeq,
+  // or another sequencer model).
+  Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs& csrs, arrseq::MicroOpSink& arr,
       SeqConfig config = {});
 
   // Queues one instruction as a bus write would (for tools and tests); false when full.
@@ -198,7 +200,8 @@ class Seq : public sc_core::sc_module {
   isa::Generation gen_;
   isa::ArrayGeometry geometry_;
   regfile::ArrSeqCsrs& csrs_;
-  arrseq::ArrSeq& arr_;
+  arrseq::MicroOpSink& arr_;
+  arrseq::EngineClock clock_;  // the sequencer's clock, to tell the time in its cycles
   SeqConfig config_;
   fw::Firmware firmware_;
   std::deque<Entry> queue_;
