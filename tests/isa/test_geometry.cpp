@@ -7,6 +7,7 @@
 #include "isa_test_util.h"
 #include "pevp/isa/builders.h"
 #include "pevp/isa/geometry.h"
+#include "pevp/isa/instruction.h"
 #include "pevp/isa/tiles.h"
 
 namespace pevp::isa::test {
@@ -68,12 +69,12 @@ TEST(Geometry, ZeroActiveMeans256OnA256WideTile) {
   EXPECT_EQ(d.get("num_active_rows"), 0);
   EXPECT_EQ(d.get("num_active_cols"), 0);
   EXPECT_TRUE(d.valid()) << dump(d);
-  EXPECT_EQ(active_rows(d), 256u);
-  EXPECT_EQ(active_cols(d), 256u);
+  EXPECT_EQ(std::get<Ldweights>(typed(d)).tile.active_rows, 256u);
+  EXPECT_EQ(std::get<Ldweights>(typed(d)).tile.active_cols, 256u);
   // On a 128-row tile, 0 is no count at all.
   const Decoded preset_d = decode(G::MARIANA_PLUS, raw);
   EXPECT_TRUE(has_rule(preset_d.violations, "tile.num_active_rows")) << dump(preset_d);
-  EXPECT_EQ(active_rows(preset_d), 0u);
+  EXPECT_EQ(std::get<Ldweights>(typed(preset_d)).tile.active_rows, 0u);
 }
 
 TEST(Geometry, MaverickTileSizesAreWholeAndHalfArrays) {

@@ -33,15 +33,6 @@ std::optional<TileRect> compute_tile(const Decoded& d) {
   return std::nullopt;
 }
 
-unsigned active_rows(const Decoded& d) {
-  const auto t = tile_of(d);
-  return t ? active_extent(d.get_or("num_active_rows", 0), t->rows) : 0;
-}
-unsigned active_cols(const Decoded& d) {
-  const auto t = tile_of(d);
-  return t ? active_extent(d.get_or("num_active_cols", 0), t->cols) : 0;
-}
-
 std::string counter_tile_name(const TileRect& t, const ArrayGeometry& geo) {
   // In grid cells: 1, 2 or 4 cells wide, aligned, inside the counted 4 x 4 cells.
   const unsigned gr = geo.group_rows(), gc = geo.group_cols();

@@ -288,7 +288,6 @@ void Seq::clear_error() {
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
   p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, geometry_, raw)));
-  p->events = p->fw.events;
   if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op, geometry_);
   return p;
 }
@@ -347,9 +346,9 @@ bool Seq::dispatch_head() {
   }
   // EVENTS: wait before issue, at the SEQ's own time. The instruction stays at
   // the head of the queue while it waits, so level/space show it.
-  if (instr->events.wait_mode != isa::WaitMode::NONE) {
+  if (instr->fw.events.wait_mode != isa::WaitMode::NONE) {
     sync_to(ready);
-    while (!error_ && !wait_satisfied(instr->events)) {
+    while (!error_ && !wait_satisfied(instr->fw.events)) {
       arm_retirement();
       sc_core::wait(semaphore_changed_ | settled_ | retired_ev_);
       catch_up();
@@ -359,7 +358,7 @@ bool Seq::dispatch_head() {
   }
   // An update that will under/overflow stops the run-ahead: nothing after it
   // may execute, so it must retire (and fault) before the next instruction issues.
-  const bool update_faults = update_may_fault(instr->events);
+  const bool update_faults = update_may_fault(instr->fw.events);
   arrseq::Cycle t = std::max(ready, clock_.now());
   queue_.pop_front();
   space_freed_.notify(sc_core::SC_ZERO_TIME);
@@ -442,7 +441,7 @@ void Seq::retire_front() {
   pending_.pop_front();
   firmware_.retire(done.index);
   retired_ev_.notify(sc_core::SC_ZERO_TIME);
-  if (auto f = apply_update(done.instr->events)) {
+  if (auto f = apply_update(done.instr->fw.events)) {
     // The instructions issued after it are already in the array and complete
     // normally; nothing later is fetched until clear_error (D-FAULT-REQUEUE).
     std::vector<std::shared_ptr<const isa::Decoded>> survivors;
@@ -481,7 +480,7 @@ bool Seq::update_may_fault(const Events& e) const {
     return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max();
   };
   for (const Pending& p : pending_)
-    if (!step(p.instr->events)) return true;
+    if (!step(p.instr->fw.events)) return true;
   return !step(e);
 }
 

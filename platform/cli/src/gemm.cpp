@@ -121,6 +121,8 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
 }  // namespace
 
 int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
+  VpConfig config = cmd.config ? *cmd.config : preset(cmd.gen);
+  if (cmd.mode) config.mode = *cmd.mode;
   host::Matrix a, b;
   host::GemmOptions options;
   host::GemmPlan plan;
@@ -182,7 +184,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       options.fp32_mode = *mode;
     }
     // The plan is for the machine the platform is configured as.
-    options.geometry = cmd.config ? cmd.config->geometry : preset(cmd.gen).geometry;
+    options.geometry = config.geometry;
     options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry).n);
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     plan = host::plan_gemm({m, k, n}, options);
@@ -207,8 +209,6 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
 
-  VpConfig config = cmd.config ? *cmd.config : preset(cmd.gen);
-  if (cmd.mode) config.mode = *cmd.mode;
   const bool data = config.mode != SimMode::Timing;
   if (!data && !cmd.out_path.empty()) {
     err << "pe-vp gemm: --out needs data, and mode timing moves none (use --mode both)\n";

@@ -224,14 +224,12 @@ int sc_main(int argc, char* argv[]) {
   if (*calibrate) {
     // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.
     config.mode = platform::SimMode::Timing;
-    if (config.geometry != isa::preset_geometry(config.gen())) {
-      std::cerr << "pe-vp calibrate: the calibration streams and the public figures are for the generation's preset "
-                   "array; run it without geometry.* settings\n";
-      return 2;  // a usage error, before measure_streams (which refuses it too) would make it a failure
-    }
     try {
       const auto results = platform::measure_streams(config, platform::calibration_table_streams(config.gen()));
       std::cout << platform::format_calibration_table(results, config);
+    } catch (const std::invalid_argument& e) {  // the configuration, not the run: a usage error
+      std::cerr << "pe-vp calibrate: " << e.what() << '\n';
+      return 2;
     } catch (const std::exception& e) {
       std::cerr << "pe-vp calibrate: " << e.what() << '\n';
       return 3;

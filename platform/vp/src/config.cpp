@@ -56,8 +56,6 @@ struct Leaf {
   std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds
   std::function<std::uint64_t(const VpConfig&)> get_u;
   std::function<void(VpConfig&, std::uint64_t)> set_u;
-  // Geometry (a derived member): the value it must hold, from the configuration so far.
-  std::function<std::uint64_t(const VpConfig&)> derived;
   std::function<sc_time(const VpConfig&)> get_t;
   std::function<void(VpConfig&, const sc_time&)> set_t;
   std::function<double(const VpConfig&)> get_d;
@@ -100,8 +98,7 @@ Leaf geometry_leaf(std::string_view name, std::uint64_t lo, std::uint64_t hi, st
 // accepted in a file or --set only with the value it has.
 Leaf derived_leaf(std::string_view name, std::uint64_t (*get)(const VpConfig&)) {
   Leaf l = named("geometry", name, Kind::Geometry);
-  l.get_u = get;
-  l.derived = get;
+  l.get_u = get;  // also the value it must hold, from the configuration so far
   return l;
 }
 
@@ -360,7 +357,7 @@ void check_uint(const Leaf& l, std::uint64_t v, const std::string& shown) {
 }
 
 void check_derived(const Leaf& l, std::uint64_t v, const VpConfig& c, const std::string& shown) {
-  const std::uint64_t want = l.derived(c);
+  const std::uint64_t want = l.get(c);
   if (v == want) return;
   if (l.name == "psum_partition_bytes")
     bad(l.path(), shown,

@@ -14,10 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <vector>
 
-#include "pevp/isa/decode.h"
 #include "pevp/isa/fields.h"
 #include "pevp/isa/geometry.h"
 

@@ -25,9 +25,6 @@ inline unsigned active_extent(std::int64_t field, unsigned tile_extent) {
   constexpr unsigned kZeroMeans = 256;
   return field == 0 && tile_extent == kZeroMeans ? kZeroMeans : static_cast<unsigned>(field);
 }
-// Of a decoded Ldweights / Matmul; 0 when it has no tile.
-unsigned active_rows(const Decoded& d);
-unsigned active_cols(const Decoded& d);
 
 // The per-tile counter banks of 003 section 4.1 count the tiles of a 4 x 4 grid
 // of cells, naming a cell 32 (the 128 x 128 array's cell in PEs).

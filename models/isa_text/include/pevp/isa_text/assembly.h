@@ -1,4 +1,4 @@
-// The PE instruction stream as text (issue 6 section 1): an assembler that turns
+// The PE instruction stream as text: an assembler that turns
 // one line per instruction into 64-byte records, and the printer `pe-vp disasm`
 // uses, whose output assembles back to the same bytes for any 64 bytes. The
 // syntax is documented in docs/assembly.md; operands are the leaf paths of

@@ -1,4 +1,4 @@
-// The execution-time access-pattern footprint check (issue 4 section 1): which
+// The execution-time access-pattern footprint check: which
 // bytes of SBUF or PSUM a pattern touches, per partition, or the precise rule it
 // breaks. Plain C++ (no SystemC): the PE array and the firmware stub call it
 // before reading operands through DMI, so an out-of-range pattern becomes an

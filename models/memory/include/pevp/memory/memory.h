@@ -1,4 +1,4 @@
-// SBUF and PSUM as TLM-2.0 memory targets (issue 4 section 1; FACTS.md
+// SBUF and PSUM as TLM-2.0 memory targets (FACTS.md
 // "Geometry"). One module serves both: a flat byte array of partitions x
 // partition_bytes at local addresses 0..size-1 (the platform router subtracts
 // the base of the global map, D-ADDR). b_transport follows the MINRES

@@ -1,11 +1,11 @@
 // The PE array's functional core: operand decode and the fp32 matmul kernel, in plain C++ (no SystemC).
 //
-// The PE array module (issue 4 section 2) reads the stationary tile [K][M] and the moving tile [K][N] from SBUF, decodes
+// The PE array module reads the stationary tile [K][M] and the moving tile [K][N] from SBUF, decodes
 // both to fp32 and computes dst[M][N] = stationary.T @ moving into PSUM. The numerics are the ones ../shared/DESIGN.md
 // "Defined numerics" fixes: for each (m, n) the K products are summed in fp32 in row order k = 0..K-1 starting from
 // +0, then added to dst in one fp32 add (accumulate) or stored (overwrite); a NaN result is stored as the canonical
 // quiet NaN 0x7FC00000 so the bits do not depend on the host's NaN propagation rules. Two kernels compute exactly
-// that: a plain reference loop and a register-blocked fast kernel (issue 4 section 5); they agree bit for bit.
+// that: a plain reference loop and a register-blocked fast kernel; they agree bit for bit.
 // The fp32_mode split (tf32, full fp32, Low_High) and the model decisions behind it are in docs/numerics-matmul.md.
 #pragma once
 

@@ -1,10 +1,11 @@
-// The PE array's instruction executor (issue 4 section 2), in plain C++ (no SystemC): runs already-validated
-// LDWEIGHTS and MATMUL instructions (plain TENSOR3D patterns) against caller-provided SBUF and PSUM byte buffers.
+// The PE array's micro-op executor, in plain C++ (no SystemC): runs the WeightLoad and Matmul micro-ops a firmware
+// handler lowered (plain TENSOR3D patterns) against caller-provided SBUF and PSUM byte buffers, reading the
+// micro-op's operands and never an instruction field.
 //
 // SBUF buffer byte i is SBUF address i (partition-major, isa::ArrayGeometry); PSUM buffer byte i is PSUM address
-// 0x2000000 + i (partition p byte o at p * 16 KiB + o). Every address an instruction touches is bounds-checked
-// against its partition and the buffer; on any error nothing is written and the executor's state is unchanged.
-// Semantics and the model decisions: docs/pe-array-executor.md.
+// 0x2000000 + i (partition p byte o at p * psum_partition_bytes + o). Every address a micro-op touches is
+// bounds-checked against its partition and the buffer; on any error nothing is written and the executor's state is
+// unchanged. Semantics and the model decisions: docs/pe-array-executor.md.
 #pragma once
 
 #include <array>

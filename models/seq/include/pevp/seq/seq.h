@@ -157,8 +157,7 @@ class Seq : public sc_core::sc_module {
   // and the timing shape of its micro-op. A stream repeats a few distinct
   // instructions, so the per-instruction work is only what depends on order.
   struct Prepared {
-    fw::Prepared fw;
-    Events events;
+    fw::Prepared fw;          // its EVENTS included (fw.events)
     arrseq::OpShape shape;  // of fw.op (when it has one)
     const isa::Decoded& decoded() const { return *fw.decoded; }
   };

@@ -1,4 +1,4 @@
-// One configuration for the whole virtual platform (issue 6 section 3): a
+// One configuration for the whole virtual platform: a
 // preset per generation, a JSON format that covers every model parameter that
 // exists today, `--set key=value` overrides and a file loader. Every rejected
 // input is a ConfigError whose message names the dotted key, the value given and
