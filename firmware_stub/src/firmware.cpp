@@ -203,7 +203,8 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     p.decoded = std::move(d);
     return p;
   }
-  const isa::Instruction typed = isa::typed(*d);
+  isa::Instruction scratch;
+  const isa::Instruction& typed = isa::typed_form(*d, scratch);
   p.events = isa::events_of(typed);
   p.self_name = self_name(p.handler, typed);
   switch (p.handler) {

@@ -131,6 +131,7 @@ Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes
   }
   d.tile = compute_tile(d);
   d.tile_known = true;
+  d.instr = typed(d);
   d.violations = validate(d);
   return d;
 }

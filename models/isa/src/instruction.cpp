@@ -1,5 +1,8 @@
 #include "pevp/isa/instruction.h"
 
+#include "pevp/isa/decode.h"
+#include "pevp/isa/tiles.h"
+
 #include <array>
 #include <string>
 #include <type_traits>
@@ -16,14 +19,16 @@ enum Scalar : unsigned {
   kInDtype, kFp32Mode, kOutDtype, kNumActiveRows, kNumActiveCols, kTransposeMode, kXposeMode, kBgXposeMode,
   kSeedMode, kScalarMode, kLoadOrder, kPerfOpt, kPerfMode, kPsumFlags, kAccumulateFlag, kZeroRegion,
   kForceTagBits, kRegAddr, kImmValue, kMode, kIdentityDtype, kLutDtype, kWaitMode, kWaitSem, kWaitValue,
-  kUpdateMode, kUpdateSem, kUpdateValue, kNumScalars
+  kUpdateMode, kUpdateSem, kUpdateValue, kInstWordLen, kRowGrp, kColGrp, kTileRow, kTileCol, kRowSel, kColSel,
+  kNumScalars
 };
 constexpr std::array<std::string_view, kNumScalars> kScalarPaths = {
     "in_dtype", "fp32_mode", "out_dtype", "num_active_rows", "num_active_cols", "transpose_mode", "flags.xpose_mode",
     "bg_xpose_mode", "flags.seed_mode", "flags.scalar_mode", "flags.load_order", "perf_opt", "perf_mode",
     "psum_accumulate_flags", "flags.accumulate_flag", "psum_zero_region", "force_tag_bits", "reg_addr", "imm_value",
     "mode", "identity_dtype", "lut_dtype", "events.wait_mode", "events.wait_sem", "events.wait_value",
-    "events.update_mode", "events.update_sem", "events.update_value"};
+    "events.update_mode", "events.update_sem", "events.update_value", "header.inst_word_len", "row_grp", "col_grp",
+    "tile_size.row", "tile_size.col", "tile_sel.row_sel", "tile_sel.col_sel"};
 
 enum PatternName : unsigned { kSrc, kDst, kIdentity, kSrcSeed, kDstSeed, kNumPatterns };
 constexpr std::array<std::string_view, kNumPatterns> kPatternNames = {
@@ -86,6 +91,9 @@ class Reader {
     return at < 0 ? fallback : d_.fields[static_cast<std::size_t>(at)].value;
   }
   bool has(unsigned k) const { return set_->position[k] >= 0; }
+  std::optional<std::int64_t> maybe(unsigned k) const {
+    return has(k) ? std::optional<std::int64_t>(get(k)) : std::nullopt;
+  }
 
   AccessPattern pattern(PatternName p) const {
     AccessPattern a;
@@ -111,9 +119,11 @@ class Reader {
     }
     return a;
   }
-  OperandPart operand() const { return {get(kInDtype), get(kFp32Mode)}; }
+  OperandPart operand() const { return {get(kInDtype), get(kFp32Mode), has(kFp32Mode)}; }
   TilePart tile() const {
     TilePart t;
+    t.fields = {maybe(kRowGrp),  maybe(kColGrp), maybe(kTileRow),       maybe(kTileCol),
+                maybe(kRowSel),  maybe(kColSel), maybe(kNumActiveRows), maybe(kNumActiveCols)};
     t.rect = tile_of(d_);
     const unsigned rows = t.rect ? t.rect->rows : 0, cols = t.rect ? t.rect->cols : 0;
     // A struct without active counts uses its whole tile (PeRegWrite).
@@ -128,9 +138,11 @@ class Reader {
     p.zero_region = get(kZeroRegion);
     return p;
   }
-  bool transpose() const { return get(kTransposeMode) != 0 || get(kXposeMode) != 0; }
+  bool transpose() const { return transpose_raw() != 0; }
+  std::int64_t transpose_raw() const { return has(kTransposeMode) ? get(kTransposeMode) : get(kXposeMode); }
   void common(Common& c) const {
     c.opcode_byte = d_.opcode_byte;
+    c.inst_word_len = static_cast<unsigned>(get(kInstWordLen));
     c.events.wait_mode = static_cast<WaitMode>(get(kWaitMode));
     c.events.wait_sem = static_cast<unsigned>(get(kWaitSem));
     c.events.wait_value = static_cast<std::uint32_t>(get(kWaitValue));
@@ -174,6 +186,7 @@ Instruction typed(const Decoded& d) {
       i.in = r.operand();
       i.tile = r.tile();
       i.transpose = r.transpose();
+      i.transpose_raw = r.transpose_raw();
       i.bg_transpose = r.get(kBgXposeMode);
       i.seed_mode = r.get(kSeedMode);
       i.scalar_mode = r.get(kScalarMode);
@@ -190,6 +203,8 @@ Instruction typed(const Decoded& d) {
       i.out_dtype = r.get(kOutDtype);
       i.tile = r.tile();
       i.transpose = r.transpose();
+      i.transpose_raw = r.transpose_raw();
+      i.bg_transpose = r.get(kBgXposeMode);
       i.seed_mode = r.get(kSeedMode);
       i.scalar_mode = r.get(kScalarMode);
       i.perf_opt = r.get(kPerfOpt);

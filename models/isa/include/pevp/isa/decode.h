@@ -14,28 +14,14 @@
 #include "pevp/isa/fields.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
+#include "pevp/isa/instruction.h"
 #include "pevp/isa/layout.h"
 #include "pevp/isa/opcode.h"
+#include "pevp/isa/tile_rect.h"
 
 namespace pevp::isa {
 
 using RawInstruction = std::array<std::uint8_t, kInstructionBytes>;
-
-// A rectangle of PEs: where on the array an instruction runs (tiles.h).
-struct TileRect {
-  unsigned row0 = 0, rows = 0;  // PE rows (contraction)
-  unsigned col0 = 0, cols = 0;  // PE columns (output partitions)
-  bool operator==(const TileRect& o) const {
-    return row0 == o.row0 && rows == o.rows && col0 == o.col0 && cols == o.cols;
-  }
-  // The rectangle as one integer (each coordinate fits 16 bits), for hash maps.
-  std::uint64_t key() const {
-    return std::uint64_t{row0} | std::uint64_t{rows} << 16 | std::uint64_t{col0} << 32 | std::uint64_t{cols} << 48;
-  }
-  bool overlaps(const TileRect& o) const {
-    return row0 < o.row0 + o.rows && o.row0 < row0 + rows && col0 < o.col0 + o.cols && o.col0 < col0 + cols;
-  }
-};
 
 // One broken rule: which field, which value, which named rule, and why.
 struct Violation {
@@ -61,6 +47,9 @@ struct Decoded {
   std::optional<Opcode> opcode;         // empty: not an opcode of `gen`
   const StructLayout* layout = nullptr;  // null when the opcode is unknown
   std::vector<DecodedField> fields;
+  // The typed form (instruction.h), read from `fields` once by decode(): the
+  // validity rules, the firmware stub and the SEQ work on it.
+  Instruction instr;
   std::vector<Violation> violations;
   // The tile (tiles.h tile_of), worked out once by decode(): the rules, the
   // typed form and the firmware all ask for it.
@@ -107,6 +96,14 @@ Decoded decode(Generation g, const RawInstruction& bytes);
 Decoded decode(Generation g, const std::uint8_t* bytes64);
 Decoded decode(Generation g, const ArrayGeometry& geo, const RawInstruction& bytes);
 Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes64);
+
+// The typed form of `d`: decode()'s (Decoded::instr), or read from the fields
+// into `scratch` for a Decoded built by hand.
+inline const Instruction& typed_form(const Decoded& d, Instruction& scratch) {
+  if (!std::holds_alternative<std::monostate>(d.instr) || !d.opcode) return d.instr;
+  scratch = typed(d);
+  return scratch;
+}
 
 // The checks of a single instruction (decode() already runs them).
 std::vector<Violation> validate(const Decoded& d);

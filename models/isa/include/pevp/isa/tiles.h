@@ -21,9 +21,9 @@ std::optional<TileRect> compute_tile(const Decoded& d);
 // only on a tile that is 256 wide (the spec's MAVERICK c256 rule, D-GEOMETRY).
 // The rows or columns an instruction really uses; `field` is the value as
 // encoded, `tile_extent` the tile's rows or columns.
+inline constexpr unsigned kActiveZeroMeans = 256;
 inline unsigned active_extent(std::int64_t field, unsigned tile_extent) {
-  constexpr unsigned kZeroMeans = 256;
-  return field == 0 && tile_extent == kZeroMeans ? kZeroMeans : static_cast<unsigned>(field);
+  return field == 0 && tile_extent == kActiveZeroMeans ? kActiveZeroMeans : static_cast<unsigned>(field);
 }
 
 // The per-tile counter banks of 003 section 4.1 count the tiles of a 4 x 4 grid
