@@ -98,6 +98,7 @@ const LeafSetDecoder& leaf_set_decoder(std::size_t leaf_set) {
 }  // namespace
 
 std::optional<std::size_t> leaf_set_number(const Decoded& d) {
+  if (d.leaf_set >= 0) return static_cast<std::size_t>(d.leaf_set);
   if (!d.layout || !d.index) return std::nullopt;
   const auto& sets = d.layout->leaf_index;
   for (std::size_t s = 0; s < sets.size(); ++s)
@@ -119,6 +120,7 @@ Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes
     const std::size_t set = leaf_set_of(*d.layout, d.raw.data());
     d.index = &d.layout->leaf_index[set];
     d.lookup = &d.layout->leaf_lookup[set];
+    d.leaf_set = static_cast<std::int32_t>(d.layout->first_leaf_set + set);
     const LeafSetDecoder& decoder = leaf_set_decoder(d.layout->first_leaf_set + set);
     d.fields = decoder.fields;
     for (std::size_t i = 0; i < d.fields.size(); ++i) {
@@ -129,9 +131,10 @@ Decoded decode(Generation g, const ArrayGeometry& geo, const std::uint8_t* bytes
   } else {
     d.fields.push_back({Leaf{"header.opcode", 0, 1, 0, 0, ValueKind::Opcode, false, "header"}, d.opcode_byte});
   }
-  d.tile = compute_tile(d);
+  typed_into(d, d.instr);
+  const TilePart* tile = tile_part(d.instr);
+  d.tile = tile ? tile->rect : std::nullopt;
   d.tile_known = true;
-  d.instr = typed(d);
   d.violations = validate(d);
   return d;
 }

@@ -4,6 +4,7 @@
 #include "pevp/isa/tiles.h"
 
 #include <array>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -124,7 +125,7 @@ class Reader {
     TilePart t;
     t.fields = {maybe(kRowGrp),  maybe(kColGrp), maybe(kTileRow),       maybe(kTileCol),
                 maybe(kRowSel),  maybe(kColSel), maybe(kNumActiveRows), maybe(kNumActiveCols)};
-    t.rect = tile_of(d_);
+    t.rect = tile_rect(t.fields, d_.geo);
     const unsigned rows = t.rect ? t.rect->rows : 0, cols = t.rect ? t.rect->cols : 0;
     // A struct without active counts uses its whole tile (PeRegWrite).
     t.active_rows = has(kNumActiveRows) ? active_extent(get(kNumActiveRows), rows) : rows;
@@ -155,12 +156,12 @@ class Reader {
   // decode()'s instructions find their set from Decoded::index; one built by hand is resolved here.
   const LeafSet* set_of(const Decoded& d) {
     if (const auto set = leaf_set_number(d)) return &leaf_sets()[*set];
-    own_ = resolve(d);
-    return &own_;
+    own_ = std::make_unique<LeafSet>(resolve(d));
+    return own_.get();
   }
 
   const Decoded& d_;
-  LeafSet own_;
+  std::unique_ptr<LeafSet> own_;  // only for a Decoded built by hand (no zeroing on decode()'s path)
   const LeafSet* set_;
 };
 
@@ -177,7 +178,13 @@ T& emplace(Instruction& out, const Reader& r) {
 
 Instruction typed(const Decoded& d) {
   Instruction out;
-  if (!d.opcode) return out;
+  typed_into(d, out);
+  return out;
+}
+
+void typed_into(const Decoded& d, Instruction& out) {
+  out = std::monostate{};
+  if (!d.opcode) return;
   const Reader r(d);
   switch (*d.opcode) {
     case Opcode::LDWEIGHTS: {
@@ -193,7 +200,7 @@ Instruction typed(const Decoded& d) {
       i.load_order = r.get(kLoadOrder);
       i.perf_opt = r.get(kPerfOpt);
       i.perf_mode = r.get(kPerfMode);
-      return out;
+      return;
     }
     case Opcode::MATMUL: {
       auto& i = emplace<Matmul>(out, r);
@@ -210,7 +217,7 @@ Instruction typed(const Decoded& d) {
       i.perf_opt = r.get(kPerfOpt);
       i.perf_mode = r.get(kPerfMode);
       i.psum = r.psum();
-      return out;
+      return;
     }
     case Opcode::MATMUL_SPARSE: {
       auto& i = emplace<MatmulSparse>(out, r);
@@ -221,7 +228,7 @@ Instruction typed(const Decoded& d) {
       i.tile = r.tile();
       i.seed_mode = r.get(kSeedMode);
       i.psum = r.psum();
-      return out;
+      return;
     }
     case Opcode::LDTAGS: {
       auto& i = emplace<LdTags>(out, r);
@@ -229,7 +236,7 @@ Instruction typed(const Decoded& d) {
       i.in_dtype = r.get(kInDtype);
       i.force_tag_bits = r.get(kForceTagBits);
       i.tile = r.tile();
-      return out;
+      return;
     }
     case Opcode::PE_REG_WRITE: {
       auto& i = emplace<PeRegWrite>(out, r);
@@ -237,7 +244,7 @@ Instruction typed(const Decoded& d) {
       i.imm_value = static_cast<std::uint32_t>(r.get(kImmValue));
       i.src = r.pattern(kSrc);
       i.tile = r.tile();
-      return out;
+      return;
     }
     case Opcode::PE_MANAGE_SEED: {
       auto& i = emplace<PeManageSeed>(out, r);
@@ -248,7 +255,7 @@ Instruction typed(const Decoded& d) {
       i.identity_dtype = r.get(kIdentityDtype);
       i.active_rows = static_cast<unsigned>(r.get(kNumActiveRows));
       i.active_cols = static_cast<unsigned>(r.get(kNumActiveCols));
-      return out;
+      return;
     }
     case Opcode::LDWEIGHTS_MX: {
       auto& i = emplace<LdweightsMX>(out, r);
@@ -256,7 +263,7 @@ Instruction typed(const Decoded& d) {
       i.in_dtype = r.get(kInDtype);
       i.perf_mode = r.get(kPerfMode);
       i.tile = r.tile();
-      return out;
+      return;
     }
     case Opcode::MATMUL_MX: {
       auto& i = emplace<MatmulMX>(out, r);
@@ -267,16 +274,33 @@ Instruction typed(const Decoded& d) {
       i.out_dtype = r.get(kOutDtype);
       i.tile = r.tile();
       i.psum = r.psum();
-      return out;
+      return;
     }
     case Opcode::CONV_LUT_LOAD: {
       auto& i = emplace<ConvLutLoad>(out, r);
       i.src = r.pattern(kSrc);
       i.lut_dtype = r.get(kLutDtype);
-      return out;
+      return;
     }
   }
-  return out;
+  return;
+}
+
+namespace {
+template <class T, class = void>
+struct HasTilePart : std::false_type {};
+template <class T>
+struct HasTilePart<T, std::void_t<decltype(std::declval<const T&>().tile)>>
+    : std::is_same<std::decay_t<decltype(std::declval<const T&>().tile)>, TilePart> {};
+}  // namespace
+
+const TilePart* tile_part(const Instruction& i) {
+  return std::visit(
+      [](const auto& x) -> const TilePart* {
+        if constexpr (HasTilePart<std::decay_t<decltype(x)>>::value) return &x.tile;
+        else return nullptr;
+      },
+      i);
 }
 
 EventsPart events_of(const Instruction& i) {

@@ -10,21 +10,34 @@ std::optional<TileRect> tile_of(const Decoded& d) {
 }
 
 std::optional<TileRect> compute_tile(const Decoded& d) {
-  if (d.has("row_grp") && d.has("col_grp")) {
-    const auto r = decode_group_mask(static_cast<std::uint8_t>(d.get("row_grp")));
-    const auto c = decode_group_mask(static_cast<std::uint8_t>(d.get("col_grp")));
+  auto field = [&](std::string_view path) {
+    const DecodedField* f = d.field(path);
+    return f ? std::optional<std::int64_t>(f->value) : std::nullopt;
+  };
+  TileFields f;
+  f.row_grp = field("row_grp");
+  f.col_grp = field("col_grp");
+  f.size_row = field("tile_size.row");
+  f.size_col = field("tile_size.col");
+  f.row_sel = field("tile_sel.row_sel");
+  f.col_sel = field("tile_sel.col_sel");
+  return tile_rect(f, d.geo);
+}
+
+std::optional<TileRect> tile_rect(const TileFields& f, const ArrayGeometry& geo) {
+  if (f.row_grp && f.col_grp) {
+    const auto r = decode_group_mask(static_cast<std::uint8_t>(*f.row_grp));
+    const auto c = decode_group_mask(static_cast<std::uint8_t>(*f.col_grp));
     if (!r || !c) return std::nullopt;
-    const unsigned gr = d.geo.group_rows(), gc = d.geo.group_cols();
+    const unsigned gr = geo.group_rows(), gc = geo.group_cols();
     return TileRect{r->first * gr, r->count * gr, c->first * gc, c->count * gc};
   }
-  if (d.has("tile_size.row") && d.has("tile_sel.row_sel")) {
-    const auto row = d.get("tile_size.row"), col = d.get("tile_size.col");
-    const auto row_sel = d.get("tile_sel.row_sel"), col_sel = d.get("tile_sel.col_sel");
+  if (f.size_row && f.size_col && f.row_sel && f.col_sel) {
+    const auto row = *f.size_row, col = *f.size_col, row_sel = *f.row_sel, col_sel = *f.col_sel;
     if ((row != tile_size::R64 && row != tile_size::R128) || (col != tile_size::C128 && col != tile_size::C256))
       return std::nullopt;
     // D-GEOMETRY: R128 / C256 name the whole array, R64 / C128 half of it (the
     // sizes they spell on the spec's 128 x 256 array).
-    const ArrayGeometry& geo = d.geo;
     const unsigned rows = row == tile_size::R128 ? geo.pe_rows : geo.pe_rows / 2;
     const unsigned cols = col == tile_size::C256 ? geo.pe_cols : geo.pe_cols / 2;
     if ((row_sel + 1) * rows > geo.pe_rows || (col_sel + 1) * cols > geo.pe_cols) return std::nullopt;

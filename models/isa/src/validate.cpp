@@ -67,6 +67,25 @@ std::vector<std::uint16_t> reserved_positions(const Decoded& d) {
   return out;
 }
 
+// ---- the leaf paths a violation names --------------------------------------------------
+// A pattern of the typed form and the struct field it was read from.
+struct Pattern {
+  const AccessPattern& p;
+  std::string_view field;  // "src_mem_pattern"
+};
+// A leaf of a pattern ("x.start_addr", "x.num_elem[k]"), spelled out only when
+// a violation names it.
+struct PatternLeaf {
+  std::string_view field;
+  const char* sub;
+  int index = -1;  // the dimension, for the sub-leaves with one per dimension
+};
+PatternLeaf leaf(const Pattern& p, const char* sub) { return {p.field, sub}; }
+PatternLeaf dim_leaf(const Pattern& p, const char* sub, unsigned k) { return {p.field, sub, static_cast<int>(k)}; }
+std::optional<std::int64_t> num_of(const AccessPattern& p, unsigned k) {
+  return k < p.dims ? std::optional<std::int64_t>(p.num[k]) : std::nullopt;
+}
+
 // Records a violation when `ok` is false. A macro so that the field path and the
 // message -- often built with std::string arithmetic -- are only evaluated on
 // failure: decode() runs every rule for every instruction the SEQ fetches.
@@ -86,8 +105,16 @@ class Rules {
   void fail(std::string_view path, Rule rule, std::string message) {
     out_.push_back({std::string(path), path.empty() ? 0 : d.get_or(path, 0), std::string(id(rule)), std::move(message)});
   }
+  // The one-dimension forms (MXMEM_PATTERN1D, the indirect member) name
+  // num_elem / step_elem without an index.
+  void fail(const PatternLeaf& l, Rule rule, std::string message) {
+    const std::string plain = std::string(l.field) + "." + l.sub;
+    const std::string indexed = l.index < 0 ? plain : plain + "[" + std::to_string(l.index) + "]";
+    fail(d.has(indexed) ? indexed : plain, rule, std::move(message));
+  }
   // `actual` must be `expected` when the struct has the field.
-  void equal(const std::optional<std::int64_t>& actual, std::int64_t expected, std::string_view path, Rule rule,
+  template <class Path>
+  void equal(const std::optional<std::int64_t>& actual, std::int64_t expected, const Path& path, Rule rule,
              const char* what) {
     if (actual && *actual != expected) fail(path, rule, std::string(what) + " must be " + std::to_string(expected));
   }
@@ -99,23 +126,6 @@ class Rules {
  private:
   std::vector<Violation> out_;
 };
-
-// ---- the leaf paths a violation names --------------------------------------------------
-// A pattern of the typed form and the struct field it was read from.
-struct Pattern {
-  const AccessPattern& p;
-  std::string_view field;  // "src_mem_pattern"
-};
-std::string leaf(const Pattern& p, const char* sub) { return std::string(p.field) + "." + sub; }
-// "x.num_elem[k]", or "x.num_elem" in the one-dimension forms (MXMEM_PATTERN1D,
-// the indirect member). Only built for a message, so a lookup is cheap enough.
-std::string dim_leaf(const Rules& r, const Pattern& p, const char* sub, unsigned k) {
-  std::string indexed = leaf(p, sub) + "[" + std::to_string(k) + "]";
-  return r.d.has(indexed) ? indexed : leaf(p, sub);
-}
-std::optional<std::int64_t> num_of(const AccessPattern& p, unsigned k) {
-  return k < p.dims ? std::optional<std::int64_t>(p.num[k]) : std::nullopt;
-}
 
 // ---- rules every struct shares ------------------------------------------------------
 void check_header_and_events(Rules& r, const Common& c) {
@@ -160,7 +170,7 @@ void check_reserved(Rules& r) {
 void check_pattern(Rules& r, const Pattern& pat, bool want_psum, unsigned partitions) {
   const AccessPattern& p = pat.p;
   const ArrayGeometry& geo = r.geo;
-  const std::string start = leaf(pat, "start_addr");
+  const PatternLeaf start = leaf(pat, "start_addr");
   if (p.member == PatternMember::Conflicting) {
     r.fail(start, Rule::kMempatternMarker, "start_addr sets both the MXTENSOR_V2 (0x1) and INDIRECT (bit 31) markers");
     return;
@@ -194,7 +204,7 @@ void check_pattern(Rules& r, const Pattern& pat, bool want_psum, unsigned partit
     return;
   }
   for (unsigned k = 0; k < p.dims; ++k)
-    PEVP_REQUIRE(r, p.num[k] >= 1, dim_leaf(r, pat, "num_elem", k), Rule::kMempatternNumElem,
+    PEVP_REQUIRE(r, p.num[k] >= 1, dim_leaf(pat, "num_elem", k), Rule::kMempatternNumElem,
                  "every dimension needs at least 1 element");
 }
 
@@ -369,7 +379,7 @@ void check_seed_contract(Rules& r, const I& i) {
   const Pattern src{i.src, "src_mem_pattern"};
   if (i.src.member != PatternMember::Indirect16B)  // its one element count is per index
     for (unsigned k = 0; k < 3; ++k)
-      r.equal(num_of(i.src, k), 1, dim_leaf(r, src, "num_elem", k), rule,
+      r.equal(num_of(i.src, k), 1, dim_leaf(src, "num_elem", k), rule,
               "the single identity source element's extent");
   r.equal(i.in.dtype_raw, ordinal(Dtype::FP32), "in_dtype", rule, "a seed micro-op's in_dtype (FP32)");
   if (i.in.has_fp32_mode)
@@ -387,7 +397,7 @@ void check_seed_contract(Rules& r, const I& i) {
     if (i.seed_mode == 2 && i.dst.member == PatternMember::Tensor3D) {
       const Pattern dst{i.dst, "dst_mem_pattern"};
       for (unsigned k = 0; k < 3; ++k)
-        r.equal(num_of(i.dst, k), k == 2 ? 2 : 1, dim_leaf(r, dst, "num_elem", k), rule, "SaveSeed's 1x1x2 dst");
+        r.equal(num_of(i.dst, k), k == 2 ? 2 : 1, dim_leaf(dst, "num_elem", k), rule, "SaveSeed's 1x1x2 dst");
     }
   }
 }
@@ -447,7 +457,7 @@ void check_pe_seed(Rules& r, const PeManageSeed& i) {
   PEVP_REQUIRE(r, one_of(i.identity_dtype, kIdentityDtypes), "identity_dtype", Rule::kPeSeedIdentityDtype,
                "identity_dtype must be one of " + set_text(kIdentityDtypes));
   const Pattern identity{i.identity, "identity_mem_pattern"};
-  r.equal(num_of(i.identity, 0), kSeedRows, dim_leaf(r, identity, "num_elem", 0), Rule::kPeSeedIdentity,
+  r.equal(num_of(i.identity, 0), kSeedRows, dim_leaf(identity, "num_elem", 0), Rule::kPeSeedIdentity,
           "the identity diagonal's element count");
   check_pattern(r, identity, false, kSeedRows);
   // The pattern a mode does not use is all zero: a layout-level check of its bits.
@@ -461,15 +471,15 @@ void check_pe_seed(Rules& r, const PeManageSeed& i) {
     check_pattern(r, src, false, kSeedRows);
     PEVP_REQUIRE(r, i.src_seed.start < r.geo.sbuf_partition_bytes, leaf(src, "start_addr"), Rule::kPeSeedLoadSrc,
                  "LoadSeed reads SBUF partitions 0-15: start_addr must be in partition 0");
-    PEVP_REQUIRE(r, std::int64_t{i.src_seed.num[0]} * i.src_seed.num[1] == kSeedCols, dim_leaf(r, src, "num_elem", 0),
+    PEVP_REQUIRE(r, std::int64_t{i.src_seed.num[0]} * i.src_seed.num[1] == kSeedCols, dim_leaf(src, "num_elem", 0),
                  Rule::kPeSeedLoadSrc, "LoadSeed reads 128 seeds per partition");
     unused_zero("dst_seed_mem_pattern");
   } else if (i.mode == 2) {  // SaveSeed: 128 x 16 seeds into PSUM
     const Pattern dst{i.dst_seed, "dst_seed_mem_pattern"};
-    r.equal(i.dst_seed.num[0], 2, dim_leaf(r, dst, "num_elem", 0), Rule::kPeSeedSaveDst, "SaveSeed dst num_elem[0]");
-    r.equal(i.dst_seed.num[1], 8, dim_leaf(r, dst, "num_elem", 1), Rule::kPeSeedSaveDst, "SaveSeed dst num_elem[1]");
-    r.equal(i.dst_seed.step[0], 1, dim_leaf(r, dst, "step_elem", 0), Rule::kPeSeedSaveDst, "SaveSeed dst step_elem[0]");
-    r.equal(i.dst_seed.step[1], 512, dim_leaf(r, dst, "step_elem", 1), Rule::kPeSeedSaveDst,
+    r.equal(i.dst_seed.num[0], 2, dim_leaf(dst, "num_elem", 0), Rule::kPeSeedSaveDst, "SaveSeed dst num_elem[0]");
+    r.equal(i.dst_seed.num[1], 8, dim_leaf(dst, "num_elem", 1), Rule::kPeSeedSaveDst, "SaveSeed dst num_elem[1]");
+    r.equal(i.dst_seed.step[0], 1, dim_leaf(dst, "step_elem", 0), Rule::kPeSeedSaveDst, "SaveSeed dst step_elem[0]");
+    r.equal(i.dst_seed.step[1], 512, dim_leaf(dst, "step_elem", 1), Rule::kPeSeedSaveDst,
             "SaveSeed dst step_elem[1]");
     r.equal(i.dst_seed.start_raw, ArrayGeometry::kPsumBase, leaf(dst, "start_addr"), Rule::kPeSeedSaveDst,
             "SaveSeed dst start_addr (PSUM partition 0 byte 0)");

@@ -60,6 +60,9 @@ struct Decoded {
   const std::unordered_map<std::string_view, std::uint16_t>* index = nullptr;
   // The same as `index`, which field() queries when set (decode() sets both).
   const LeafLookup* lookup = nullptr;
+  // The global number of the leaf set `index` belongs to (decode() sets it; -1
+  // for a Decoded built by hand, whose set leaf_set_number() looks up).
+  std::int32_t leaf_set = -1;
 
   bool valid() const { return violations.empty(); }
   const DecodedField* field(std::string_view path) const;

@@ -146,6 +146,11 @@ using Instruction = std::variant<std::monostate, Ldweights, Matmul, MatmulSparse
 
 // The typed form of `d`'s fields (what decode() stores in Decoded::instr).
 Instruction typed(const Decoded& d);
+// The same into `out` (decode() fills Decoded::instr in place).
+void typed_into(const Decoded& d, Instruction& out);
+
+// The tile part of a typed instruction (null for one without a tile).
+const TilePart* tile_part(const Instruction& i);
 
 // The EVENTS of any typed instruction (none for an unknown opcode).
 EventsPart events_of(const Instruction& i);

@@ -14,8 +14,12 @@ namespace pevp::isa {
 // The tile of a decoded instruction, or nothing when its tile fields are invalid
 // or it has none.
 std::optional<TileRect> tile_of(const Decoded& d);
-// The same worked out from the fields (what decode() stores in Decoded::tile).
+// The same worked out from the fields by path (for a Decoded built by hand;
+// decode() stores its typed form's tile in Decoded::tile).
 std::optional<TileRect> compute_tile(const Decoded& d);
+// The tile that tile fields place on `geo`, or nothing when they are invalid
+// or the struct has none.
+std::optional<TileRect> tile_rect(const TileFields& fields, const ArrayGeometry& geo);
 
 // num_active_rows / num_active_cols are one byte: 0 encodes 256, and means it
 // only on a tile that is 256 wide (the spec's MAVERICK c256 rule, D-GEOMETRY).
