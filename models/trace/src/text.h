@@ -43,8 +43,4 @@ class Chunked {
   std::string buf_;
 };
 
-// Runs `emit` on a temporary file next to `path` and renames it into place.
-// On failure: false, the temporary removed, *error = "<path>: <reason>".
-bool write_atomically(const std::string& path, const std::function<void(std::ostream&)>& emit, std::string* error);
-
 }  // namespace pevp::trace::detail

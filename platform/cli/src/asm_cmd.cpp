@@ -8,42 +8,10 @@
 #include <system_error>
 
 #include "pevp/isa_text/assembly.h"
+#include "pevp/output/output_file.h"
 
 namespace pevp::platform {
 
-namespace {
-// Writes `bytes` next to `path` and renames it into place: the rename is atomic
-// on one file system, so readers see the old file or the whole new one.
-bool write_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes, std::string& why) {
-  const std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".asm-partial";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    if (!o) {
-      why = "cannot create '" + tmp.string() + "'";
-      return false;
-    }
-    o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    o.close();
-    if (!o) {
-      why = "cannot write '" + tmp.string() + "'";
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    why = "cannot rename '" + tmp.string() + "' to '" + path + "': " + ec.message();
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    return false;
-  }
-  return true;
-}
-}  // namespace
 
 int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
             const AsmCmdOptions& options, std::ostream& out, std::ostream& err) {
@@ -68,7 +36,8 @@ int run_asm(isa::Generation gen, const std::string& input_path, const std::strin
     return 1;
   }
   std::string why;
-  if (!write_atomically(output_path, result.bytes(), why)) {
+  const std::vector<std::uint8_t> bytes = result.bytes();
+  if (!output::write_file(output_path, bytes.data(), bytes.size(), &why)) {
     err << "pe-vp asm: " << why << '\n';
     return 2;
   }

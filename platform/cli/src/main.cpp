@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "pevp/isa_text/format.h"
+#include "pevp/output/output_file.h"
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/disasm.h"
@@ -62,8 +63,11 @@ int run_demo(const std::string& out_dir) {
     }
     if (!out_dir.empty()) {
       const std::string path = out_dir + "/sample_" + std::string(isa::name(g)) + ".bin";
-      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                  static_cast<std::streamsize>(bytes.size()));
+      std::string error;
+      if (!output::write_file(path, bytes.data(), bytes.size(), &error)) {
+        std::cerr << "pe-vp demo: " << error << '\n';
+        return 2;  // a file cannot be written, as for every command
+      }
       std::cout << "  wrote " << path << " (try: pe-vp disasm --gen " << isa::name(g) << " " << path << ")\n";
     }
     std::cout << '\n';

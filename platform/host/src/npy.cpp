@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "pevp/numerics/convert.h"
+#include "pevp/output/output_file.h"
 
 namespace pevp::host {
 namespace {
@@ -293,10 +294,8 @@ void write_npy(const std::string& path, const Matrix& m) {
     throw NpyError(path + ": matrix holds " + std::to_string(m.data.size()) + " values for shape (" +
                    std::to_string(m.rows) + ", " + std::to_string(m.cols) + ")");
   const auto bytes = encode_npy(m);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw NpyError(path + ": cannot open for writing");
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out.flush()) throw NpyError(path + ": write error");
+  std::string error;
+  if (!output::write_file(path, bytes.data(), bytes.size(), &error)) throw NpyError(error);
 }
 
 }  // namespace pevp::host

@@ -1,5 +1,7 @@
 #include "pevp/platform/recorder.h"
 
+#include "pevp/output/output_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -339,28 +341,7 @@ std::string format_timing_summary(const nlohmann::json& s) {
 }
 
 bool write_json_file(const std::string& path, const nlohmann::json& doc, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      if (error) *error = path + ": cannot open for writing";
-      return false;
-    }
-    f << doc.dump(2) << "\n";
-    if (!f.flush()) {
-      if (error) *error = path + ": write error";
-      std::filesystem::remove(tmp);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    if (error) *error = path + ": " + ec.message();
-    std::filesystem::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  return output::write_file(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; }, error);
 }
 
 }  // namespace pevp::platform
