@@ -267,7 +267,7 @@ TEST(JsonErrors, OutOfRange) {
             "sbuf.beat_latency_ns = -1: out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"csrs": {"access_time_ns": 0.0001}})")); },
                          "csrs.access_time_ns"),
-            "csrs.access_time_ns = 0.0001: not a multiple of the simulation time resolution (1 ps)");
+            "csrs.access_time_ns = 0.0001: below the simulation time resolution (1 ps)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"tensor_engine": {"clock_ghz": 0.05}})")); },
                          "tensor_engine.clock_ghz"),
             "tensor_engine.clock_ghz = 0.05: out of range (0.1..10 GHz)");
@@ -312,23 +312,23 @@ TEST(JsonErrors, TimingKeysOutOfRangeNameTheKeyTheValueAndTheRange) {
 TEST(JsonErrors, ThrottleFractionIsInZeroToOne) {
   const char* const key = "timing.throttle_fraction";
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 0}})")); }, key),
-            "timing.throttle_fraction = 0: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 0: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 0.0}})")); }, key),
-            "timing.throttle_fraction = 0.0: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 0.0: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 1.5}})")); }, key),
-            "timing.throttle_fraction = 1.5: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 1.5: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": -1}})")); }, key),
-            "timing.throttle_fraction = -1: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = -1: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"throttle_fraction": 1.0000001}})")); }, key),
-            "timing.throttle_fraction = 1.0000001: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 1.0000001: out of range (0.0009765625 .. 1, a share of the full rate)");
   for (const char* text : {R"("half")", R"("0.5")", "true", "null", "[0.5]"}) {
     SCOPED_TRACE(text);
     const std::string m =
         config_error([&] { from_json(json::parse(std::string(R"({"timing": {"throttle_fraction": )") + text + "}}")); },
                      key);
-    // "timing.throttle_fraction = <text>: expected a number ... (0, 1] ..., got a <type>"
+    // "timing.throttle_fraction = <text>: expected a number in [2^-10, 1], got a <type>"
     EXPECT_EQ(m.rfind(std::string("timing.throttle_fraction = ") + text + ": expected a number", 0), 0u) << m;
-    EXPECT_NE(m.find("(0, 1]"), std::string::npos) << m;
+    EXPECT_NE(m.find("[0.0009765625, 1]"), std::string::npos) << m;
     const json v = json::parse(text);
     const std::string type = v.is_null() ? "got null" : v.is_array() ? "got an array" : std::string("got a ") + v.type_name();
     EXPECT_EQ(m.substr(m.size() - std::min(m.size(), type.size())), type) << m;
@@ -343,7 +343,7 @@ TEST(JsonErrors, SeqQuantumOutOfRange) {
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": 1000001}})")); }, "seq.quantum_ns"),
             "seq.quantum_ns = 1000001: out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"quantum_ns": 0.0001}})")); }, "seq.quantum_ns"),
-            "seq.quantum_ns = 0.0001: not a multiple of the simulation time resolution (1 ps)");
+            "seq.quantum_ns = 0.0001: below the simulation time resolution (1 ps)");
 }
 
 TEST(JsonErrors, WindowsThatLeaveThe32BitMap) {
@@ -468,11 +468,11 @@ TEST(Validate, ConfigurationsBuiltInCode) {
     c.platform.arr_seq.timing.throttle_fraction = f;
     EXPECT_EQ(config_error([&] { validate(c); }, "timing.throttle_fraction"),
               "timing.throttle_fraction = " + std::string(f == 0 ? "0" : f > 0 ? "1.5" : "-1") +
-                  ": out of range (a fraction in (0, 1])");
+                  ": out of range (0.0009765625 .. 1, a share of the full rate)");
   }
   c = preset(Generation::MARIANA);
   c.platform.arr_seq.timing.throttle_fraction = std::nan("");
-  EXPECT_NE(config_error([&] { validate(c); }, "timing.throttle_fraction").find("out of range (a fraction in (0, 1])"),
+  EXPECT_NE(config_error([&] { validate(c); }, "timing.throttle_fraction").find("out of range (0.0009765625 .. 1, a share of the full rate)"),
             std::string::npos);
   c = preset(Generation::MARIANA);
   c.platform.seq.quantum = sc_core::sc_time(2, sc_core::SC_MS);

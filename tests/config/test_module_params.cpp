@@ -83,6 +83,58 @@ TEST(ModuleParams, EveryDescribedKeyIsSetAndReadThroughItsMember) {
   }
 }
 
+// Every described key at its boundaries: the ends of its range are accepted and
+// held exactly, one step outside is refused naming the key, and no value is
+// quietly changed into another (a positive time below the resolution does not
+// become 0, a fraction below the smallest share is not taken).
+TEST(ModuleParams, EveryKeyIsCheckedAtItsBoundaries) {
+  auto accepted = [](const std::string& key, const std::string& value) {
+    VpConfig c = preset(isa::Generation::MARIANA);
+    apply_override(c, key + "=" + value);
+    validate(c);
+    const auto dot = key.find('.');
+    return to_json(c)[key.substr(0, dot)][key.substr(dot + 1)];
+  };
+  auto refused = [](const std::string& key, const std::string& value) {
+    VpConfig c = preset(isa::Generation::MARIANA);
+    return test::config_error([&] { apply_override(c, key + "=" + value); }, key);
+  };
+  for (const Described& d : described()) {
+    SCOPED_TRACE(d.key);
+    switch (d.kind) {
+      case params::Kind::Count:
+        EXPECT_EQ(accepted(d.key, std::to_string(d.lo)), d.lo);
+        EXPECT_EQ(accepted(d.key, std::to_string(d.hi)), d.hi);
+        if (d.lo > 0) {
+          EXPECT_NE(refused(d.key, std::to_string(d.lo - 1)).find("out of range"), std::string::npos);
+        }
+        EXPECT_NE(refused(d.key, std::to_string(d.hi + 1)).find("out of range"), std::string::npos);
+        EXPECT_NE(refused(d.key, "18446744073709551616").find("expected an integer"), std::string::npos)
+            << "2^64 is not clamped";
+        break;
+      case params::Kind::TimeNs:
+        EXPECT_EQ(accepted(d.key, "0"), 0);
+        EXPECT_EQ(accepted(d.key, "1 ps").get<double>(), 0.001);
+        EXPECT_EQ(accepted(d.key, "1000000"), 1000000);
+        EXPECT_NE(refused(d.key, "1000000.001").find("out of range (0..1000000 ns)"), std::string::npos);
+        EXPECT_NE(refused(d.key, "0.5 ps").find("below the simulation time resolution (1 ps)"), std::string::npos);
+        EXPECT_NE(refused(d.key, "1e-20").find("below the simulation time resolution"), std::string::npos)
+            << "a positive time must not become 0";
+        EXPECT_NE(refused(d.key, "1.0005").find("not a multiple of the simulation time resolution"),
+                  std::string::npos);
+        break;
+      case params::Kind::Fraction:
+        EXPECT_DOUBLE_EQ(accepted(d.key, "0.0009765625").get<double>(), params::kMinFraction);
+        EXPECT_DOUBLE_EQ(accepted(d.key, "1").get<double>(), 1.0);
+        for (const char* bad : {"0.00097", "1e-16", "1e-19", "0", "-0.5", "1.0000001"})
+          EXPECT_NE(refused(d.key, bad).find("out of range (0.0009765625 .. 1, a share of the full rate)"),
+                    std::string::npos)
+              << bad;
+        break;
+    }
+  }
+}
+
 TEST(ModuleParams, TheDocsGiveEachKeyItsUnitAndRange) {
   std::ifstream in(PEVP_CONFIG_DOC);
   ASSERT_TRUE(in.good()) << PEVP_CONFIG_DOC;
@@ -100,7 +152,7 @@ TEST(ModuleParams, TheDocsGiveEachKeyItsUnitAndRange) {
         EXPECT_EQ(allowed, std::to_string(d.lo) + " .. " + std::to_string(d.hi)) << d.key;
         break;
       case params::Kind::TimeNs: EXPECT_EQ(allowed, "0 .. 1000000") << d.key; break;
-      case params::Kind::Fraction: EXPECT_EQ(allowed, "(0, 1]") << d.key; break;
+      case params::Kind::Fraction: EXPECT_EQ(allowed, "0.0009765625 .. 1") << d.key; break;
     }
   }
 }

@@ -232,11 +232,11 @@ TEST(OverrideErrors, ThrottleFraction) {
   VpConfig c = preset(Generation::MARIANA);
   const char* const key = "timing.throttle_fraction";
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=0"); }, key),
-            "timing.throttle_fraction = 0.0: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 0.0: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=1.5"); }, key),
-            "timing.throttle_fraction = 1.5: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = 1.5: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=-1"); }, key),
-            "timing.throttle_fraction = -1.0: out of range (a fraction in (0, 1])");
+            "timing.throttle_fraction = -1.0: out of range (0.0009765625 .. 1, a share of the full rate)");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=half"); }, key),
             "timing.throttle_fraction = \"half\": expected a number such as 0.25");
   EXPECT_EQ(config_error([&] { apply_override(c, "timing.throttle_fraction=25%"); }, key),

@@ -258,6 +258,22 @@ TEST(Timeline, AThrottledXbusStretchesTheTransfer) {
   EXPECT_EQ(mm.end - mm.start, 512u) << "the PSUM port writes 128 columns at a quarter rate";
 }
 
+TEST(Timeline, TheSmallestThrottleFractionStretchesExactlyAndEnds) {
+  // At the smallest share the configuration allows (2^-10) a throttled transfer
+  // is 1024 times as long -- a finite, exact count, not a wrapped or undefined one.
+  arrseq::TimingParams p;
+  p.throttle_fraction = params::kMinFraction;
+  Timeline t(arrseq::CostModel{p}, 16);
+  TimingCsrs c = reset_csrs();
+  c.throttled = 0x1;
+  const arrseq::Slot a = t.schedule(weights(kFull), 0, c);
+  EXPECT_EQ(a.end, 256u * 1024 / 8) << "256 bytes at 8 x 2^-10 bytes per cycle";
+  c.throttled = 1u << isa::ArrayGeometry{}.psum_xbus();
+  t.schedule(weights(kFull), a.end, c);
+  const arrseq::Slot mm = t.schedule(matmul(kFull, 512, 1), a.end, c);
+  EXPECT_EQ(mm.end - mm.start, 512u * 1024) << "512 columns written at 2^-10 of the PSUM port's rate";
+}
+
 TEST(Timeline, CostFactorsForFp32DoubleRowAndStrides) {
   const arrseq::CostModel m;
   OpShape fp32 = matmul(kFull, 100, 1);

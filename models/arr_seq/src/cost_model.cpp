@@ -70,6 +70,15 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
 namespace {
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
 
+// Cycles from a real quotient, rounded up. The parameter ranges keep it far
+// below 2^62 (params::kMinFraction, kMaxCycles); the clamp only keeps the
+// conversion defined should a range ever be widened.
+std::uint64_t ceil_cycles(double cycles) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  if (!(cycles < kLimit)) return static_cast<std::uint64_t>(kLimit);
+  return cycles > 0 ? static_cast<std::uint64_t>(std::ceil(cycles)) : 0;
+}
+
 // Bits first..last of a mask `width` bits wide (none when first >= width).
 std::uint32_t span_bits(unsigned first, unsigned last, unsigned width) {
   // Widths are the geometry's row groups and SBUF ports, fixed well below 32 (check_geometry).
@@ -110,7 +119,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
     if (!throttle && s.strided && full % 2 == 0 && full > 0) return ceil_div(bytes, full / 2);
     double bw = p_.sbuf_read_bytes_per_cycle * (s.strided ? 0.5 : 1.0);
     if (throttle) bw *= p_.throttle_fraction;
-    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bw));
+    return ceil_cycles(static_cast<double>(bytes) / bw);
   };
   OpCost c;
   switch (s.kind) {
@@ -125,7 +134,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
       // partition, or the PSUM port's N column writes when that is throttled.
       const std::uint64_t bytes = s.n * s.elem_bytes;
       const auto psum_cycles = [&](bool throttle) -> std::uint64_t {
-        return throttle ? static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.n) / p_.throttle_fraction)) : 0;
+        return throttle ? ceil_cycles(static_cast<double>(s.n) / p_.throttle_fraction) : 0;
       };
       c.unthrottled = std::max(matmul_ii(s), read_cycles(bytes, false));
       c.occupancy = std::max({matmul_ii(s), read_cycles(bytes, sbuf_throttled), psum_cycles(psum_throttled)});

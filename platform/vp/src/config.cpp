@@ -368,13 +368,19 @@ void check_derived(const Leaf& l, std::uint64_t v, const VpConfig& c, const std:
 
 void check_time(const Leaf& l, double ns, const std::string& shown) {
   if (!(ns >= 0 && ns <= kMaxTimeNs)) bad(l.path(), shown, "out of range (0.." + number(kMaxTimeNs) + " ns)");
-  const double ticks = ns * ticks_per_ns();
-  if (std::fabs(ticks - std::round(ticks)) > 1e-6)
-    bad(l.path(), shown, "not a multiple of the simulation time resolution (" + sc_core::sc_get_time_resolution().to_string() + ")");
+  // A whole number of resolution ticks, up to the rounding of the decimal text
+  // (relative, so a large time is not held to an absolute 1e-6 ticks); a
+  // positive time never rounds down to zero.
+  const double ticks = ns * ticks_per_ns(), whole = std::round(ticks);
+  const std::string resolution = sc_core::sc_get_time_resolution().to_string();
+  if (ns > 0 && ticks < 1 - 1e-9) bad(l.path(), shown, "below the simulation time resolution (" + resolution + ")");
+  if (std::fabs(ticks - whole) > 1e-9 * std::max(1.0, ticks))
+    bad(l.path(), shown, "not a multiple of the simulation time resolution (" + resolution + ")");
 }
 
 void check_fraction(const Leaf& l, double v, const std::string& shown) {
-  if (!(v > 0.0 && v <= 1.0)) bad(l.path(), shown, "out of range (a fraction in (0, 1])");
+  if (!(v >= params::kMinFraction && v <= 1.0))
+    bad(l.path(), shown, "out of range (" + number(params::kMinFraction) + " .. 1, a share of the full rate)");
 }
 
 void check_clock(const Leaf& l, double ghz, const std::string& shown) {
@@ -455,7 +461,7 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       return;
     }
     case Kind::Fraction: {
-      if (!v.is_number()) bad(l.path(), shown, "expected a number in (0, 1], " + got(v));
+      if (!v.is_number()) bad(l.path(), shown, "expected a number in [" + number(params::kMinFraction) + ", 1], " + got(v));
       const double f = v.get<double>();
       check_fraction(l, f, shown);
       l.set_d(c, f);

@@ -18,7 +18,7 @@ class sc_time;
 namespace pevp::params {
 
 // How a value is written and checked: an integer in [lo, hi], a time in ns
-// (sc_time members), a fraction in (0, 1].
+// (sc_time members), a fraction in [kMinFraction, 1].
 enum class Kind : std::uint8_t { Count, TimeNs, Fraction };
 
 template <class Config>
@@ -39,5 +39,10 @@ using Params = std::vector<Param<Config>>;
 inline constexpr std::uint64_t kMaxCycles = std::uint64_t{1} << 20;
 // Depths, windows and beat sizes.
 inline constexpr std::uint64_t kMaxDepth = 65536;
+// The smallest share of a bandwidth a fraction may give (2^-10): a cost divided
+// by it grows at most 1024-fold, so every cycle count derived from a bounded
+// count stays far inside 64 bits, and a throttled stream still moves. Below it
+// a "throttled" port is in effect stopped, which is not what the knob models.
+inline constexpr double kMinFraction = 1.0 / 1024;
 
 }  // namespace pevp::params
