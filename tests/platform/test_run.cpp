@@ -156,6 +156,55 @@ TEST(Run, AFaultingProgramExitsWithStatus1AndTheRecord) {
   fs::remove_all(scratch("").parent_path());
 }
 
+// Programs longer than the instruction queue (256): the script runs while the
+// driver still writes the program, and a fault past the queue depth is that fault.
+std::vector<isa::RawInstruction> long_program(unsigned matmuls, isa::EventsArgs first_events = {}) {
+  auto prog = one_matmul(32, 32, 32, first_events);
+  const isa::RawInstruction plain = one_matmul(32, 32, 32)[1];
+  for (unsigned i = 1; i < matmuls; ++i) prog.push_back(plain);
+  return prog;
+}
+
+TEST(Run, AScriptReleasesAProgramLongerThanTheQueue) {
+  isa::EventsArgs ev;
+  ev.wait_mode = isa::WaitMode::WAIT_GE;
+  ev.wait_sem = 2;
+  ev.wait_value = 1;
+  write_bin(scratch("long.bin"), long_program(299));  // 300 instructions
+  write_bin(scratch("long_wait.bin"), long_program(299, ev));
+  write_text(scratch("release.txt"),
+             "submit\n"
+             "poll vp retired_cnt_lsb 1        # the Ldweights ran, the first matmul waits\n"
+             "write vp semaphore_2.value 1     # release it while the program is still being written\n"
+             "wait\n"
+             "expect vp retired_cnt_lsb 300\n");
+  platform::RunCommand cmd;
+  cmd.gen = kGen;
+  cmd.program = scratch("long_wait.bin").string();
+  cmd.regs = scratch("release.txt").string();
+  const Result r = run(cmd);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  fs::remove_all(scratch("").parent_path());
+}
+
+TEST(Run, AFaultPastTheQueueDepthIsReportedAsTheFault) {
+  auto prog = long_program(299);
+  isa::RawInstruction bad = prog[1];
+  bad[0] = 0x77;  // no PE opcode
+  prog.insert(prog.begin() + 280, bad);
+  write_bin(scratch("p.bin"), prog);
+  platform::RunCommand cmd;
+  cmd.gen = kGen;
+  cmd.program = scratch("p.bin").string();
+  const Result r = run(cmd);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("instruction 280"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("opcode.unknown"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("deadlock"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  fs::remove_all(scratch("").parent_path());
+}
+
 TEST(Run, AFailedExpectationExitsWithStatus1NamingTheLine) {
   write_bin(scratch("p.bin"), one_matmul(32, 32, 32));
   write_text(scratch("regs.txt"), "wait\nexpect vp retired_cnt_lsb 5\n");

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include <optional>
+
 #include "vp_test_util.h"
 
 namespace {
@@ -1004,4 +1006,112 @@ TEST(FaultOrder, ASecondFaultWhileStoppedIsReportedAfterTheFirst) {
   EXPECT_EQ(records[1]->rule, "seq.semaphore_underflow");
   EXPECT_TRUE(last.done);
   EXPECT_FALSE(last.error);
+}
+
+// ==== programs longer than the instruction queue ==================================================================
+// submit() returns at once and the driver's feeder writes the rest as the queue makes room, so the caller can set
+// the semaphores the program waits on while most of it is still unwritten, and a fault anywhere in a long program
+// is reported as that fault -- the feeder does not hang on a queue stopped by it (D-IQ-STOPPED).
+namespace {
+constexpr unsigned kShortQueue = 8;
+
+platform::PlatformConfig short_queue(Generation g) {
+  platform::PlatformConfig c = config(g);
+  c.seq.queue_depth = kShortQueue;
+  return c;
+}
+
+// Ldweights, then `matmuls` matmuls into bank 0, with an invalid matmul (INT8 input) at `bad_at` if it is set.
+std::vector<isa::RawInstruction> long_program(const Small& f, unsigned matmuls, std::optional<unsigned> bad_at,
+                                              std::optional<isa::MatmulArgs> first = std::nullopt) {
+  std::vector<isa::RawInstruction> p{isa::encode_ldweights(f.g, f.lw())};
+  for (unsigned i = 0; i < matmuls; ++i) p.push_back(isa::encode_matmul(f.g, i == 0 && first ? *first : f.mm(0)));
+  if (bad_at) {
+    isa::MatmulArgs bad = f.mm(0);
+    bad.in_dtype = Dtype::INT8;
+    p.insert(p.begin() + *bad_at, isa::encode_matmul(f.g, bad));
+  }
+  return p;
+}
+}  // namespace
+
+class FaultInALongProgram : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
+  const Generation g = Generation::MARIANA;
+  const unsigned bad_at = GetParam();
+  {
+    platform::VirtualPlatform vp(short_queue(g));
+    const Small f(g);
+    std::optional<platform::ErrorInfo> record;
+    platform::Completion c;
+    std::size_t dropped = 0, level = 0;
+    vp.run([&](platform::Driver& d) {
+      d.arm();
+      Bench bench(d, g);
+      std::mt19937 rng(2);
+      f.load(bench, rng);
+      d.submit(long_program(f, 60, bad_at));  // 62 instructions, a queue of 8
+      c = d.wait_idle(kTimeout);
+      record = d.error_record();
+      dropped = d.dropped();
+      level = d.read_field("vp", "iq_status", "level");
+    });
+    EXPECT_TRUE(c.error);
+    EXPECT_FALSE(c.timed_out);
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(record->index, bad_at);
+    EXPECT_EQ(record->rule, "mm.in_dtype");
+    EXPECT_EQ(c.retired, bad_at);
+    // Whatever the queue held at the fault stays in it; the rest was never written.
+    EXPECT_LE(level, kShortQueue);
+    EXPECT_GE(dropped + level, 62u - bad_at) << "every instruction from the fault on is queued or dropped";
+    EXPECT_GT(dropped, 0u);
+  }
+}
+// At the head, inside the first queueful, and past the queue depth.
+INSTANTIATE_TEST_SUITE_P(LongPrograms, FaultInALongProgram, ::testing::Values(0u, 5u, 41u));
+
+TEST(LongPrograms, TheCallerSetsASemaphoreWhileTheProgramIsStillBeingWritten) {
+  const Generation g = Generation::CAYMAN;
+  platform::VirtualPlatform vp(short_queue(g));
+  const Small f(g);
+  platform::Completion c;
+  std::size_t unsubmitted_before = 0;
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(3);
+    f.load(bench, rng);
+    isa::MatmulArgs first = f.mm(0);
+    first.events = {isa::WaitMode::WAIT_GE, 3, 1, isa::UpdateMode::NONE, 0, 0};
+    d.submit(long_program(f, 40, std::nullopt, first));  // 41 instructions; the first matmul waits on semaphore 3
+    sc_core::wait(kSettle);
+    unsubmitted_before = d.unsubmitted();
+    EXPECT_EQ(d.read_counter48("vp", "retired_cnt_lsb"), 1u) << "the Ldweights ran; the matmul waits";
+    d.set_semaphore(3, 1);
+    c = d.wait_idle(kTimeout);
+  });
+  EXPECT_EQ(unsubmitted_before, 41u) << "the program is one burst, still waiting for room";
+  EXPECT_TRUE(c.done);
+  EXPECT_FALSE(c.error);
+  EXPECT_FALSE(c.timed_out);
+  EXPECT_EQ(c.retired, 41u);
+}
+
+TEST(LongPrograms, AProgramWaitingForASemaphoreNobodySetsTimesOut) {
+  const Generation g = Generation::MARIANA;
+  platform::VirtualPlatform vp(short_queue(g));
+  const Small f(g);
+  platform::Completion c;
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    isa::MatmulArgs first = f.mm(0);
+    first.events = {isa::WaitMode::WAIT_GE, 3, 1, isa::UpdateMode::NONE, 0, 0};
+    d.submit(long_program(f, 40, std::nullopt, first));
+    c = d.wait_idle(sc_core::sc_time(50, sc_core::SC_US));
+  });
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_FALSE(c.done);
+  EXPECT_EQ(c.retired, 1u);
 }

@@ -194,7 +194,16 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
         delay = sc_core::SC_ZERO_TIME;
         continue;  // space may have been freed meanwhile
       }
-      sc_core::wait(space_freed_);
+      if (error_) {
+        // Stopped on a fault, nothing makes room until the driver clears it: the
+        // write completes with an error instead of hanging its initiator
+        // (D-IQ-STOPPED). The records before this one are queued.
+        SC_REPORT_WARNING(kMsgType, ("instruction queue full and the SEQ stopped on a fault: " + std::to_string(i) +
+                                     " of the write's " + std::to_string(n) + " instructions queued")
+                                        .c_str());
+        return;  // TLM_GENERIC_ERROR_RESPONSE, set on entry
+      }
+      sc_core::wait(space_freed_ | stopped_);
     }
   }
   // The write itself takes no time of its own here (the bus and the driver
@@ -262,6 +271,7 @@ void Seq::publish(ErrorRecord e) {
   error_ = std::move(e);
   update_status();
   settled_.notify(sc_core::SC_ZERO_TIME);
+  stopped_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Seq::clear_error() {

@@ -293,7 +293,9 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         waited = true;
         if (last.error) {
           const auto& rec = vp.platform().seq.error();
-          throw RunFailure(1, "the program faulted: " + (rec ? rec->message : std::string("(no record)")));
+          const std::string dropped =
+              d.dropped() ? "; " + std::to_string(d.dropped()) + " later instruction(s) were never queued" : "";
+          throw RunFailure(1, "the program faulted: " + (rec ? rec->message : std::string("(no record)")) + dropped);
         }
         if (last.timed_out)
           throw RunFailure(1, "the SEQ did not settle within 1 s of simulated time (a semaphore nobody sets?)");

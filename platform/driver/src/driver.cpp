@@ -1,3 +1,6 @@
+// sc_spawn (the feeder thread) is only declared with dynamic processes enabled.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+
 #include "pevp/platform/driver.h"
 
 #include "pevp/isa/hex.h"
@@ -233,32 +236,72 @@ void Driver::arm(const ArmOptions& o) {
 }
 
 void Driver::submit(const std::vector<isa::RawInstruction>& program) {
+  pending_.insert(pending_.end(), program.begin(), program.end());
+  if (feeding_ || pending_.empty()) return;
+  feeding_ = true;
+  sc_core::sc_spawn([this] { feed(); }, sc_core::sc_gen_unique_name("driver_feeder"));
+}
+
+void Driver::feed() {
   // Bursts as large as the queue's window takes (4 KiB = 64 records): each
   // write costs a bus transaction whatever its length. The window
-  // back-pressures a writing thread while the queue is full (Seq::b_transport
-  // waits for space), so the driver needs no polling of iq_status.space: the
-  // write completes when every record of the burst is queued.
+  // back-pressures this thread while the queue is full (Seq::b_transport waits
+  // for space), so the feeder needs no polling of iq_status.space. A queue
+  // stopped on an error makes no room: the feeder waits with it, and goes on
+  // once the error is cleared.
   const std::size_t kBurst = std::max<std::size_t>(1, map_.iq_size / isa::kInstructionBytes);
   std::vector<std::uint8_t> buf;
-  for (std::size_t i = 0; i < program.size();) {
-    const std::size_t n = std::min(kBurst, program.size() - i);
-    buf.resize(n * isa::kInstructionBytes);
-    for (std::size_t j = 0; j < n; ++j)
-      std::copy(program[i + j].begin(), program[i + j].end(), buf.begin() + j * isa::kInstructionBytes);
-    write(map_.iq, buf.data(), buf.size());
-    i += n;
+  try {
+    while (!pending_.empty()) {
+      const std::size_t n = std::min(kBurst, pending_.size());
+      buf.resize(n * isa::kInstructionBytes);
+      for (std::size_t j = 0; j < n; ++j)
+        std::copy(pending_[j].begin(), pending_[j].end(), buf.begin() + j * isa::kInstructionBytes);
+      try {
+        write(map_.iq, buf.data(), buf.size());
+      } catch (const BusError& e) {
+        // The SEQ stopped on a fault with the queue full (D-IQ-STOPPED): the
+        // fault is the news, which wait_idle() reports; the rest is dropped.
+        if (e.status != tlm::TLM_GENERIC_ERROR_RESPONSE || !read_field("vp", "seq_status", "error")) throw;
+        dropped_ += pending_.size();
+        pending_.clear();
+        break;
+      }
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+  } catch (...) {
+    feeder_failure_ = std::current_exception();
+    dropped_ += pending_.size();
+    pending_.clear();
   }
+  feeding_ = false;
+  fed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Driver::rethrow_feeder_failure() {
+  if (!feeder_failure_) return;
+  std::exception_ptr e = feeder_failure_;
+  feeder_failure_ = nullptr;
+  std::rethrow_exception(e);
 }
 
 Completion Driver::wait_idle(sc_core::sc_time timeout) {
   const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
+  // While the feeder writes, the bus is left to it: the feeder ends when the
+  // program is queued or the SEQ stopped on a fault (the queue then refuses
+  // it), so no polling is needed to notice either. A program that waits for a
+  // semaphore nobody sets holds the feeder too: the timeout covers both.
+  while (feeding_ && sc_core::sc_time_stamp() < deadline) sc_core::wait(deadline - sc_core::sc_time_stamp(), fed_);
   for (;;) {
     const std::uint32_t st = read32(map_.vp_seq() + regs::vp_seq::offsets::seq_ctrl_seq_status);
     Completion c;
     c.done = (st >> 2) & 1;
     c.error = (st >> 3) & 1;
     const bool busy = st & 1;
-    if (c.error || (c.done && !busy)) {
+    rethrow_feeder_failure();
+    // Done counts only once the whole submitted program is in the queue (the
+    // queue may drain between two of the feeder's bursts).
+    if (c.error || (c.done && !busy && !feeding_)) {
       c.retired = read_counter48("vp", "retired_cnt_lsb");
       return c;
     }

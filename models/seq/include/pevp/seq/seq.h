@@ -219,6 +219,7 @@ class Seq : public sc_core::sc_module {
   std::deque<std::string> fw_log_;
   InstructionCache<Prepared> cache_;
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
+  sc_core::sc_event stopped_;  // an error record was published: the queue stops
   sc_core::sc_event retire_due_;
   bool irq_level_ = false;
   int last_status_ = -1;  // busy | done << 1 | error << 2, for status_observer

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -112,14 +114,28 @@ class Driver {
 
   // ---- the engine ---------------------------------------------------------------------
   void arm(const ArmOptions& options = {});
-  // Writes the program into the instruction queue in bursts of up to 16
-  // instructions; a burst into a full queue completes when the SEQ has made
-  // room (the queue back-pressures the writing thread). A queue stopped on an
-  // error never makes room: clear the error from another thread, or submit no
-  // more than iq_status.space.
+  // Queues the program for the instruction queue and returns at once: a feeder
+  // thread of the driver writes it in bursts as large as the queue window, each
+  // burst into a full queue completing when the SEQ has made room (the queue
+  // back-pressures the writing thread). So the caller goes on -- sets the
+  // semaphores a program waits on, reads registers, waits -- while a program
+  // longer than the queue is still being written, and a fault stops the
+  // program, not the caller. A further submit() appends to what is still to
+  // be written; program order is kept. When the SEQ stops on a fault while a
+  // burst waits for room, the queue refuses the burst (D-IQ-STOPPED) and the
+  // feeder drops what it has not written (dropped()): submit it again after
+  // clear_error() if the program is to go on.
   void submit(const std::vector<isa::RawInstruction>& program);
-  // Waits until seq_status shows done or error (interrupt, else polling every
-  // poll_interval), at most `timeout` of simulated time.
+  // Instructions submitted whose write into the queue has not completed (the
+  // burst being written counts whole until the queue took all of it).
+  std::size_t unsubmitted() const { return pending_.size(); }
+  // Instructions dropped since the driver started, because the SEQ stopped on a
+  // fault before they could be written (at most: a refused burst may have had
+  // some of its records queued).
+  std::size_t dropped() const { return dropped_; }
+  // Waits until seq_status shows error, or done with every submitted
+  // instruction written (interrupt, else polling every poll_interval), at most
+  // `timeout` of simulated time. A bus error of the feeder is rethrown here.
   Completion wait_idle(sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC));
   std::optional<ErrorInfo> error_record();
   void clear_done();
@@ -132,10 +148,17 @@ class Driver {
  private:
   void transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged);
   RegisterRef field_ref(std::string_view face, std::string_view reg, std::string_view field) const;
+  void feed();  // the feeder thread's body: writes pending_ in bursts
+  void rethrow_feeder_failure();
 
   tlm::tlm_initiator_socket<>& socket_;
   AddressMap map_;
   const sc_core::sc_signal_in_if<bool>& irq_;
+  std::deque<isa::RawInstruction> pending_;  // submitted, not yet written
+  bool feeding_ = false;                      // the feeder thread is running
+  sc_core::sc_event fed_;                     // the feeder finished
+  std::size_t dropped_ = 0;
+  std::exception_ptr feeder_failure_;         // a bus error the feeder met
 };
 
 // A platform plus a host that runs one driver program in an SC_THREAD. SystemC
