@@ -99,8 +99,15 @@ TEST_F(File, APartialTimingFileChangesOnlyItsKeys) {
 
 TEST_F(File, MissingFileAndDirectory) {
   const std::string missing = (dir_ / "nope.json").string();
-  EXPECT_EQ(config_error([&] { load_config(missing); }, ""), missing + ": cannot open (No such file or directory)");
-  EXPECT_EQ(config_error([&] { load_config(dir_.string()); }, ""), dir_.string() + ": is a directory, not a JSON file");
+  EXPECT_EQ(config_error([&] { load_config(missing); }, ""), missing + ": cannot open: No such file or directory");
+  EXPECT_EQ(config_error([&] { load_config(dir_.string()); }, ""), dir_.string() + ": is a directory");
+}
+
+TEST_F(File, ANumberBeyondDoubleNamesTheFileAndTheKey) {
+  const std::string path = (dir_ / "big.json").string();
+  std::ofstream(path) << R"({"timing": {"psum_write_cycles": 2, "fp32_factor": 1e400}})";
+  EXPECT_EQ(config_error([&] { load_config(path); }, "timing.fp32_factor"),
+            path + ": timing.fp32_factor: number overflow parsing '1e400' (a JSON number beyond the range of a double)");
 }
 
 TEST_F(File, SyntaxErrorsGiveLineAndColumn) {

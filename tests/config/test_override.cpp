@@ -261,3 +261,26 @@ TEST(OverrideErrors, SeqQuantumIsNeverNegative) {
 
 }  // namespace
 }  // namespace pevp::platform
+
+namespace pevp::platform {
+namespace {
+
+TEST(OverrideErrors, InvalidUtf8IsRefusedWithItsOffset) {
+  VpConfig c = preset(isa::Generation::MARIANA);
+  // A lone continuation byte, a truncated sequence, an overlong NUL, a surrogate:
+  // each refused with the byte and offset, never echoed raw or thrown as a JSON type error.
+  EXPECT_EQ(test::config_error([&] { apply_override(c, "generation=\xff"); }, ""),
+            "--set 'generation=\\xFF': not valid UTF-8 (byte 0xff at offset 11)");
+  EXPECT_EQ(test::config_error([&] { apply_override(c, "mode=caf\xc3"); }, ""),
+            "--set 'mode=caf\\xC3': not valid UTF-8 (byte 0xc3 at offset 8)");
+  EXPECT_EQ(test::config_error([&] { apply_override(c, "timing.\xc0\x80=1"); }, ""),
+            "--set 'timing.\\xC0\\x80=1': not valid UTF-8 (byte 0xc0 at offset 7)");
+  EXPECT_EQ(test::config_error([&] { apply_override(c, "mode=\xed\xa0\x80"); }, ""),
+            "--set 'mode=\\xED\\xA0\\x80': not valid UTF-8 (byte 0xed at offset 5)");
+  // Well-formed UTF-8 reaches the key's own check.
+  EXPECT_NE(test::config_error([&] { apply_override(c, "mode=caf\xc3\xa9"); }, "mode").find("unknown mode"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pevp::platform

@@ -228,7 +228,7 @@ TEST(Npy, MissingFileAndUnwritablePath) {
     host::read_npy(missing);
     FAIL();
   } catch (const host::NpyError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ": cannot open for reading");
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open: No such file or directory");
   }
   const std::string bad_dir = temp_path("no_such_dir/out.npy");
   EXPECT_THROW(host::write_npy(bad_dir, host::Matrix(1, 1)), host::NpyError);

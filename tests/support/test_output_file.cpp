@@ -1,4 +1,4 @@
-// output::write_file against what each kind of target must become: a regular
+// files::write_file against what each kind of target must become: a regular
 // file replaced whole (its mode kept), a symlink followed and left in place, a
 // FIFO and a character device written in place, and every failure reported
 // with the path and the system's reason.
@@ -13,17 +13,17 @@
 #include <string>
 #include <thread>
 
-#include "pevp/output/output_file.h"
+#include "pevp/files/output_file.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using pevp::output::write_file;
+using pevp::files::write_file;
 
 class OutputFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pevp_output_" + std::to_string(::getpid()) + "_" +
+    dir_ = fs::temp_directory_path() / ("pevp_files_" + std::to_string(::getpid()) + "_" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "text.h"
-#include "pevp/output/output_file.h"
+#include "pevp/files/output_file.h"
 
 namespace pevp::trace {
 
@@ -317,7 +317,7 @@ void TraceEventWriter::write(std::ostream& os) const {
 }
 
 bool TraceEventWriter::write_file(const std::string& path, std::string* error) const {
-  return output::write_file(path, [this](std::ostream& os) { write(os); }, error);
+  return files::write_file(path, [this](std::ostream& os) { write(os); }, error);
 }
 
 }  // namespace pevp::trace

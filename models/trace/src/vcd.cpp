@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "text.h"
-#include "pevp/output/output_file.h"
+#include "pevp/files/output_file.h"
 
 namespace pevp::trace {
 
@@ -176,7 +176,7 @@ void VcdWriter::write(std::ostream& os) const {
 }
 
 bool VcdWriter::write_file(const std::string& path, std::string* error) const {
-  return output::write_file(path, [this](std::ostream& os) { write(os); }, error);
+  return files::write_file(path, [this](std::ostream& os) { write(os); }, error);
 }
 
 }  // namespace pevp::trace

@@ -8,19 +8,21 @@
 #include <system_error>
 
 #include "pevp/isa_text/assembly.h"
-#include "pevp/output/output_file.h"
+#include "pevp/files/input_file.h"
+#include "pevp/files/output_file.h"
 
 namespace pevp::platform {
 
 
 int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
             const AsmCmdOptions& options, std::ostream& out, std::ostream& err) {
-  std::ifstream in(input_path, std::ios::binary);
-  if (!in) {
-    err << "pe-vp asm: cannot open '" << input_path << "'\n";
+  std::string why;
+  const std::optional<std::string> read = files::read_file(input_path, &why);
+  if (!read) {
+    err << "pe-vp asm: " << why << '\n';
     return 2;
   }
-  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string& source = *read;
   if (output_path.empty()) {
     err << "pe-vp asm: no output file given\n";
     return 2;
@@ -35,9 +37,8 @@ int run_asm(isa::Generation gen, const std::string& input_path, const std::strin
     err << "pe-vp asm: " << errors << " error(s); '" << output_path << "' not written\n";
     return 1;
   }
-  std::string why;
   const std::vector<std::uint8_t> bytes = result.bytes();
-  if (!output::write_file(output_path, bytes.data(), bytes.size(), &why)) {
+  if (!files::write_file(output_path, bytes.data(), bytes.size(), &why)) {
     err << "pe-vp asm: " << why << '\n';
     return 2;
   }

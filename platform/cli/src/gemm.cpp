@@ -1,6 +1,7 @@
 #include "pevp/platform/gemm.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -8,7 +9,9 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
+#include "pevp/files/output_file.h"
 #include "pevp/host/error.h"
 #include "pevp/host/gemm_plan.h"
 #include "pevp/host/gemm_reference.h"
@@ -138,21 +141,22 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       return 2;
     }
     std::size_t m = cmd.m, k = cmd.k, n = cmd.n;
-    if (cmd.a_path.empty()) {
-      // The host holds A, B and C as fp32 plus their encoded copies (and three
-      // fp64 references with --check): refuse what cannot fit rather than die in
-      // an allocation. Dimensions are capped first so the products cannot wrap.
+    // The host holds A, B and C as fp32 plus their encoded copies (and three
+    // fp64 references with --check): refuse what cannot fit rather than die in
+    // an allocation, for random and for given operands alike (the products are
+    // in double, so they cannot wrap).
+    const auto fits_host = [&](std::size_t m, std::size_t k, std::size_t n) {
       constexpr double kLimitGiB = 16.0;
       const double md = static_cast<double>(m), kd = static_cast<double>(k), nd = static_cast<double>(n);
       const double gib = (8.0 * (md * kd + kd * nd) + 4.0 * md * nd + (cmd.check ? 24.0 * md * nd : 0.0)) /
                          (1024.0 * 1024.0 * 1024.0);
-      if (gib > kLimitGiB) {
-        err << "pe-vp gemm: M=" << m << ", K=" << k << ", N=" << n << " needs about " << std::fixed
-            << std::setprecision(1) << gib << " GiB of host memory for the operands" << (cmd.check ? " and references" : "")
-            << " (limit " << kLimitGiB << " GiB)" << (cmd.check ? "; --no-check saves the references" : "") << '\n';
-        return 2;
-      }
-    }
+      if (gib <= kLimitGiB) return true;
+      err << "pe-vp gemm: M=" << m << ", K=" << k << ", N=" << n << " needs about " << std::fixed
+          << std::setprecision(1) << gib << " GiB of host memory for the operands" << (cmd.check ? " and references" : "")
+          << " (limit " << kLimitGiB << " GiB)" << (cmd.check ? "; --no-check saves the references" : "") << '\n';
+      return false;
+    };
+    if (cmd.a_path.empty() && !fits_host(m, k, n)) return 2;
     if (!cmd.a_path.empty()) {
       a = host::read_npy_matrix(cmd.a_path);
       b = host::read_npy_matrix(cmd.b_path);
@@ -161,7 +165,20 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
             << ": A's columns must equal B's rows\n";
         return 2;
       }
+      // A side given as an option must be the operands' own.
+      for (const auto& [given, option, value, from] :
+           {std::tuple{cmd.m_given, "--m", cmd.m, "--a " + cmd.a_path + " has " + std::to_string(a.rows) + " rows"},
+            std::tuple{cmd.k_given, "--k", cmd.k, "--a " + cmd.a_path + " has " + std::to_string(a.cols) + " columns"},
+            std::tuple{cmd.n_given, "--n", cmd.n, "--b " + cmd.b_path + " has " + std::to_string(b.cols) + " columns"}}) {
+        const std::size_t actual = std::string(option) == "--m" ? a.rows : std::string(option) == "--k" ? a.cols : b.cols;
+        if (given && value != actual) {
+          err << "pe-vp gemm: " << option << " " << value << " contradicts the operands: " << from
+              << " (leave " << option << " out to take the shape from the files)\n";
+          return 2;
+        }
+      }
       m = a.rows, k = a.cols, n = b.cols;
+      if (!fits_host(m, k, n)) return 2;
     } else {
       std::mt19937_64 rng(cmd.seed);
       a = random_matrix(m, k, rng);
@@ -169,6 +186,14 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) {
       err << "pe-vp gemm: " << bad << '\n';
+      return 2;
+    }
+    if (const std::string twice = files::same_file_twice({{"--out", cmd.out_path},
+                                                          {"--trace", cmd.outputs.trace_path},
+                                                          {"--vcd", cmd.outputs.vcd_path},
+                                                          {"--stats-json", cmd.outputs.stats_json_path}});
+        !twice.empty()) {
+      err << "pe-vp gemm: " << twice << '\n';
       return 2;
     }
     const host::InputType type = host::parse_input_type(cmd.gen, cmd.dtype);
@@ -179,6 +204,22 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       auto mode = parse_fp32_mode(cmd.fp32_mode);
       if (!mode) {
         err << "pe-vp gemm: --fp32-mode '" << cmd.fp32_mode << "' is not low, high or low_high\n";
+        return 2;
+      }
+      if (type.dtype != isa::Dtype::FP32) {
+        err << "pe-vp gemm: --fp32-mode " << cmd.fp32_mode << " applies to fp32 inputs only, and --dtype "
+            << cmd.dtype << " is not one\n";
+        return 2;
+      }
+      std::string dtype_name = cmd.dtype;
+      std::transform(dtype_name.begin(), dtype_name.end(), dtype_name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (dtype_name == "tf32" && *mode != isa::Fp32Mode::Low) {
+        // tf32 is FP32 with fp32_mode Low: another mode contradicts it (fp32 alone
+        // only defaults to High, which --fp32-mode may change).
+        err << "pe-vp gemm: --dtype " << cmd.dtype << " means fp32_mode " << isa::name(type.fp32_mode)
+            << "; --fp32-mode " << cmd.fp32_mode << " contradicts it (use --dtype fp32 --fp32-mode "
+            << cmd.fp32_mode << ")\n";
         return 2;
       }
       options.fp32_mode = *mode;

@@ -9,9 +9,12 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
+#include <optional>
 
 #include "pevp/isa_text/format.h"
-#include "pevp/output/output_file.h"
+#include "pevp/files/input_file.h"
+#include "pevp/files/output_file.h"
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/disasm.h"
@@ -31,13 +34,26 @@ isa::Generation generation_or_exit(const std::string& text) {
   std::exit(2);
 }
 
+// A non-negative decimal integer that fits 64 bits, or nothing.
+std::optional<std::uint64_t> parse_decimal(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, static_cast<unsigned>(c - '0'), &v))
+      return std::nullopt;
+  }
+  return v;
+}
+
 int run_disasm(const std::string& gen, const std::string& path, bool json, const isa::ArrayGeometry& geometry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "pe-vp disasm: cannot open '" << path << "'\n";
+  std::string error;
+  const std::optional<std::string> read = files::read_file(path, &error);
+  if (!read) {
+    std::cerr << "pe-vp disasm: " << error << '\n';
     return 2;
   }
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::uint8_t> bytes(read->begin(), read->end());
   platform::DisasmOptions options{generation_or_exit(gen), json, geometry};
   const auto status = platform::disassemble(bytes, options, std::cout);
   if (status != platform::DisasmStatus::Ok)
@@ -64,7 +80,7 @@ int run_demo(const std::string& out_dir) {
     if (!out_dir.empty()) {
       const std::string path = out_dir + "/sample_" + std::string(isa::name(g)) + ".bin";
       std::string error;
-      if (!output::write_file(path, bytes.data(), bytes.size(), &error)) {
+      if (!files::write_file(path, bytes.data(), bytes.size(), &error)) {
         std::cerr << "pe-vp demo: " << error << '\n';
         return 2;  // a file cannot be written, as for every command
       }
@@ -76,17 +92,8 @@ int run_demo(const std::string& out_dir) {
   return failures ? 1 : 0;
 }
 
-}  // namespace
-
-// pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
-// sc_main once. main exists only to silence the SystemC banner, which would
-// otherwise land on stderr of every command (set the variable to 0 to see it).
-int main(int argc, char* argv[]) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int argc, char* argv[]) {
+// The command line's one command, run.
+int run_command(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
   app.require_subcommand(1);
   // Configuration options of every command (docs/configuration.md); they may
@@ -117,26 +124,46 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::IsMember({"top", "cluster", "protected", "vp"}));
   regs->add_flag("--json", regs_json, "JSON instead of text");
 
+  // Integers as the user wrote them: decimal digits only (no sign, no
+  // exponent, no silent wrap of -1 or clamp of 2^64) inside a stated range.
+  const auto integer_in = [](std::uint64_t lo, std::uint64_t hi) {
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    return CLI::Validator(
+        [lo, hi, range](std::string& text) -> std::string {
+          const std::optional<std::uint64_t> v = parse_decimal(text);
+          if (!v || *v < lo || *v > hi) return "expected an integer in " + range + ", got '" + text + "'";
+          return "";
+        },
+        "INT in " + range);
+  };
+  // GEMM sides: 2^20 is far past any sweep (a 32768^3 timing run is 2^15).
+  constexpr std::uint64_t kMaxGemmSide = std::uint64_t{1} << 20;
   platform::GemmCommand gemm_cmd;
   std::string gemm_gen = "MARIANA";
   auto* gemm = app.add_subcommand("gemm", "Run C = A @ B through the driver path of the virtual platform");
   gemm->add_option("--gen", gemm_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
-  gemm->add_option("--m", gemm_cmd.m, "Rows of A and C")->capture_default_str()->check(CLI::PositiveNumber);
-  gemm->add_option("--k", gemm_cmd.k, "Columns of A, rows of B")->capture_default_str()->check(CLI::PositiveNumber);
-  gemm->add_option("--n", gemm_cmd.n, "Columns of B and C")->capture_default_str()->check(CLI::PositiveNumber);
+  gemm->add_option("--m", gemm_cmd.m, "Rows of A and C")->capture_default_str()->check(integer_in(1, kMaxGemmSide));
+  gemm->add_option("--k", gemm_cmd.k, "Columns of A, rows of B")
+      ->capture_default_str()
+      ->check(integer_in(1, kMaxGemmSide));
+  gemm->add_option("--n", gemm_cmd.n, "Columns of B and C")->capture_default_str()->check(integer_in(1, kMaxGemmSide));
   gemm->add_option("--dtype", gemm_cmd.dtype,
                    "Input type: bf16, fp16, fp8_e4m3 (CAYMAN) / fp8_e4m3fn (v4+), fp8_e5m2, fp8_e3m4, fp8_e2m5, "
                    "tf32, fp32, or an ISA name (BFLOAT16, FP8_EXP4, ...)")
       ->capture_default_str();
   gemm->add_option("--fp32-mode", gemm_cmd.fp32_mode, "FP32 inputs: low (tf32), high, low_high");
   gemm->add_option("--tile-n", gemm_cmd.tile_n,
-                   "Moving free size per Matmul (1..fp32 per PSUM bank; default: all of it, 512 on the presets)");
+                   "Moving free size per Matmul (1..fp32 per PSUM bank; default: all of it, 512 on the presets)")
+      ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
   gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");
-  gemm->add_option("--seed", gemm_cmd.seed, "Seed of the random operands")->capture_default_str();
+  gemm->add_option("--seed", gemm_cmd.seed, "Seed of the random operands")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   gemm->add_option("--sbuf-budget", gemm_cmd.sbuf_budget,
-                   "SBUF bytes per partition the GEMM may use (default: all); smaller values force streaming");
+                   "SBUF bytes per partition the GEMM may use (default: all); smaller values force streaming")
+      ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
@@ -177,7 +204,14 @@ int sc_main(int argc, char* argv[]) {
   run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
   add_timing_options(run, run_cmd.outputs);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help); its own exit codes (105, 106, ...)
+    // are not this tool's contract: every argument error is status 2.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
 
   // The effective configuration: the preset of the command's --gen (MARIANA when
   // it has none), then --config, then every --set in order. A --gen given on the
@@ -191,7 +225,18 @@ int sc_main(int argc, char* argv[]) {
     config = platform::preset(generation_or_exit(gen_text));
     if (!config_path.empty()) config = platform::load_config(config_path, config);
     platform::apply_overrides(config, overrides);
-    if (!mode.empty()) platform::apply_override(config, "mode=" + mode);
+    if (!mode.empty()) {
+      // --mode is --set mode=... spelled as an option: both given must agree.
+      const platform::SimMode set_mode = config.mode;
+      const bool mode_set = std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) {
+        const auto eq = o.find('=');
+        return eq != std::string::npos && o.substr(0, o.find_last_not_of(' ', eq - 1) + 1) == "mode";
+      });
+      platform::apply_override(config, "mode=" + mode);
+      if (mode_set && config.mode != set_mode)
+        throw std::invalid_argument("--mode " + mode + " contradicts --set mode=" +
+                                    std::string(platform::name(set_mode)) + ": give one of them");
+    }
     if (gen_given && config.gen() != generation_or_exit(gen_text))
       throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +
                                   std::string(isa::name(config.gen())));
@@ -223,6 +268,9 @@ int sc_main(int argc, char* argv[]) {
     gemm_cmd.gen = config.gen();
     gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
+    gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
+    gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;
+    gemm_cmd.n_given = gemm->get_option("--n")->count() > 0;
     return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
@@ -247,4 +295,25 @@ int sc_main(int argc, char* argv[]) {
   if (*disasm) return run_disasm(gen, path, json, config.geometry);
   if (*demo) return run_demo(out_dir);
   return 2;
+}
+
+}  // namespace
+
+// pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
+// sc_main once. main exists only to silence the SystemC banner, which would
+// otherwise land on stderr of every command (set the variable to 0 to see it).
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[]) {
+  try {
+    return run_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Inputs are checked against the host-memory limit before anything large is
+    // allocated (docs/gemm-tiling.md); reaching this is a limit the checks miss.
+    std::cerr << "pe-vp: out of host memory\n";
+    return 2;
+  }
 }

@@ -1,4 +1,6 @@
 #include "pevp/platform/run.h"
+#include "pevp/files/input_file.h"
+#include "pevp/files/output_file.h"
 
 #include "pevp/isa/hex.h"
 
@@ -79,11 +81,16 @@ void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_
                                 " partition");
 }
 
+std::string read_text(const std::string& path) {
+  std::string error;
+  std::optional<std::string> text = files::read_file(path, &error);
+  if (!text) throw std::invalid_argument(error);
+  return std::move(*text);
+}
+
 std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Generation gen,
                                               const isa::ArrayGeometry& geo) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(path + ": cannot open");
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_text(path);
   if (path.size() >= 4 && path.substr(path.size() - 4) == ".pes") {
     // Assembly: the first error is the one line reported (all of them with `pe-vp asm`).
     const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()), isa::AsmOptions(false, geo));
@@ -102,13 +109,6 @@ std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Gene
   return program;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A failure inside the driver program that ends the run with a status.
 struct RunFailure : std::runtime_error {
@@ -255,6 +255,11 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       dumps.emplace_back(p, dt);
     }
     if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) throw std::invalid_argument(bad);
+    std::vector<files::NamedOutput> outputs = {{"--trace", cmd.outputs.trace_path},
+                                               {"--vcd", cmd.outputs.vcd_path},
+                                               {"--stats-json", cmd.outputs.stats_json_path}};
+    for (const DumpSpec& d : cmd.dumps) outputs.push_back({"--dump (" + hex(d.address) + ")", d.file});
+    if (const std::string twice = files::same_file_twice(outputs); !twice.empty()) throw std::invalid_argument(twice);
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
     return 2;

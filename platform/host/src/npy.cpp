@@ -11,7 +11,8 @@
 #include <optional>
 
 #include "pevp/numerics/convert.h"
-#include "pevp/output/output_file.h"
+#include "pevp/files/input_file.h"
+#include "pevp/files/output_file.h"
 
 namespace pevp::host {
 namespace {
@@ -235,11 +236,10 @@ double NpyArray::value(std::size_t i) const {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NpyError(path + ": cannot open for reading");
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw NpyError(path + ": read error");
-  return parse_npy(bytes.data(), bytes.size(), path);
+  std::string error;
+  const std::optional<std::string> bytes = files::read_file(path, &error);
+  if (!bytes) throw NpyError(error);
+  return parse_npy(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(), path);
 }
 
 Matrix to_matrix(const NpyArray& array, const std::string& name) {
@@ -295,7 +295,7 @@ void write_npy(const std::string& path, const Matrix& m) {
                    std::to_string(m.rows) + ", " + std::to_string(m.cols) + ")");
   const auto bytes = encode_npy(m);
   std::string error;
-  if (!output::write_file(path, bytes.data(), bytes.size(), &error)) throw NpyError(error);
+  if (!files::write_file(path, bytes.data(), bytes.size(), &error)) throw NpyError(error);
 }
 
 }  // namespace pevp::host

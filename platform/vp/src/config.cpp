@@ -1,4 +1,5 @@
 #include "pevp/platform/config.h"
+#include "pevp/files/input_file.h"
 
 #include "pevp/isa/hex.h"
 
@@ -571,8 +572,50 @@ VpConfig from_json(const json& j, const VpConfig& base) {
 
 namespace {
 // One `--set` as the JSON patch it means, every value parsed for its key.
+// The offset of the first byte that is not part of well-formed UTF-8, if any
+// (overlong forms, surrogates and code points past U+10FFFF included).
+std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const unsigned len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return i;
+    std::uint32_t cp = len == 1 ? b : b & (0x7F >> len);
+    for (unsigned k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c >> 6) != 0x2) return i;
+      cp = cp << 6 | (c & 0x3F);
+    }
+    static constexpr std::uint32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOfLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// The text with every byte outside printable ASCII written as \xHH, for a message.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b < 0x7F) {
+      out += ch;
+    } else {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
+    }
+  }
+  return out;
+}
+
 json override_patch(std::string_view assignment) {
   const std::string text(assignment);
+  if (const auto bad = invalid_utf8_at(assignment))
+    throw ConfigError("", "--set '" + printable(assignment) + "': not valid UTF-8 (byte " +
+                              hex(static_cast<unsigned char>(assignment[*bad])) + " at offset " +
+                              std::to_string(*bad) + ")");
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || trim(assignment.substr(0, eq)).empty())
     throw ConfigError("", "--set '" + text + "': expected key=value, e.g. arr_seq.ififo_depth=8");
@@ -659,16 +702,32 @@ void apply_overrides(VpConfig& config, const std::vector<std::string>& assignmen
 }
 
 VpConfig load_config(const std::string& path, const VpConfig& base) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError("", path + ": is a directory, not a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("", path + ": cannot open (" + std::strerror(errno) + ")");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ConfigError("", path + ": read error");
+  std::string error;
+  const std::optional<std::string> read = files::read_file(path, &error);
+  if (!read) throw ConfigError("", error);
+  const std::string& text = *read;
 
   json j;
+  // The keys down to the value being parsed, so an error the parser raises on a
+  // value (a number beyond double range) names its key.
+  std::vector<std::string> keys;
+  const json::parser_callback_t track_keys = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth >= 1) {
+      keys.resize(static_cast<std::size_t>(depth - 1));
+      keys.push_back(parsed.is_string() ? parsed.get<std::string>() : parsed.dump());
+    }
+    return true;
+  };
   try {
-    j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    j = json::parse(text, track_keys, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::out_of_range& e) {
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+    std::string why = e.what();
+    if (const auto bracket = why.find("] "); bracket != std::string::npos) why = why.substr(bracket + 2);
+    std::string key;
+    for (const std::string& k : keys) key += (key.empty() ? "" : ".") + k;
+    throw ConfigError(key, path + ": " + (key.empty() ? std::string() : key + ": ") + why +
+                               " (a JSON number beyond the range of a double)");
   } catch (const json::parse_error& e) {
     // e.byte counts the characters read, the offending one last: turn it into the
     // line and column an editor shows.

@@ -1,6 +1,6 @@
 #include "pevp/platform/recorder.h"
 
-#include "pevp/output/output_file.h"
+#include "pevp/files/output_file.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -341,7 +341,7 @@ std::string format_timing_summary(const nlohmann::json& s) {
 }
 
 bool write_json_file(const std::string& path, const nlohmann::json& doc, std::string* error) {
-  return output::write_file(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; }, error);
+  return files::write_file(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; }, error);
 }
 
 }  // namespace pevp::platform

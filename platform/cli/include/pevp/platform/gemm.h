@@ -20,6 +20,8 @@ namespace pevp::platform {
 struct GemmCommand {
   isa::Generation gen = isa::Generation::MARIANA;
   std::size_t m = 256, k = 512, n = 512;
+  // Which of m, k, n the user gave: with --a/--b they must agree with the shapes.
+  bool m_given = false, k_given = false, n_given = false;
   std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
   std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
   // Moving free size per Matmul; none: the most one PSUM bank holds (512 fp32 on the presets).

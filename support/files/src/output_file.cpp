@@ -1,4 +1,4 @@
-#include "pevp/output/output_file.h"
+#include "pevp/files/output_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <system_error>
 
-namespace pevp::output {
+namespace pevp::files {
 namespace {
 
 namespace fs = std::filesystem;
@@ -120,10 +120,31 @@ bool write_file(const std::string& path, const std::function<void(std::ostream&)
   return ok || fail();
 }
 
+std::string same_file_twice(const std::vector<NamedOutput>& outputs) {
+  std::vector<std::pair<fs::path, const NamedOutput*>> seen;
+  for (const NamedOutput& o : outputs) {
+    if (o.path.empty()) continue;
+    std::error_code ec;
+    fs::path target;
+    std::string why;
+    if (!resolve(o.path, target, why)) continue;  // the write reports it
+    const fs::file_status s = fs::status(target, ec);
+    if (!ec && fs::exists(s) && !fs::is_regular_file(s)) continue;
+    fs::path key = fs::weakly_canonical(target, ec);
+    if (ec) key = fs::absolute(target, ec).lexically_normal();
+    for (const auto& [other, named] : seen)
+      if (other == key)
+        return named->option + " and " + o.option + " both name '" + o.path + "'" +
+               (named->path != o.path ? " (as '" + named->path + "')" : "") + ": give each output its own file";
+    seen.emplace_back(key, &o);
+  }
+  return "";
+}
+
 bool write_file(const std::string& path, const void* data, std::size_t size, std::string* error) {
   return write_file(
       path, [&](std::ostream& o) { o.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); },
       error);
 }
 
-}  // namespace pevp::output
+}  // namespace pevp::files

@@ -15,8 +15,9 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
-namespace pevp::output {
+namespace pevp::files {
 
 // Writes what `emit` puts on the stream to `path`. Returns false with `*error`
 // set ("<path>: <why>") when anything fails; a failed write leaves an existing
@@ -26,4 +27,14 @@ bool write_file(const std::string& path, const std::function<void(std::ostream&)
 // The same for a block of bytes.
 bool write_file(const std::string& path, const void* data, std::size_t size, std::string* error);
 
-}  // namespace pevp::output
+// An output a command was asked for: the option that named it and the path.
+struct NamedOutput {
+  std::string option;  // "--out", "--trace", "--dump 0x2000000:32x48:fp32"
+  std::string path;    // "" = not asked for
+};
+// Two outputs that would land in the same file (symlinks and ".." resolved; a
+// FIFO or device may be named twice): "--out and --trace both name 'x.json'",
+// or "" when there is none.
+std::string same_file_twice(const std::vector<NamedOutput>& outputs);
+
+}  // namespace pevp::files

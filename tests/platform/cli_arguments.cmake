@@ -1,0 +1,44 @@
+# Bad arguments and conflicting options of the pe-vp binary: each refused with
+# exit status 2 and a message naming the option (and the other option, or the
+# file, it contradicts). Run with -DPEVP=<exe> -DWORK=<dir>.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/a_directory)
+
+function(expect_refused pattern)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${WORK})
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "expected exit 2, got ${rc}: ${ARGN}\n${out}\n${err}")
+  endif()
+  if(NOT err MATCHES "${pattern}")
+    message(FATAL_ERROR "the message of ${ARGN} does not match '${pattern}':\n${err}")
+  endif()
+endfunction()
+
+set(small --m 32 --k 32 --n 32 --no-check)
+
+# Argument parsing errors are status 2, not CLI11's own codes.
+expect_refused("A subcommand is required" ${PEVP})
+expect_refused("--gen is required" ${PEVP} asm x.pes -o x.bin)
+expect_refused("The following argument was not expected" ${PEVP} gemm --no-such-option)
+# Integers: the range, no wrap of -1, no clamp of 2^64, no exponent.
+expect_refused("--m: expected an integer in 1..1048576, got '0'" ${PEVP} gemm --m 0)
+expect_refused("--n: expected an integer in 1..1048576, got '18446744073709551616'" ${PEVP} gemm --n 18446744073709551616)
+expect_refused("--seed: expected an integer in 0..18446744073709551615, got '-1'" ${PEVP} gemm ${small} --seed -1)
+expect_refused("--k: expected an integer in 1..1048576, got '1e3'" ${PEVP} gemm --k 1e3)
+# Directories as inputs name the file.
+expect_refused("pe-vp asm: a_directory: is a directory" ${PEVP} asm --gen MARIANA a_directory -o x.bin)
+expect_refused("pe-vp disasm: a_directory: is a directory" ${PEVP} disasm --gen MARIANA a_directory)
+expect_refused("pe-vp gemm: a_directory: is a directory" ${PEVP} gemm --a a_directory --b a_directory --no-check)
+expect_refused("pe-vp run: a_directory: is a directory" ${PEVP} run --gen MARIANA a_directory)
+expect_refused("pe-vp: a_directory: is a directory" ${PEVP} gemm --config a_directory)
+# A number beyond double in a configuration file names the file and the key.
+file(WRITE ${WORK}/big.json "{\"timing\": {\"fp32_factor\": 1e400}}")
+expect_refused("big.json: timing.fp32_factor: number overflow parsing '1e400'" ${PEVP} gemm --config big.json)
+# Conflicting options name both.
+expect_refused("--mode timing contradicts --set mode=both" ${PEVP} gemm ${small} --mode timing --set mode=both)
+expect_refused("--dtype tf32 means fp32_mode Low; --fp32-mode high contradicts it" ${PEVP} gemm ${small} --dtype tf32 --fp32-mode high)
+expect_refused("--fp32-mode low applies to fp32 inputs only" ${PEVP} gemm ${small} --dtype bf16 --fp32-mode low)
+expect_refused("--out and --stats-json both name 'same.out'" ${PEVP} gemm ${small} --out same.out --stats-json same.out)
+execute_process(COMMAND ${PEVP} gemm ${small} --out a.npy WORKING_DIRECTORY ${WORK} OUTPUT_QUIET)
+execute_process(COMMAND ${PEVP} gemm ${small} --out b.npy WORKING_DIRECTORY ${WORK} OUTPUT_QUIET)
+expect_refused("--m 64 contradicts the operands: --a a.npy has 32 rows" ${PEVP} gemm --a a.npy --b b.npy --m 64 --no-check)
