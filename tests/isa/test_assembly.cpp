@@ -286,6 +286,11 @@ TEST(AsmErrors, ValueErrorsNameLineColumnFieldAndRule) {
       {".raw 00", "asm.raw", "", 1, "128 hex digits"},
       {"matmul reserved0=5", "asm.range", "reserved0", 8, "reserved field takes 0"},
       {"matmul num_active_rows=K", "asm.name", "num_active_rows", 24, "unknown name 'K'"},
+      // The address keywords are reserved: not labels, not constants, not shadowed.
+      {"psum: matmul", "asm.symbol", "psum", 1, "'psum' is reserved for addresses"},
+      {"SBUF: matmul", "asm.symbol", "SBUF", 1, "'SBUF' is reserved for addresses"},
+      {".const sbuf = 4", "asm.symbol", "sbuf", 7, "'sbuf' is reserved for addresses"},
+      {"matmul src=psum+0x40", "asm.syntax", "src_mem_pattern.start_addr", 16, "psum needs a partition"},
   };
   for (const Case& c : cases) {
     const AsmResult r = assemble(G::MARIANA, "\n" + c.text + "\n", {true});

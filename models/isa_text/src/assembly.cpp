@@ -304,7 +304,9 @@ struct Expr {
       if (leaf != nullptr)
         if (auto v = named_value(*leaf, id)) return *v;
       const std::string lid = lower(id);
-      if ((lid == "sbuf" || lid == "psum") && c.peek() == '[') return partition_address(lid == "psum", col);
+      // The address keywords are never names: "psum+0x40" is an error (a
+      // partition is needed), not a label or constant that shadows them.
+      if (lid == "sbuf" || lid == "psum") return partition_address(lid == "psum", col);
       const auto it = symbols.find(std::string(id));
       if (it != symbols.end()) return it->second.value;
       if (!deferred) {
@@ -710,6 +712,10 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
       }
       ++c.pos;
       const std::string label(id);
+      if (lower(label) == "sbuf" || lower(label) == "psum") {
+        report(l.number, {col + 0, label, "asm.symbol", "'" + label + "' is reserved for addresses (sbuf[P], psum[P])"});
+        continue;
+      }
       const auto [it, fresh] = symbols.emplace(label, Symbol{static_cast<std::int64_t>(records * kInstructionBytes), l.number});
       if (!fresh)
         report(l.number, {col + 0, label, "asm.symbol",
