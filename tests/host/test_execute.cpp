@@ -223,6 +223,11 @@ TEST(Reference, ErrorMetrics) {
   EXPECT_EQ(s.worst_col, 5u);
   // Mismatches: 2 vs 2.5 (rel 0.2), 1e-3 vs 0 (|1e-3| / tiny = 1), 0 vs -Inf.
   EXPECT_EQ(s.mismatches, 3u);
+  EXPECT_EQ(s.non_finite_equal, 2u) << "NaN against NaN and Inf against Inf: equal, and counted apart";
+  // All NaN where the reference is NaN: error 0, and the count says it is not an exact result.
+  const auto all_nan = host::compare(host::Matrix(2, 2, nan), host::MatrixF64(2, 2, std::nan("")));
+  EXPECT_EQ(all_nan.max_abs_error, 0.0);
+  EXPECT_EQ(all_nan.non_finite_equal, 4u);
   const auto finite = host::compare(host::Matrix(1, 2, 3.0f), host::MatrixF64(1, 2, 4.0));
   EXPECT_EQ(finite.max_abs_error, 1.0);
   EXPECT_EQ(finite.max_rel_error, 0.25);

@@ -42,3 +42,21 @@ expect_refused("--out and --stats-json both name 'same.out'" ${PEVP} gemm ${smal
 execute_process(COMMAND ${PEVP} gemm ${small} --out a.npy WORKING_DIRECTORY ${WORK} OUTPUT_QUIET)
 execute_process(COMMAND ${PEVP} gemm ${small} --out b.npy WORKING_DIRECTORY ${WORK} OUTPUT_QUIET)
 expect_refused("--m 64 contradicts the operands: --a a.npy has 32 rows" ${PEVP} gemm --a a.npy --b b.npy --m 64 --no-check)
+
+# Messages: a script's unknown register names its line; a huge --dump row its size
+# without wrapping; a long .npy header is cut, not echoed whole.
+file(WRITE ${WORK}/bad.regs "submit\nwrite top no_such_reg 1\nwait\n")
+expect_refused("bad.regs:2: tpb_arr_seq_top_host_visible has no register 'no_such_reg'"
+               ${PEVP} run --gen MARIANA ${EXAMPLE}/program.pes --regs bad.regs)
+expect_refused("a row of 4611686018427387904 elements \\(more than 2\\^64 bytes\\)"
+               ${PEVP} run --gen MARIANA ${EXAMPLE}/program.pes --dump 0x2000000:1x4611686018427387904:fp32=x.npy)
+string(REPEAT "x" 5000 junk)
+file(WRITE ${WORK}/long_header.txt "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'junk': '${junk}'}")
+execute_process(COMMAND /usr/bin/python3 -c "import struct,sys; h=open(sys.argv[1],'rb').read(); h += b' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + b'\\n'; open(sys.argv[2],'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h + bytes(16))"
+                        ${WORK}/long_header.txt ${WORK}/long.npy)
+execute_process(COMMAND ${PEVP} gemm --a long.npy --b long.npy --no-check RESULT_VARIABLE rc ERROR_VARIABLE err
+                WORKING_DIRECTORY ${WORK})
+string(LENGTH "${err}" err_length)
+if(NOT rc EQUAL 2 OR err_length GREATER 600 OR NOT err MATCHES "\\.\\.\\. \\([0-9]+ characters\\)")
+  message(FATAL_ERROR "a long .npy header must be cut in the message (status ${rc}, ${err_length} characters):\n${err}")
+endif()

@@ -309,6 +309,10 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         << scaled << '\n';
     out << "            vs fp64 of the " << cmd.dtype << "-rounded operands: max abs " << q64.max_abs_error
         << ", max rel " << q64.max_rel_error << " (the fp32 accumulation alone)\n";
+    if (e64.non_finite_equal > 0)  // the maxima above leave these out: say so, or all-NaN reads as exact
+      out << "            " << e64.non_finite_equal << " of " << e64.elements
+          << " outputs are NaN or infinite as the reference is there; the figures above are over the other "
+          << e64.elements - e64.non_finite_equal << "\n";
     out.unsetf(std::ios::floatfield);
   }
   if (!cmd.out_path.empty()) {

@@ -5,6 +5,7 @@
 #include "pevp/isa/hex.h"
 
 #include <cctype>
+#include <limits>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -76,7 +77,10 @@ void check_region(const Place& p, std::size_t rows, std::size_t cols, std::size_
   // cols is user input: compare before multiplying so a huge value cannot wrap.
   if (cols > p.partition_bytes / eb || std::uint64_t{p.offset} + cols * eb > p.partition_bytes)
     throw std::invalid_argument(what + ": a row of " + std::to_string(cols) + " elements (" +
-                                std::to_string(cols * eb) + " bytes) at partition offset " + hex(p.offset) +
+                                (cols > std::numeric_limits<std::uint64_t>::max() / eb
+                                     ? std::string("more than 2^64")
+                                     : std::to_string(cols * eb)) +
+                                " bytes) at partition offset " + hex(p.offset) +
                                 " leaves the " + std::to_string(p.partition_bytes) + "-byte " + p.memory +
                                 " partition");
 }
@@ -223,7 +227,12 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
       for (const ScriptLine& s : script) {
         if (s.face.empty()) continue;
-        const RegisterRef r = resolve_register(cfg.map, s.face, s.name);  // throws naming the register
+        RegisterRef r;
+        try {
+          r = resolve_register(cfg.map, s.face, s.name);
+        } catch (const std::invalid_argument& e) {  // names the register; the line is ours to add
+          throw std::invalid_argument(cmd.regs + ":" + std::to_string(s.line) + ": " + e.what());
+        }
         const std::uint64_t max = r.field && r.field->width < 32 ? (std::uint64_t{1} << r.field->width) - 1 : 0xFFFFFFFFull;
         if (s.op != ScriptLine::Op::Read && s.value > max)
           throw std::invalid_argument(cmd.regs + ":" + std::to_string(s.line) + ": value " + std::to_string(s.value) +

@@ -119,8 +119,10 @@ ErrorStats compare(const Matrix& c, const MatrixF64& ref, const ErrorOptions& o)
     double abs = 0.0, rel = 0.0;
     if (std::isnan(x) || std::isnan(r)) {
       abs = rel = std::isnan(x) && std::isnan(r) ? 0.0 : inf;
+      s.non_finite_equal += std::isnan(x) && std::isnan(r);
     } else if (std::isinf(x) || std::isinf(r)) {
       abs = rel = x == r ? 0.0 : inf;
+      s.non_finite_equal += x == r;
     } else {
       abs = std::fabs(x - r);
       rel = abs / std::max(std::fabs(r), o.tiny);

@@ -84,10 +84,16 @@ class HeaderParser {
 
  private:
   [[noreturn]] void fail(std::size_t at, const std::string& what) const {
-    throw NpyError(name_ + ": header dict, character " + std::to_string(at) + ": " + what + " (header: " + s_ + ")");
+    throw NpyError(name_ + ": header dict, character " + std::to_string(at) + ": " + what + " (header: " + echo() + ")");
   }
   [[noreturn]] void fail_missing(const char* key) const {
-    throw NpyError(name_ + ": header dict has no '" + key + "' key (header: " + s_ + ")");
+    throw NpyError(name_ + ": header dict has no '" + key + "' key (header: " + echo() + ")");
+  }
+  // The header as a message quotes it: a header may be up to 4 GiB long.
+  std::string echo() const {
+    constexpr std::size_t kMaxEcho = 160;
+    if (s_.size() <= kMaxEcho) return s_;
+    return s_.substr(0, kMaxEcho) + "... (" + std::to_string(s_.size()) + " characters)";
   }
   char peek() const {
     if (i_ >= s_.size()) fail(i_, "the header ends inside the dict");

@@ -45,6 +45,7 @@ struct ErrorStats {
   double max_rel_error = 0.0;  // max |c - ref| / max(|ref|, tiny)
   std::size_t mismatches = 0;  // relative error > rel_tolerance
   std::size_t worst_row = 0, worst_col = 0;  // where max_rel_error is
+  std::size_t non_finite_equal = 0;  // NaN or infinite where the reference is the same: equal, not in the maxima
 };
 
 // Non-finite values: NaN against NaN and an infinity against the same infinity count as equal (error 0); any other
