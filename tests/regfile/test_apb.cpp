@@ -147,6 +147,43 @@ TEST(Apb, DebugTransportHasNoSideEffects) {
   EXPECT_EQ(csrs.apb().get_base_export()->transport_dbg(t), 0u);
 }
 
+// Debug access keeps the privilege boundary (D-DBG-PRIV): an unprivileged debug
+// read or write of the protected face transfers nothing and is counted; marked
+// privileged (ApbProt), a debugger reads and writes it without side effects.
+TEST(Apb, DebugAccessToTheProtectedFaceNeedsPrivilege) {
+  ArrSeqCsrs csrs("csrs");
+  auto& dbg = csrs.apb().get_base_export();
+  std::uint32_t word = 0;
+  tlm::tlm_generic_payload t;
+  t.set_address(kProt + 0x0);
+  t.set_data_ptr(reinterpret_cast<unsigned char*>(&word));
+  t.set_data_length(4);
+  t.set_command(tlm::TLM_READ_COMMAND);
+  word = 0xDEADBEEF;
+  EXPECT_EQ(dbg->transport_dbg(t), 0u);
+  EXPECT_EQ(word, 0xDEADBEEFu) << "nothing read";
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  word = 0;
+  EXPECT_EQ(dbg->transport_dbg(t), 0u);
+  EXPECT_EQ(csrs.disable_throttle(), 0x1ffu) << "the unprivileged debug write changed nothing";
+  EXPECT_EQ(csrs.protect.rejected_unprivileged(), 2u);
+
+  ApbProt prot(true);
+  t.set_extension(&prot);
+  t.set_command(tlm::TLM_READ_COMMAND);
+  EXPECT_EQ(dbg->transport_dbg(t), 4u);
+  EXPECT_EQ(word, 0x1ffu) << "throttle_cfg.disable_throttle's reset value";
+  word = 0x0F0;
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  EXPECT_EQ(dbg->transport_dbg(t), 4u);
+  EXPECT_EQ(csrs.disable_throttle(), 0x0F0u);
+  t.clear_extension(&prot);
+  // The other faces need no privilege, for debug as on the bus.
+  t.set_address(kTop + 0x8);
+  t.set_command(tlm::TLM_READ_COMMAND);
+  EXPECT_EQ(dbg->transport_dbg(t), 4u);
+}
+
 }  // namespace
 
 namespace {

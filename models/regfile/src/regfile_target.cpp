@@ -71,7 +71,13 @@ void RegFileTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_tim
 
 unsigned int RegFileTarget::transport_dbg(tlm::tlm_generic_payload& trans) {
   // Debug: whole aligned words, no side effects, RO writable (a back door);
-  // stops at the first word without a register.
+  // stops at the first word without a register. The privilege boundary holds
+  // for debug access too (D-DBG-PRIV): a debugger reaches the protected face by
+  // marking its transactions privileged, as on the bus.
+  if (config_.privileged_only && !is_privileged(trans)) {
+    ++rejected_unprivileged_;
+    return 0;
+  }
   const sc_dt::uint64 addr = trans.get_address();
   const unsigned int len = trans.get_data_length();
   if (addr % 4 != 0 || len % 4 != 0 || trans.get_data_ptr() == nullptr) return 0;
