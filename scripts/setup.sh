@@ -14,6 +14,7 @@ packages=(
   libcli11-dev              # command-line parsing of pe-vp
   libboost-dev
   verilator                 # lint of the generated register-file RTL
+  clang libclang-rt-14-dev  # libFuzzer harnesses with ASan/UBSan (scripts/fuzz.sh, docs/reliability.md)
   python3
 )
 
