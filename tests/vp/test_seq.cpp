@@ -1110,6 +1110,10 @@ TEST(LongPrograms, AProgramWaitingForASemaphoreNobodySetsTimesOut) {
     first.events = {isa::WaitMode::WAIT_GE, 3, 1, isa::UpdateMode::NONE, 0, 0};
     d.submit(long_program(f, 40, std::nullopt, first));
     c = d.wait_idle(sc_core::sc_time(50, sc_core::SC_US));
+    // Release it afterwards, so no thread is left waiting when the simulation
+    // ends (SystemC never unwinds a suspended thread: its memory would leak).
+    d.set_semaphore(3, 1);
+    EXPECT_TRUE(d.wait_idle(kTimeout).done);
   });
   EXPECT_TRUE(c.timed_out);
   EXPECT_FALSE(c.done);

@@ -316,10 +316,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     out.unsetf(std::ios::floatfield);
   }
   if (!cmd.out_path.empty()) {
-    try {
-      host::write_npy(cmd.out_path, run.c);
-    } catch (const std::exception& e) {
-      err << "pe-vp gemm: " << e.what() << '\n';
+    std::string error;
+    if (!host::write_npy(cmd.out_path, run.c, &error)) {
+      err << "pe-vp gemm: " << error << '\n';
       return 2;
     }
     out << "  wrote:    " << cmd.out_path << " (fp32, " << run.c.rows << "x" << run.c.cols << ")\n";

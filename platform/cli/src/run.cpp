@@ -380,15 +380,14 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       << " retired, done at " << sc_core::sc_time_stamp().to_string() << " simulated\n";
   if (vpc.mode != SimMode::Functional) out << format_timing_summary(run_stats(vp.platform()));
   if (!write_outputs()) return 2;
-  try {
-    for (std::size_t i = 0; i < dumped.size(); ++i) {
-      host::write_npy(cmd.dumps[i].file, dumped[i]);
-      out << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
-          << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
+  for (std::size_t i = 0; i < dumped.size(); ++i) {
+    std::string error;
+    if (!host::write_npy(cmd.dumps[i].file, dumped[i], &error)) {
+      err << "pe-vp run: " << error << '\n';
+      return 2;
     }
-  } catch (const std::exception& e) {
-    err << "pe-vp run: " << e.what() << '\n';
-    return 2;
+    out << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
+        << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
   }
   return 0;
 }

@@ -295,13 +295,20 @@ std::vector<std::uint8_t> encode_npy(const Matrix& m) {
   return out;
 }
 
-void write_npy(const std::string& path, const Matrix& m) {
-  if (m.data.size() != m.rows * m.cols)
-    throw NpyError(path + ": matrix holds " + std::to_string(m.data.size()) + " values for shape (" +
-                   std::to_string(m.rows) + ", " + std::to_string(m.cols) + ")");
+bool write_npy(const std::string& path, const Matrix& m, std::string* error) {
+  if (m.data.size() != m.rows * m.cols) {
+    if (error)
+      *error = path + ": matrix holds " + std::to_string(m.data.size()) + " values for shape (" +
+               std::to_string(m.rows) + ", " + std::to_string(m.cols) + ")";
+    return false;
+  }
   const auto bytes = encode_npy(m);
+  return files::write_file(path, bytes.data(), bytes.size(), error);
+}
+
+void write_npy(const std::string& path, const Matrix& m) {
   std::string error;
-  if (!files::write_file(path, bytes.data(), bytes.size(), &error)) throw NpyError(error);
+  if (!write_npy(path, m, &error)) throw NpyError(error);
 }
 
 }  // namespace pevp::host

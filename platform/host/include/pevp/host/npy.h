@@ -43,6 +43,10 @@ Matrix read_npy_matrix(const std::string& path);
 
 // The bytes of a version 1.0 '<f4' C-order file holding `m` (every fp32 bit pattern kept).
 std::vector<std::uint8_t> encode_npy(const Matrix& m);
-void write_npy(const std::string& path, const Matrix& m);
+void write_npy(const std::string& path, const Matrix& m);  // throws NpyError
+// The same without an exception: false and `*error` ("<path>: <why>") on failure.
+// The commands use it after a simulation, where a C++ exception on the main
+// stack confuses AddressSanitizer about SystemC's thread stacks.
+bool write_npy(const std::string& path, const Matrix& m, std::string* error);
 
 }  // namespace pevp::host
