@@ -1,0 +1,106 @@
+// libFuzzer harness: the platform configuration (config.h) on arbitrary text -- a JSON file through load_config,
+// or `--set key=value` lines through apply_overrides and apply_override. Its contract: every rejected input is a
+// ConfigError (the harness catches nothing else: a nlohmann::json exception, std::out_of_range or bad_alloc
+// escaping is a finding), and apply_override(s) leave the configuration unchanged when they throw. For a
+// configuration it accepts:
+//   - validate() accepts it too;
+//   - its dump (to_json, what --dump-config prints) loads back on another generation's preset to a configuration
+//     whose dump is the same text.
+// Input: byte 0 selects the base generation (bits 1-2) and the form (bit 0: 0 a JSON file, 1 one --set per line);
+// the rest is the text.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_util.h"
+#include "pevp/platform/config.h"
+
+// libsystemc.so calls sc_main from its own main; the fuzzer's main runs instead, so this is never called.
+int sc_main(int, char*[]) { return 0; }
+
+namespace {
+
+using namespace pevp;
+using platform::ConfigError;
+using platform::VpConfig;
+
+constexpr const char* kTarget = "fuzz_config";
+
+// load_config reads a path: the text goes to one in-memory file, rewritten for each input.
+const std::string& memory_file(std::string_view text) {
+  static const int fd = memfd_create("fuzz_config.json", 0);
+  static const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  if (fd < 0 || ftruncate(fd, 0) != 0 ||
+      pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    fuzz::fail(kTarget, "cannot write the in-memory config file");
+  return path;
+}
+
+void check_accepted(const VpConfig& c, isa::Generation other) {
+  try {
+    platform::validate(c);
+  } catch (const ConfigError& e) {
+    fuzz::fail(kTarget, std::string("an accepted configuration fails validate: ") + e.what());
+  }
+  const std::string dump = platform::to_json(c).dump(2);
+  VpConfig back;
+  try {
+    back = platform::from_json(nlohmann::json::parse(dump), platform::preset(other));
+  } catch (const ConfigError& e) {
+    fuzz::fail(kTarget, std::string("the dump of an accepted configuration is refused: ") + e.what() + "\n" + dump);
+  }
+  const std::string again = platform::to_json(back).dump(2);
+  if (again != dump) fuzz::fail(kTarget, "the dump does not load back to itself\n--- dump\n" + dump + "\n--- reloaded\n" + again);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const isa::Generation gen = fuzz::generation_of(static_cast<std::uint8_t>(data[0] >> 1));
+  const isa::Generation other = fuzz::generation_of(static_cast<std::uint8_t>((data[0] >> 1) + 1));
+  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  const VpConfig base = platform::preset(gen);
+
+  if ((data[0] & 1) == 0) {
+    VpConfig c;
+    try {
+      c = platform::load_config(memory_file(text), base);
+    } catch (const ConfigError&) {
+      return 0;
+    }
+    check_accepted(c, other);
+    return 0;
+  }
+
+  std::vector<std::string> sets;
+  for (std::size_t at = 0; at <= text.size() && sets.size() < 16;) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    sets.emplace_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  const std::string before = platform::to_json(base).dump();
+  for (const std::string& s : sets) {
+    VpConfig one = base;
+    try {
+      platform::apply_override(one, s);
+    } catch (const ConfigError&) {
+      if (platform::to_json(one).dump() != before) fuzz::fail(kTarget, "a refused --set changed the configuration: " + s);
+      continue;
+    }
+    check_accepted(one, other);
+  }
+  VpConfig all = base;
+  try {
+    platform::apply_overrides(all, sets);
+  } catch (const ConfigError&) {
+    if (platform::to_json(all).dump() != before) fuzz::fail(kTarget, "refused --sets changed the configuration");
+    return 0;
+  }
+  check_accepted(all, other);
+  return 0;
+}
