@@ -43,6 +43,14 @@ if [ ! -f "$runtime_dir/libclang_rt.fuzzer-x86_64.a" ] && [ ! -f "$runtime_dir/l
   exit 2
 fi
 
+# One run per build directory at a time: a second one would rebuild under the first and clear its run folders.
+mkdir -p "$build"
+exec 9>"$build/fuzz.lock"
+if ! flock -n 9; then
+  echo "fuzz.sh: another fuzz.sh is using $build; waiting for it"
+  flock 9
+fi
+
 echo "== configure and build $build (clang, PEVP_FUZZ=ON)"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DPEVP_FUZZ=ON -DPEVP_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" --target pevp_fuzzers --parallel "$(nproc)"

@@ -6,12 +6,17 @@
 //   - validate() accepts it too;
 //   - its dump (to_json, what --dump-config prints) loads back on another generation's preset to a configuration
 //     whose dump is the same text.
+//   - the order of --sets that name different keys does not matter (docs/configuration.md): reversed, they are
+//     refused as well, or give the same configuration;
+//   - every error of load_config starts with the file name.
 // Input: byte 0 selects the base generation (bits 1-2) and the form (bit 0: 0 a JSON file, 1 one --set per line);
 // the rest is the text.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +43,14 @@ const std::string& memory_file(std::string_view text) {
       pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     fuzz::fail(kTarget, "cannot write the in-memory config file");
   return path;
+}
+
+// The key of a --set as apply_override reads it: the text before '=', trimmed.
+std::string key_of(std::string_view assignment) {
+  std::string_view key = assignment.substr(0, assignment.find('='));
+  while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.remove_prefix(1);
+  while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.remove_suffix(1);
+  return std::string(key);
 }
 
 void check_accepted(const VpConfig& c, isa::Generation other) {
@@ -68,9 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if ((data[0] & 1) == 0) {
     VpConfig c;
+    const std::string& path = memory_file(text);
     try {
-      c = platform::load_config(memory_file(text), base);
-    } catch (const ConfigError&) {
+      c = platform::load_config(path, base);
+    } catch (const ConfigError& e) {
+      if (std::string_view(e.what()).substr(0, path.size()) != path)
+        fuzz::fail(kTarget, std::string("a load_config error that does not start with the file name: ") + e.what());
       return 0;
     }
     check_accepted(c, other);
@@ -95,12 +111,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_accepted(one, other);
   }
   VpConfig all = base;
+  bool accepted = true;
   try {
     platform::apply_overrides(all, sets);
   } catch (const ConfigError&) {
     if (platform::to_json(all).dump() != before) fuzz::fail(kTarget, "refused --sets changed the configuration");
+    accepted = false;
+  }
+  if (accepted) check_accepted(all, other);
+
+  std::set<std::string> keys;
+  for (const std::string& s : sets) keys.insert(key_of(s));
+  if (keys.size() != sets.size()) return 0;  // a key given twice keeps its last value: there the order counts
+  VpConfig reversed = base;
+  try {
+    platform::apply_overrides(reversed, std::vector<std::string>(sets.rbegin(), sets.rend()));
+  } catch (const ConfigError& e) {
+    if (accepted) fuzz::fail(kTarget, std::string("--sets accepted in one order are refused in the other: ") + e.what());
     return 0;
   }
-  check_accepted(all, other);
+  if (!accepted) fuzz::fail(kTarget, "--sets refused in one order are accepted in the other");
+  if (platform::to_json(reversed).dump() != platform::to_json(all).dump())
+    fuzz::fail(kTarget, "--sets give another configuration in the other order");
   return 0;
 }

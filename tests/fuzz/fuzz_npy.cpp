@@ -1,5 +1,6 @@
 // libFuzzer harness: the .npy reader (host::parse_npy, npy.h) on arbitrary bytes. Its contract: every malformed
-// input throws host::NpyError (a host::HostError) and nothing is read past the buffer. Beyond that, for an array
+// input throws host::NpyError (a host::HostError) whose message starts with the name the caller gave, and nothing
+// is read past the buffer. Beyond that, for an array
 // it accepts:
 //   - the data holds exactly shape product x item size bytes, and every element widens (NpyArray::value);
 //   - a 2-D array converts to a matrix (to_matrix), a 1-D one is refused with an NpyError;
@@ -24,7 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   host::NpyArray a;
   try {
     a = host::parse_npy(data, size, "fuzz.npy");
-  } catch (const host::NpyError&) {
+  } catch (const host::NpyError& e) {
+    if (std::string(e.what()).rfind("fuzz.npy: ", 0) != 0)
+      fuzz::fail(kTarget, std::string("an error that does not start with the name: ") + e.what());
     return 0;
   }
   if (a.shape.empty() || a.shape.size() > 2) fuzz::fail(kTarget, "accepted a shape of " + std::to_string(a.shape.size()) + " dimensions");

@@ -1,6 +1,7 @@
 // libFuzzer harness: the register-script parser of `pe-vp run --regs` (platform::parse_script, run.h) and the
 // register-name resolution run_program applies to each of its lines before simulating (resolve_register,
-// driver.h). Their contract: a bad line or name throws std::invalid_argument naming it; nothing else is caught
+// driver.h). Their contract: a bad line or name throws std::invalid_argument naming it (a script error starts
+// with FILE:LINE); nothing else is caught
 // (an std::out_of_range or bad_alloc escaping is a finding). For a script it accepts:
 //   - line numbers are 1-based, increasing and within the text; `submit` appears at most once;
 //   - write / expect / poll / read name one of the four faces and a register; submit / wait name none;
@@ -40,7 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<ScriptLine> script;
   try {
     script = platform::parse_script(text, "fuzz.regs");
-  } catch (const std::invalid_argument&) {
+  } catch (const std::invalid_argument& e) {
+    if (std::string(e.what()).rfind("fuzz.regs:", 0) != 0)
+      fuzz::fail(kTarget, std::string("a script error that does not name the file and line: ") + e.what());
     return 0;
   }
   const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
