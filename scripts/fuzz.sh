@@ -56,7 +56,9 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DPEVP_FUZZ=ON
 cmake --build "$build" --target pevp_fuzzers --parallel "$(nproc)"
 
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:report_error_type=1}"
+# Reports name functions and lines through llvm-symbolizer-14 (package llvm-14); without it, through addr2line.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_addr2line=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:report_error_type=1:allow_addr2line=1}"
 
 failed=()
 summary=()
