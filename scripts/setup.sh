@@ -15,6 +15,7 @@ packages=(
   libboost-dev
   verilator                 # lint of the generated register-file RTL
   clang libclang-rt-14-dev  # libFuzzer harnesses with ASan/UBSan (scripts/fuzz.sh, docs/reliability.md)
+  llvm-14                   # llvm-symbolizer-14: function names and lines in sanitizer and fuzzer reports
   python3
 )
 
