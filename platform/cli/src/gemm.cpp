@@ -9,7 +9,6 @@
 #include <iostream>
 #include <random>
 #include <sstream>
-#include <tuple>
 
 #include "pevp/files/output_file.h"
 #include "pevp/host/error.h"
@@ -166,14 +165,21 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         return 2;
       }
       // A side given as an option must be the operands' own.
-      for (const auto& [given, option, value, from] :
-           {std::tuple{cmd.m_given, "--m", cmd.m, "--a " + cmd.a_path + " has " + std::to_string(a.rows) + " rows"},
-            std::tuple{cmd.k_given, "--k", cmd.k, "--a " + cmd.a_path + " has " + std::to_string(a.cols) + " columns"},
-            std::tuple{cmd.n_given, "--n", cmd.n, "--b " + cmd.b_path + " has " + std::to_string(b.cols) + " columns"}}) {
-        const std::size_t actual = std::string(option) == "--m" ? a.rows : std::string(option) == "--k" ? a.cols : b.cols;
-        if (given && value != actual) {
-          err << "pe-vp gemm: " << option << " " << value << " contradicts the operands: " << from
-              << " (leave " << option << " out to take the shape from the files)\n";
+      struct Side {
+        bool given;
+        const char* option;
+        std::size_t value, actual;
+        const char* file_option;
+        const std::string& path;
+        const char* what;
+      };
+      for (const Side& s : {Side{cmd.m_given, "--m", cmd.m, a.rows, "--a", cmd.a_path, "rows"},
+                            Side{cmd.k_given, "--k", cmd.k, a.cols, "--a", cmd.a_path, "columns"},
+                            Side{cmd.n_given, "--n", cmd.n, b.cols, "--b", cmd.b_path, "columns"}}) {
+        if (s.given && s.value != s.actual) {
+          err << "pe-vp gemm: " << s.option << " " << s.value << " contradicts the operands: " << s.file_option << " "
+              << s.path << " has " << s.actual << " " << s.what << " (leave " << s.option
+              << " out to take the shape from the files)\n";
           return 2;
         }
       }
