@@ -105,6 +105,21 @@ void BM_reference(benchmark::State& state) {
 }
 
 BENCHMARK(BM_fast)->Unit(benchmark::kMicrosecond);
+
+// The fast kernel on up to state.range(0) host threads; wall time (the CPU time of the calling thread would hide
+// the workers).
+void BM_fast_threads(benchmark::State& state) {
+  Operands o;
+  const auto threads = static_cast<unsigned>(state.range(0));
+  state.SetLabel(pe::matmul_fast_target());
+  for (auto _ : state) {
+    pe::matmul_pass_fast(o.st.data(), o.mv.data(), o.dst.data(), kShape, true, threads);
+    benchmark::DoNotOptimize(o.dst.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state);
+}
+BENCHMARK(BM_fast_threads)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_fast_with_moving_decode)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_reference)->Unit(benchmark::kMicrosecond);
 
@@ -129,6 +144,19 @@ void BM_openblas_sgemm(benchmark::State& state) {
   set_rate(state);
 }
 BENCHMARK(BM_openblas_sgemm)->Unit(benchmark::kMicrosecond);
+
+void BM_openblas_sgemm_threads(benchmark::State& state) {
+  Operands o;
+  openblas_set_num_threads(static_cast<int>(state.range(0)));
+  state.SetLabel(openblas_get_corename());
+  for (auto _ : state) {
+    sgemm(o);
+    benchmark::DoNotOptimize(o.dst.data());
+    benchmark::ClobberMemory();
+  }
+  set_rate(state);
+}
+BENCHMARK(BM_openblas_sgemm_threads)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // This thread's CPU time in seconds -- what Google Benchmark's rates use too.
 double thread_seconds() {

@@ -321,45 +321,56 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                          hex(isa::ArrayGeometry::kPsumBase + last - 1) + " is beyond the " +
                                                          std::to_string(psum_bytes) + "-byte PSUM buffer");
   }
-  // Compute, in scratch buffers that live across instructions (no allocation per matmul once warm).
-  moving_.resize(k * n);
-  if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
-    return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
-  out_.assign(m * n, 0.0f);
-  float* out = out_.data();
-  if (accumulate && !zero) {
-    for (std::size_t p = 0; p < m; ++p) {
-      if (!out_bf16 && da.plan.contiguous && n > 0) {
-        std::memcpy(out + p * n, psum + da.at(p, 0), n * 4);
-        continue;
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        if (out_bf16) {
-          std::uint16_t h;
-          std::memcpy(&h, psum + da.at(p, i), 2);
-          out[p * n + i] = num::from_bf16(h);
-        } else {
-          std::memcpy(&out[p * n + i], psum + da.at(p, i), 4);
+  // Every check has passed: from here on the matmul cannot fail, so PSUM may be written.
+  const auto zero_region = [&] {
+    if (zero)
+      for (std::size_t p = 0; p < m; ++p)
+        std::memset(psum + (dp0 + p) * geo.psum_partition_bytes() + zlo, 0, zhi - zlo);
+  };
+  const MatmulShape shape{k, m, n};
+  // The direct path: fp32 output rows and moving rows that are each one contiguous run (a plain N-element row per
+  // partition, what every tiled GEMM issues). The kernel decodes the moving operand straight from SBUF and adds
+  // into PSUM in place (after the zero region is cleared, so BEGIN + accumulate adds onto +0 as below).
+  if (!out_bf16 && sa.plan.contiguous && da.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High) {
+    zero_region();
+    const MovingRows mv{sbuf + sa.at(0, 0), sa.partition_bytes, t};
+    // The destination is 4-byte aligned: pattern starts are aligned to the element (plan_access) and partitions
+    // are whole multiples of 64 bytes.
+    const DstRows dst{reinterpret_cast<float*>(psum + da.at(0, 0)), da.partition_bytes / sizeof(float)};
+    if (!matmul_pass_fast_rows(st->values.data(), mv, dst, shape, accumulate, threads_))
+      return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");  // unreachable: checked above
+  } else {
+    // Any other pattern or output type: decode the moving tile, compute into a scratch tile (both live across
+    // instructions: no allocation per matmul once warm), then commit.
+    moving_.resize(k * n);
+    if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
+      return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+    out_.assign(m * n, 0.0f);
+    float* out = out_.data();
+    if (accumulate && !zero) {
+      for (std::size_t p = 0; p < m; ++p) {
+        for (std::size_t i = 0; i < n; ++i) {
+          if (out_bf16) {
+            std::uint16_t h;
+            std::memcpy(&h, psum + da.at(p, i), 2);
+            out[p * n + i] = num::from_bf16(h);
+          } else {
+            std::memcpy(&out[p * n + i], psum + da.at(p, i), 4);
+          }
         }
       }
     }
-  }
-  pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out, {k, m, n}, accumulate);
-  // Commit: zero, then write.
-  if (zero)
-    for (std::size_t p = 0; p < m; ++p)
-      std::memset(psum + (dp0 + p) * geo.psum_partition_bytes() + zlo, 0, zhi - zlo);
-  for (std::size_t p = 0; p < m; ++p) {
-    if (!out_bf16 && da.plan.contiguous && n > 0) {
-      std::memcpy(psum + da.at(p, 0), out + p * n, n * 4);
-      continue;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (out_bf16) {
-        const std::uint16_t h = num::to_bf16(out[p * n + i]);
-        std::memcpy(psum + da.at(p, i), &h, 2);
-      } else {
-        std::memcpy(psum + da.at(p, i), &out[p * n + i], 4);
+    pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out, shape, accumulate, threads_);
+    // Commit: zero, then write.
+    zero_region();
+    for (std::size_t p = 0; p < m; ++p) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (out_bf16) {
+          const std::uint16_t h = num::to_bf16(out[p * n + i]);
+          std::memcpy(psum + da.at(p, i), &h, 2);
+        } else {
+          std::memcpy(psum + da.at(p, i), &out[p * n + i], 4);
+        }
       }
     }
   }

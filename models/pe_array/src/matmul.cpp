@@ -5,7 +5,10 @@
 // followed by a rounded add. Fusing them into an FMA skips the product's rounding; that is harmless for the narrow
 // dtypes (their products are exact in fp32) but changes the bits for full-fp32 inputs (fp32_mode High), and
 // whether the compiler fuses would depend on -march, so the reference and the fast kernel could disagree.
+#include <sched.h>
+
 #include <cstring>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -44,8 +47,13 @@ void matmul_pass_reference(const float* stationary, const float* moving, float* 
 }
 
 void matmul(Kernel kernel, isa::Fp32Mode fp32_mode, const float* stationary, const float* moving, float* dst,
-            const MatmulShape& s, bool accumulate) {
-  auto pass = kernel == Kernel::Fast ? &matmul_pass_fast : &matmul_pass_reference;
+            const MatmulShape& s, bool accumulate, unsigned threads) {
+  const auto pass = [&](const float* st, const float* mv, float* out, const MatmulShape& shape, bool acc) {
+    if (kernel == Kernel::Fast)
+      matmul_pass_fast(st, mv, out, shape, acc, threads);
+    else
+      matmul_pass_reference(st, mv, out, shape, acc);
+  };
   if (fp32_mode != isa::Fp32Mode::Low_High) {
     pass(stationary, moving, dst, s, accumulate);
     return;
@@ -57,6 +65,17 @@ void matmul(Kernel kernel, isa::Fp32Mode fp32_mode, const float* stationary, con
   pass(st_hi.data(), mv_hi.data(), dst, s, accumulate);
   pass(st_hi.data(), mv_lo.data(), dst, s, true);
   pass(st_lo.data(), mv_hi.data(), dst, s, true);
+}
+
+unsigned available_host_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? hw : 1;
 }
 
 }  // namespace pevp::pe

@@ -57,21 +57,35 @@ constexpr size_t kNv = 3;
 
 // Per-thread scratch for the packed operands, grown on demand and reused: a fresh allocation per call would cost
 // an mmap and page faults per matmul once K x N outgrows malloc's mmap threshold. Every element that is read is
-// rewritten by the packing of the same call, so nothing carries over between calls.
-float* Scratch(size_t floats) {
-  thread_local hwy::AlignedFreeUniquePtr<float[]> buf;
-  thread_local size_t capacity = 0;
-  if (floats > capacity || !buf) {
-    buf = hwy::AllocateAligned<float>(floats);
-    capacity = floats;
+// rewritten by the packing of the same call, so nothing carries over between calls. Two slots: the stationary pack
+// (written by the calling thread, read by every worker of the call) and the moving panel (one per worker thread).
+enum class Slot { Stationary, Moving };
+float* Scratch(Slot slot, size_t floats) {
+  struct Buffer {
+    hwy::AlignedFreeUniquePtr<float[]> data;
+    size_t capacity = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[static_cast<int>(slot)];
+  if (floats > b.capacity || !b.data) {
+    b.data = hwy::AllocateAligned<float>(floats);
+    b.capacity = floats;
   }
-  return buf.get();
+  return b.data.get();
 }
+
+// A thread joins a matmul only for at least this many MACs (about 10 us of one AVX-512 core): starting and joining a
+// team of waiting threads costs about a microsecond, so smaller shares would lose more than they gain.
+constexpr size_t kMinMacsPerThread = size_t{1} << 20;
 
 // Stationary rows m0 .. m0 + kMr - 1 as [k][i] (kMr consecutive floats per k: the broadcasts of one k are
 // adjacent), rows past M zero. The zero rows are computed and never stored.
 void PackStationary(const float* st, const MatmulShape& s, size_t m0, float* out) {
   const size_t rows = s.m - m0 < kMr ? s.m - m0 : kMr;
+  if (rows == kMr) {  // a whole block: fixed-size copies the compiler turns into one vector move each
+    for (size_t k = 0; k < s.k; ++k) std::memcpy(out + k * kMr, st + k * s.m + m0, kMr * sizeof(float));
+    return;
+  }
   for (size_t k = 0; k < s.k; ++k) {
     float* o = out + k * kMr;
     std::memcpy(o, st + k * s.m + m0, rows * sizeof(float));
@@ -79,19 +93,40 @@ void PackStationary(const float* st, const MatmulShape& s, size_t m0, float* out
   }
 }
 
-// Moving columns n0 .. n0 + pitch - 1 as [k][j] with a row pitch of kNv vectors, columns past N zero, so the
-// kernel's full-vector loads stay inside the scratch. Copied with vectors where a whole vector lies inside the row
-// (GCC turns a 256-byte memcpy of runtime length into "rep movsq", whose start-up cost showed in profiles).
-HWY_INLINE void PackMoving(D d, const float* mv, const MatmulShape& s, size_t n0, size_t pitch, float* out) {
-  const size_t L = hn::Lanes(d);
-  const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
-  for (size_t k = 0; k < s.k; ++k) {
-    const float* src = mv + k * s.n + n0;
-    float* o = out + k * pitch;
+// The moving operand as decoded fp32 rows, `stride` floats apart. Copied with vectors where a whole vector lies
+// inside the row (GCC turns a 256-byte memcpy of runtime length into "rep movsq", whose start-up cost showed in
+// profiles).
+struct DecodedRows {
+  const float* data;
+  size_t stride;
+  HWY_INLINE void Row(D d, size_t k, size_t n0, size_t cols, float* o) const {
+    const size_t L = hn::Lanes(d);
+    const float* src = data + k * stride + n0;
     size_t j = 0;
     for (; j + L <= cols; j += L) hn::Store(hn::LoadU(d, src + j), d, o + j);
     for (; j < cols; ++j) o[j] = src[j];
-    for (; j < pitch; ++j) o[j] = 0.0f;
+  }
+};
+
+// The moving operand as it lies in memory (MovingRows): each row's columns are decoded straight into the pack.
+struct EncodedRows {
+  const std::uint8_t* data;
+  size_t stride_bytes, element_bytes;
+  RowDecoder decode;
+  HWY_INLINE void Row(D, size_t k, size_t n0, size_t cols, float* o) const {
+    decode(data + k * stride_bytes + n0 * element_bytes, cols, o);
+  }
+};
+
+// Moving columns n0 .. n0 + pitch - 1 as [k][j] with a row pitch of kNv vectors, columns past N zero, so the
+// kernel's full-vector loads stay inside the scratch.
+template <class Rows>
+HWY_INLINE void PackMoving(D d, const Rows& rows, const MatmulShape& s, size_t n0, size_t pitch, float* out) {
+  const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
+  for (size_t k = 0; k < s.k; ++k) {
+    float* o = out + k * pitch;
+    rows.Row(d, k, n0, cols, o);
+    for (size_t j = cols; j < pitch; ++j) o[j] = 0.0f;
   }
 }
 
@@ -143,30 +178,50 @@ HWY_INLINE void Block(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRIC
   }
 }
 
-void PassFast(const float* stationary, const float* moving, float* dst, const MatmulShape& s, bool accumulate) {
+// The whole pass: dst rows `ldd` floats apart, the moving operand read through `rows` (DecodedRows or EncodedRows).
+template <class Rows>
+void Pass(const float* stationary, const Rows& rows, float* dst, size_t ldd, const MatmulShape& s, bool accumulate,
+          unsigned threads) {
   if (s.m == 0 || s.n == 0) return;
   const D d;
   const size_t L = hn::Lanes(d);
   const size_t pitch = kNv * L;  // floats per packed moving row = columns per block
   const size_t m_blocks = (s.m + kMr - 1) / kMr;
-  // One allocation for both packs; the moving pack, loaded with aligned loads, starts on a vector boundary.
-  const size_t st_floats = (m_blocks * s.k * kMr + L - 1) / L * L;
-  float* const scratch = Scratch(st_floats + s.k * pitch + 1);
-  float* const st_pack = scratch;
-  float* const mv_pack = scratch + st_floats;
+  float* const st_pack = Scratch(Slot::Stationary, m_blocks * s.k * kMr + 1);
   for (size_t mb = 0; mb < m_blocks; ++mb) PackStationary(stationary, s, mb * kMr, st_pack + mb * s.k * kMr);
   // Column panels outside, row blocks inside: the K x pitch moving panel (32 KiB for K = 128 on AVX-512) stays in
   // L1 while every row block streams its packed stationary block past it. Packing also keeps the panel's rows
   // contiguous: read in place, rows N floats apart (2 KiB at N = 512) would all fall into a few L1 sets.
-  for (size_t n0 = 0; n0 < s.n; n0 += pitch) {
-    PackMoving(d, moving, s, n0, pitch, mv_pack);
+  // Threads take whole panels: each output element belongs to one panel, so one thread sums it, in the defined
+  // order, whatever the thread count -- the bits do not depend on it. A panel's moving columns are packed (and,
+  // from EncodedRows, decoded) by the thread that uses them.
+  const size_t panels = (s.n + pitch - 1) / pitch;
+  const size_t worth = s.k * s.m * s.n / kMinMacsPerThread;  // threads the work pays for
+  size_t team = threads < panels ? threads : panels;
+  if (team > worth) team = worth > 0 ? worth : 1;
+#pragma omp parallel for num_threads(static_cast<int>(team)) schedule(static) if (team > 1)
+  for (size_t panel = 0; panel < panels; ++panel) {
+    const size_t n0 = panel * pitch;
+    float* const mv_pack = Scratch(Slot::Moving, s.k * pitch + 1);
+    PackMoving(d, rows, s, n0, pitch, mv_pack);
     const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
     for (size_t mb = 0; mb < m_blocks; ++mb) {
       const size_t m0 = mb * kMr;
-      const size_t rows = s.m - m0 < kMr ? s.m - m0 : kMr;
-      Block(d, st_pack + mb * s.k * kMr, mv_pack, s.k, dst + m0 * s.n + n0, s.n, rows, cols, accumulate);
+      const size_t block_rows = s.m - m0 < kMr ? s.m - m0 : kMr;
+      Block(d, st_pack + mb * s.k * kMr, mv_pack, s.k, dst + m0 * ldd + n0, ldd, block_rows, cols, accumulate);
     }
   }
+}
+
+void PassFast(const float* stationary, const float* moving, float* dst, const MatmulShape& s, bool accumulate,
+              unsigned threads) {
+  Pass(stationary, DecodedRows{moving, s.n}, dst, s.n, s, accumulate, threads);
+}
+
+void PassFastRows(const float* stationary, const MovingRows& moving, const DstRows& dst, const MatmulShape& s,
+                  bool accumulate, unsigned threads) {
+  const EncodedRows rows{moving.data, moving.row_bytes, operand_bytes(moving.type.dtype), row_decoder(moving.type)};
+  Pass(stationary, rows, dst.data, dst.row_floats, s, accumulate, threads);
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
@@ -180,11 +235,20 @@ HWY_AFTER_NAMESPACE();
 namespace pevp::pe {
 
 HWY_EXPORT(PassFast);
+HWY_EXPORT(PassFastRows);
 HWY_EXPORT(TargetName);
 
 void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
-                      bool accumulate) {
-  HWY_DYNAMIC_DISPATCH(PassFast)(stationary, moving, dst, shape, accumulate);
+                      bool accumulate, unsigned threads) {
+  HWY_DYNAMIC_DISPATCH(PassFast)(stationary, moving, dst, shape, accumulate, threads == 0 ? 1 : threads);
+}
+
+bool matmul_pass_fast_rows(const float* stationary, const MovingRows& moving, const DstRows& dst,
+                           const MatmulShape& shape, bool accumulate, unsigned threads) {
+  if (!row_decoder(moving.type) || moving.type.fp32_mode == isa::Fp32Mode::Low_High) return false;
+  if (shape.n > dst.row_floats && shape.m > 1) return false;  // dst rows would overlap
+  HWY_DYNAMIC_DISPATCH(PassFastRows)(stationary, moving, dst, shape, accumulate, threads == 0 ? 1 : threads);
+  return true;
 }
 
 const char* matmul_fast_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }

@@ -1,4 +1,5 @@
 // Operand decode for the PE array: SBUF bytes of a matmul input dtype -> fp32 (see compute.h).
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -22,18 +23,38 @@ bool is_matmul_input(isa::Dtype d) {
   }
 }
 
-std::uint16_t load_u16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] | (static_cast<unsigned>(p[1]) << 8));
+// The decoders, one per format, each a loop the compiler vectorises (element loads through memcpy: the buffers
+// have no alignment). Each writes exactly `count` floats.
+void decode_bf16(const std::uint8_t* src, std::size_t count, float* dst) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+    std::memcpy(dst + i, &bits, 4);
+  }
 }
 
-std::uint32_t load_u32(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+void decode_fp16(const std::uint8_t* src, std::size_t count, float* dst) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    dst[i] = num::from_fp16(h);
+  }
 }
 
-void decode_table(const std::array<std::uint32_t, 256>& table, const std::uint8_t* src, std::size_t count,
-                  float* dst) {
-  for (std::size_t i = 0; i < count; ++i) dst[i] = num::bits_float(table[src[i]]);
+void decode_fp32(const std::uint8_t* src, std::size_t count, float* dst) { std::memcpy(dst, src, count * 4); }
+
+void decode_tf32(const std::uint8_t* src, std::size_t count, float* dst) {
+  for (std::size_t i = 0; i < count; ++i) {
+    float x;
+    std::memcpy(&x, src + 4 * i, 4);
+    dst[i] = num::to_tf32(x);
+  }
+}
+
+template <const std::array<std::uint32_t, 256>& kTable>
+void decode_fp8(const std::uint8_t* src, std::size_t count, float* dst) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = num::bits_float(kTable[src[i]]);
 }
 
 }  // namespace
@@ -60,33 +81,30 @@ std::size_t operand_bytes(isa::Dtype d) {
   return 1;
 }
 
-bool decode_operands(const OperandType& t, const std::uint8_t* src, std::size_t count, float* dst) {
-  if (!operand_error(t).empty()) return false;
+RowDecoder row_decoder(const OperandType& t) {
+  if (!operand_error(t).empty()) return nullptr;
   switch (t.dtype) {
-    case isa::Dtype::BFLOAT16:
-      for (std::size_t i = 0; i < count; ++i) dst[i] = num::from_bf16(load_u16(src + 2 * i));
-      return true;
-    case isa::Dtype::FP16:
-      for (std::size_t i = 0; i < count; ++i) dst[i] = num::from_fp16(load_u16(src + 2 * i));
-      return true;
-    case isa::Dtype::FP32:
-      if (t.fp32_mode == isa::Fp32Mode::Low) {
-        for (std::size_t i = 0; i < count; ++i) dst[i] = num::to_tf32(num::bits_float(load_u32(src + 4 * i)));
-      } else {
-        for (std::size_t i = 0; i < count; ++i) dst[i] = num::bits_float(load_u32(src + 4 * i));
-      }
-      return true;
+    case isa::Dtype::BFLOAT16: return &decode_bf16;
+    case isa::Dtype::FP16: return &decode_fp16;
+    case isa::Dtype::FP32: return t.fp32_mode == isa::Fp32Mode::Low ? &decode_tf32 : &decode_fp32;
     default: break;
   }
   // The fp8 family: element_format() picks e4m3 (CAYMAN) or e4m3fn (v4+) for FP8_EXP4.
   switch (*isa::element_format(t.gen, t.dtype)) {
-    case num::Format::FP8_E4M3: decode_table(num::kFp8E4M3Table, src, count, dst); return true;
-    case num::Format::FP8_E4M3FN: decode_table(num::kFp8E4M3fnTable, src, count, dst); return true;
-    case num::Format::FP8_E5M2: decode_table(num::kFp8E5M2Table, src, count, dst); return true;
-    case num::Format::FP8_E3M4: decode_table(num::kFp8E3M4Table, src, count, dst); return true;
-    case num::Format::FP8_E2M5: decode_table(num::kFp8E2M5Table, src, count, dst); return true;
-    default: return false;  // unreachable: is_matmul_input() admits only the formats above
+    case num::Format::FP8_E4M3: return &decode_fp8<num::kFp8E4M3Table>;
+    case num::Format::FP8_E4M3FN: return &decode_fp8<num::kFp8E4M3fnTable>;
+    case num::Format::FP8_E5M2: return &decode_fp8<num::kFp8E5M2Table>;
+    case num::Format::FP8_E3M4: return &decode_fp8<num::kFp8E3M4Table>;
+    case num::Format::FP8_E2M5: return &decode_fp8<num::kFp8E2M5Table>;
+    default: return nullptr;  // unreachable: is_matmul_input() admits only the formats above
   }
+}
+
+bool decode_operands(const OperandType& t, const std::uint8_t* src, std::size_t count, float* dst) {
+  const RowDecoder decode = row_decoder(t);
+  if (!decode) return false;
+  decode(src, count, dst);
+  return true;
 }
 
 std::pair<float, float> split_tf32(float x) {

@@ -5,8 +5,8 @@
 
 namespace pevp::pe {
 
-PeArray::PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo)
-    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), geo_(geo), exec_(geo) {}
+PeArray::PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads)
+    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), geo_(geo), exec_(geo, threads) {}
 
 PeArray::Span PeArray::acquire(tlm_utils::simple_initiator_socket<PeArray>& port, const char* what) {
   tlm::tlm_generic_payload trans;

@@ -50,25 +50,14 @@ std::string mib(std::uint64_t bytes) {
 std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
 
-struct DriverRun {
-  host::Matrix c;
-  std::uint64_t retired = 0;
-  std::uint64_t matmul_counter = 0, weight_load_counter = 0;
-  std::optional<ErrorInfo> error;
-  std::size_t failed_step = 0;
-  bool timed_out = false;
-  nlohmann::json stats;      // run_stats() at the end
-  std::string output_error;  // a --trace / --vcd / --stats-json file could not be written
-};
+}  // namespace
 
-// The driver program: per step, load SBUF, submit, wait, read PSUM back.
-// Timing-only moves no data: the loads and read-backs are skipped too.
-DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
-                          const VpConfig& config, const RecorderOptions& outputs) {
+GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
+                      const VpConfig& config, const RecorderOptions& outputs) {
   const bool data = config.mode != SimMode::Timing;
   VirtualPlatform vp(config);
   Recorder recorder(vp.platform(), outputs);
-  DriverRun r;
+  GemmRun r;
   r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
     d.arm();
@@ -119,8 +108,6 @@ DriverRun run_on_platform(const host::GemmPlan& plan, const host::EncodedOperand
   recorder.finish(&r.output_error);
   return r;
 }
-
-}  // namespace
 
 int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   VpConfig config = cmd.config ? *cmd.config : preset(cmd.gen);
@@ -262,9 +249,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  DriverRun run;
+  GemmRun run;
   try {
-    run = run_on_platform(plan, ea, eb, config, cmd.outputs);
+    run = run_gemm_plan(plan, ea, eb, config, cmd.outputs);
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;

@@ -136,6 +136,8 @@ int run_command(int argc, char* argv[]) {
         },
         "INT in " + range);
   };
+  // Host threads: far more than any host this runs on, small enough to be a mistake when exceeded.
+  constexpr std::uint64_t kMaxHostThreads = 4096;
   // GEMM sides: 2^20 is far past any sweep (a 32768^3 timing run is 2^15).
   constexpr std::uint64_t kMaxGemmSide = std::uint64_t{1} << 20;
   platform::GemmCommand gemm_cmd;
@@ -168,7 +170,8 @@ int run_command(int argc, char* argv[]) {
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
   std::string mode;
-  const auto add_timing_options = [&mode](CLI::App* sub, platform::RecorderOptions& o) {
+  unsigned threads = 0;  // 0: not given (every CPU the process may use)
+  const auto add_timing_options = [&mode, &threads, &integer_in](CLI::App* sub, platform::RecorderOptions& o) {
     sub->add_option("--mode", mode,
                     "functional (no time), timing (no data: for sweeps) or both (default); same as --set mode=...")
         ->check(CLI::IsMember({"functional", "timing", "both"}, CLI::ignore_case));
@@ -176,6 +179,10 @@ int run_command(int argc, char* argv[]) {
     sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here");
     sub->add_option("--stats-json", o.stats_json_path,
                     "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here");
+    sub->add_option("--threads", threads,
+                    "Host threads for the PE array's arithmetic (default: every CPU this process may use; 1: one "
+                    "thread). Results and simulated time are the same for every count")
+        ->check(integer_in(1, kMaxHostThreads));
   };
   add_timing_options(gemm, gemm_cmd.outputs);
 
@@ -244,6 +251,7 @@ int run_command(int argc, char* argv[]) {
     std::cerr << "pe-vp: " << e.what() << '\n';
     return 2;
   }
+  if (threads > 0) config.host_threads = threads;
   if (dump_config) {
     std::cout << platform::to_json(config).dump(2) << '\n';
     return 0;

@@ -52,7 +52,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       sbuf("sbuf", validated(config).sbuf),
       psum("psum", config.psum),
       csrs("csrs", csrs_config(config)),
-      array("array", config.geometry),
+      array("array", config.geometry, config.host_threads == 0 ? pe::available_host_threads() : config.host_threads),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
       seq("seq", config.gen(), csrs, arr_seq, seq_config(config)),
       config_(config.platform),

@@ -42,6 +42,11 @@ std::size_t operand_bytes(isa::Dtype d);
 // and writes nothing when operand_error(t) is not empty.
 bool decode_operands(const OperandType& t, const std::uint8_t* src, std::size_t count, float* dst);
 
+// decode_operands for one type, resolved once: decodes `count` elements at `src` into `dst`.
+using RowDecoder = void (*)(const std::uint8_t* src, std::size_t count, float* dst);
+// The decoder of `t`, or null when operand_error(t) is not empty.
+RowDecoder row_decoder(const OperandType& t);
+
 // The Low_High split of one fp32 value: hi = tf32(x) (RNE; truncated instead when RNE would overflow a finite x to
 // Inf), lo = tf32(x - hi) for finite x, lo = 0 for Inf and NaN. hi * hi', hi * lo' and lo * hi' are exact in fp32
 // (barring underflow); hi + lo is x to within 2^-22 relative.
@@ -60,8 +65,32 @@ enum class Kernel : std::uint8_t { Reference, Fast };
 // bf16/fp16/fp8/tf32 inputs), never fused with the add. K == 0 gives sum = +0. dst must not alias the inputs.
 void matmul_pass_reference(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
                            bool accumulate);
+// The fast kernel may split the output's columns over up to `threads` host threads (OpenMP; 0 counts as 1); it
+// uses fewer when the matmul is too small to pay for them. Each output element is still summed by one thread in the
+// defined order, so the result is the same bits for every thread count.
 void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
-                      bool accumulate);
+                      bool accumulate, unsigned threads = 1);
+
+// Where a matmul's moving operand lies: K rows of N elements of `type` (as decode_operands reads them), row k
+// starting at data + k * row_bytes -- e.g. the moving tile in SBUF, one partition per row.
+struct MovingRows {
+  const std::uint8_t* data = nullptr;
+  std::size_t row_bytes = 0;
+  OperandType type;
+};
+// Where dst lies: M rows of N fp32 values, row m starting at data + m * row_floats (row_floats >= N).
+struct DstRows {
+  float* data = nullptr;
+  std::size_t row_floats = 0;
+};
+
+// matmul_pass_fast reading the moving operand where it lies and writing dst in place: each panel of moving columns
+// is decoded while it is packed, by the thread that computes it, so no decoded copy of the whole tile is made. The
+// same bits as decode_operands + matmul_pass_fast. Returns false, touching nothing, when `moving.type` is no dense
+// operand or is FP32 with fp32_mode Low_High (whose split needs the whole operands: use matmul()), or when dst
+// rows would overlap.
+bool matmul_pass_fast_rows(const float* stationary, const MovingRows& moving, const DstRows& dst,
+                           const MatmulShape& shape, bool accumulate, unsigned threads = 1);
 
 // A whole matmul on operands decoded by decode_operands() with the same fp32_mode:
 //   None / Low / High: one pass.
@@ -69,7 +98,12 @@ void matmul_pass_fast(const float* stationary, const float* moving, float* dst, 
 //   order: dst = (accumulate ? dst + S(hi, hi) : S(hi, hi)); dst = dst + S(hi, lo'); dst = dst + S(lo, hi'), where
 //   S(a, b') sums stationary part a times moving part b'. So a Low_High matmul costs 3 passes and the lo * lo' term
 //   is dropped.
+// `threads` as for matmul_pass_fast (the reference kernel is single-threaded).
 void matmul(Kernel kernel, isa::Fp32Mode fp32_mode, const float* stationary, const float* moving, float* dst,
-            const MatmulShape& shape, bool accumulate);
+            const MatmulShape& shape, bool accumulate, unsigned threads = 1);
+
+// How many host threads this process may run on: the CPUs of its affinity mask (what taskset, cgroups and Slurm
+// allocations leave it), at least 1. The default of every `threads` setting of the platform.
+unsigned available_host_threads();
 
 }  // namespace pevp::pe

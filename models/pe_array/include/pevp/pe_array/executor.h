@@ -55,7 +55,11 @@ struct Stationary {
 class ArrayExecutor {
  public:
   // The memories' partitions and banks the micro-ops address.
-  explicit ArrayExecutor(const isa::ArrayGeometry& geo) : geo_(geo) {}
+  // `threads`: host threads a large matmul's arithmetic may fan out to (matmul_pass_fast; 0 counts as 1). The
+  // results are the same bits for every count.
+  explicit ArrayExecutor(const isa::ArrayGeometry& geo, unsigned threads = 1)
+      : geo_(geo), threads_(threads == 0 ? 1 : threads) {}
+  unsigned threads() const { return threads_; }
 
   // Group state per PSUM bank: as many as a one-byte bank mask addresses.
   static constexpr unsigned kBanks = isa::ArrayGeometry::kMaxPsumBanks;
@@ -74,6 +78,7 @@ class ArrayExecutor {
 
  private:
   isa::ArrayGeometry geo_;
+  unsigned threads_ = 1;
   std::vector<Stationary> stationaries_;
   std::array<bool, kBanks> open_{};
   ExecStats stats_;

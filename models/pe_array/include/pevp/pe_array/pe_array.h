@@ -29,8 +29,9 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
   tlm_utils::simple_initiator_socket<PeArray> sbuf_port;  // bind to the SBUF memory target
   tlm_utils::simple_initiator_socket<PeArray> psum_port;  // bind to the PSUM memory target
 
-  // `geo`: the partitions and banks of the SBUF and PSUM it reaches.
-  PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo);
+  // `geo`: the partitions and banks of the SBUF and PSUM it reaches. `threads`: host threads a large matmul's
+  // arithmetic may use (ArrayExecutor); the simulation itself stays on one thread.
+  PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads = 1);
 
   // Executes one micro-op now. `bypass_peregwrite` is queue_cfg.bypass_peregwrite_instr:
   // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an

@@ -11,8 +11,14 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "pevp/host/gemm_plan.h"
+#include "pevp/host/matrix.h"
+#include "pevp/host/operands.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/driver.h"
 #include "pevp/platform/recorder.h"
 
 namespace pevp::platform {
@@ -40,6 +46,24 @@ struct GemmCommand {
   // --trace / --vcd / --stats-json ("" = none).
   RecorderOptions outputs;
 };
+
+// What the driver program of a GEMM saw on the platform.
+struct GemmRun {
+  host::Matrix c;  // C as read back from PSUM (left unset in timing-only mode, which moves no data)
+  std::uint64_t retired = 0;
+  std::uint64_t matmul_counter = 0, weight_load_counter = 0;  // the full-array tile's perf counters
+  std::optional<ErrorInfo> error;  // the SEQ's error record when a step faulted
+  std::size_t failed_step = 0;
+  bool timed_out = false;
+  nlohmann::json stats;      // run_stats() at the end
+  std::string output_error;  // a --trace / --vcd / --stats-json file could not be written
+};
+
+// The driver program of `pe-vp gemm` on a platform built from `config`: per step, load SBUF over the bus, submit
+// the step's program, wait for idle, read PSUM back into C. Timing-only moves no data: the loads and read-backs
+// then only take their bus time. One SystemC simulation: call it once per process.
+GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
+                      const VpConfig& config, const RecorderOptions& outputs);
 
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the
 // exit status: 0 success, 1 the result differs from the defined-order reference,

@@ -50,6 +50,10 @@ struct VpConfig {
   // The arr_seq CSR block: APB access time and the unmapped-offset policy. The
   // face offsets inside the block are fixed (AddressMap::top() ...).
   regfile::ArrSeqCsrsConfig csrs;
+  // Host threads the PE array's arithmetic may use (0: every CPU this process may run on,
+  // pe::available_host_threads()). Not a model parameter: results and simulated time are the same for every value,
+  // so it is no configuration key (a dumped configuration stays the same on every host); `--threads` sets it.
+  unsigned host_threads = 0;
 
   isa::Generation gen() const { return platform.gen; }
 };
