@@ -25,6 +25,9 @@ expect_refused("--m: expected an integer in 1..1048576, got '0'" ${PEVP} gemm --
 expect_refused("--n: expected an integer in 1..1048576, got '18446744073709551616'" ${PEVP} gemm --n 18446744073709551616)
 expect_refused("--seed: expected an integer in 0..18446744073709551615, got '-1'" ${PEVP} gemm ${small} --seed -1)
 expect_refused("--k: expected an integer in 1..1048576, got '1e3'" ${PEVP} gemm --k 1e3)
+expect_refused("--threads: expected an integer in 1..4096, got '0'" ${PEVP} gemm ${small} --threads 0)
+expect_refused("--threads: expected an integer in 1..4096, got '4097'" ${PEVP} run --gen MARIANA x.pes --threads 4097)
+expect_refused("--threads: expected an integer in 1..4096, got '-2'" ${PEVP} gemm ${small} --threads -2)
 # Directories as inputs name the file.
 expect_refused("pe-vp asm: a_directory: is a directory" ${PEVP} asm --gen MARIANA a_directory -o x.bin)
 expect_refused("pe-vp disasm: a_directory: is a directory" ${PEVP} disasm --gen MARIANA a_directory)

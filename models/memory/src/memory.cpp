@@ -57,7 +57,7 @@ Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
     SC_REPORT_ERROR(("/pevp/" + config_.name + "/config").c_str(), why.c_str());
     return;
   }
-  storage_.assign(config_.size(), 0);
+  storage_ = buffers::LargeBuffer(config_.size());
   socket.register_b_transport(this, &Memory::b_transport);
   socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &Memory::transport_dbg);

@@ -61,7 +61,7 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
   r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
     d.arm();
-    std::vector<std::uint8_t> row;
+    std::vector<std::uint8_t> row, gather;
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       const host::Step& step = plan.steps[s];
       for (const host::SbufLoad& load : step.loads) {
@@ -70,11 +70,10 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
           sc_core::wait(vp.platform().sbuf.transfer_time(per) * static_cast<double>(load.k_count));
           continue;
         }
-        const std::vector<std::uint8_t> payload = host::load_payload(load, a, b);
-        for (std::size_t i = 0; i < load.k_count; ++i)
-          d.write(bus_sbuf(d.map(), host::sbuf_address(config.geometry, load.partition0 + static_cast<std::uint32_t>(i),
-                                                       load.offset)),
-                  payload.data() + i * per, per);
+        // One row per partition, straight from the operand where it holds the rows (B) or from a gather (A).
+        const host::LoadRows rows = host::load_rows(load, a, b, gather);
+        d.write_rows(bus_sbuf(d.map(), host::sbuf_address(config.geometry, load.partition0, load.offset)),
+                     config.geometry.sbuf_partition_bytes, rows.data, rows.stride, per, load.k_count);
       }
       d.submit(step.program);
       const Completion c = d.wait_idle();
@@ -90,10 +89,10 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
           sc_core::wait(vp.platform().psum.transfer_time(std::size_t{rd.elements} * 4) * static_cast<double>(rd.partitions));
           continue;
         }
-        row.resize(std::size_t{rd.partitions} * rd.elements * 4);
-        for (std::uint32_t p = 0; p < rd.partitions; ++p)
-          d.read(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0 + p, rd.bank, 0)),
-                 row.data() + std::size_t{p} * rd.elements * 4, std::size_t{rd.elements} * 4);
+        const std::size_t per = std::size_t{rd.elements} * 4;
+        row.resize(rd.partitions * per);
+        d.read_rows(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0, rd.bank, 0)),
+                    config.geometry.psum_partition_bytes(), row.data(), per, per, rd.partitions);
         host::store_read(rd, row.data(), r.c);
       }
     }

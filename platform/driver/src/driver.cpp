@@ -132,7 +132,8 @@ Driver::Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
                const sc_core::sc_signal_in_if<bool>& irq)
     : socket_(socket), map_(map), irq_(irq) {}
 
-void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged) {
+void Driver::access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged,
+                    sc_core::sc_time& delay) {
   tlm::tlm_generic_payload trans;
   regfile::ApbProt prot(privileged);
   trans.set_command(cmd);
@@ -144,16 +145,23 @@ void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, 
   trans.set_dmi_allowed(false);
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   trans.set_extension(&prot);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket_->b_transport(trans, delay);
   trans.clear_extension(&prot);
-  // Loosely timed, synchronised after every access: the driver is a sequential
-  // program, so its accesses cost their annotated time in simulated time.
-  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
-  if (trans.get_response_status() != tlm::TLM_OK_RESPONSE)
+  if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
+    // The time the failed access took still passes.
+    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
     throw BusError(address, trans.get_response_status(),
                    std::string(cmd == tlm::TLM_READ_COMMAND ? "read" : "write") + " of " + std::to_string(bytes) +
                        " bytes");
+  }
+}
+
+void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged) {
+  // Loosely timed, synchronised after every access: the driver is a sequential
+  // program, so its accesses cost their annotated time in simulated time.
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  access(cmd, address, data, bytes, privileged, delay);
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
 }
 
 std::uint32_t Driver::read32(std::uint64_t address, bool privileged) {
@@ -172,6 +180,25 @@ void Driver::write(std::uint64_t address, const void* data, std::size_t bytes) {
 
 void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
   transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
+}
+
+void Driver::write_rows(std::uint64_t address, std::size_t address_stride, const void* data, std::size_t data_stride,
+                        std::size_t row_bytes, std::size_t rows) {
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const auto* src = static_cast<const std::uint8_t*>(data);
+  for (std::size_t i = 0; i < rows; ++i)
+    access(tlm::TLM_WRITE_COMMAND, address + i * address_stride, const_cast<std::uint8_t*>(src + i * data_stride),
+           row_bytes, false, delay);
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+}
+
+void Driver::read_rows(std::uint64_t address, std::size_t address_stride, void* data, std::size_t data_stride,
+                       std::size_t row_bytes, std::size_t rows) {
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  auto* dst = static_cast<std::uint8_t*>(data);
+  for (std::size_t i = 0; i < rows; ++i)
+    access(tlm::TLM_READ_COMMAND, address + i * address_stride, dst + i * data_stride, row_bytes, false, delay);
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
 }
 
 // The by-name accessors are the RegisterRef ones with the name spelled "reg.field".

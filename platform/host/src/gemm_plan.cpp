@@ -309,8 +309,10 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
   }
 }
 
-std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
-  // A plan may come from elsewhere (edited, deserialised): never read outside the operand.
+namespace {
+
+// A plan may come from elsewhere (edited, deserialised): never read outside the operand.
+void check_load(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
   const EncodedOperand& op = l.operand == Operand::A ? a : b;
   const std::size_t k_extent = l.operand == Operand::A ? op.cols : op.rows;
   const std::size_t f_extent = l.operand == Operand::A ? op.rows : op.cols;
@@ -320,20 +322,34 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& 
                     text(l.k0) + "+" + text(l.k_count) + ", free " + text(l.f0) + "+" + text(l.f_count) + ", " +
                     text(l.element_bytes) + "-byte elements) does not fit the " + text(op.rows) + " x " +
                     text(op.cols) + " operand of " + text(op.element_bytes) + "-byte elements");
+}
+
+// The rows of an A load: the row of partition k gathers column k of A (A is stored transposed).
+void gather_a(const SbufLoad& l, const EncodedOperand& a, std::uint8_t* p) {
   const std::size_t es = l.element_bytes;
-  std::vector<std::uint8_t> out(l.k_count * l.f_count * es);
-  std::uint8_t* p = out.data();
-  for (std::size_t i = 0; i < l.k_count; ++i) {
-    const std::size_t k = l.k0 + i;
-    if (l.operand == Operand::A) {
-      // Transposed: the row of partition k gathers column k of A.
-      for (std::size_t j = 0; j < l.f_count; ++j, p += es) std::memcpy(p, a.element(l.f0 + j, k), es);
-    } else {
-      std::memcpy(p, b.element(k, l.f0), l.f_count * es);
-      p += l.f_count * es;
-    }
-  }
+  for (std::size_t i = 0; i < l.k_count; ++i)
+    for (std::size_t j = 0; j < l.f_count; ++j, p += es) std::memcpy(p, a.element(l.f0 + j, l.k0 + i), es);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
+  std::vector<std::uint8_t> out;
+  const LoadRows rows = load_rows(l, a, b, out);
+  if (l.operand == Operand::A) return out;
+  const std::size_t row = l.bytes_per_partition();
+  out.resize(l.k_count * row);
+  for (std::size_t i = 0; i < l.k_count; ++i) std::memcpy(out.data() + i * row, rows.data + i * rows.stride, row);
   return out;
+}
+
+LoadRows load_rows(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b,
+                   std::vector<std::uint8_t>& scratch) {
+  check_load(l, a, b);
+  if (l.operand == Operand::B) return {b.element(l.k0, l.f0), b.cols * b.element_bytes};
+  scratch.resize(l.k_count * l.bytes_per_partition());
+  gather_a(l, a, scratch.data());
+  return {scratch.data(), l.bytes_per_partition()};
 }
 
 void store_read(const PsumRead& r, const std::uint8_t* bytes, Matrix& c) {

@@ -17,6 +17,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "pevp/buffers/large_buffer.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/params/param.h"
@@ -88,7 +89,7 @@ class Memory : public sc_core::sc_module {
   void fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status, const char* what);
 
   MemoryConfig config_;
-  std::vector<std::uint8_t> storage_;
+  buffers::LargeBuffer storage_;  // zero at construction, on huge pages where the host grants them
   std::uint64_t errors_ = 0;
 };
 

@@ -97,6 +97,15 @@ class Driver {
   void write32(std::uint64_t address, std::uint32_t value, bool privileged = false);
   void write(std::uint64_t address, const void* data, std::size_t bytes);
   void read(std::uint64_t address, void* data, std::size_t bytes);
+  // A 2-D transfer, the shape of an SBUF or PSUM tile: `rows` rows of `row_bytes`, row i at address +
+  // i * address_stride on the bus and at data + i * data_stride in host memory. One bus write (read) per row, as
+  // write() would issue; their annotated times are added up and waited once at the end instead of once per row,
+  // which is the same simulated time when nothing else uses the bus in between (a driver loading a tile for an
+  // idle engine) and saves a synchronisation per row. A failing row throws BusError; the rows before it are done.
+  void write_rows(std::uint64_t address, std::size_t address_stride, const void* data, std::size_t data_stride,
+                  std::size_t row_bytes, std::size_t rows);
+  void read_rows(std::uint64_t address, std::size_t address_stride, void* data, std::size_t data_stride,
+                 std::size_t row_bytes, std::size_t rows);
 
   // ---- registers by generated name ("queue_cfg", "fifo_size_sel") ---------------------------
   // face: "top", "cluster", "protected" (privileged accesses), "vp".
@@ -147,6 +156,9 @@ class Driver {
 
  private:
   void transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged);
+  // One access without synchronising: its annotated time is added to `delay`.
+  void access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged,
+              sc_core::sc_time& delay);
   RegisterRef field_ref(std::string_view face, std::string_view reg, std::string_view field) const;
   void feed();  // the feeder thread's body: writes pending_ in bursts
   void rethrow_feeder_failure();

@@ -131,6 +131,17 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
 // `offset`. Throws HostError when the load's ranges or element size do not fit its operand.
 std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b);
 
+// The same bytes without a copy where the operand holds them as rows already: row i of the load is at
+// data + i * stride. For B (whose rows are the load's rows) the view points into b.bytes; for A (stored transposed
+// in SBUF, so each row is a gather) it points into `scratch`, which is filled like load_payload's result. Valid
+// while the operand and `scratch` are. Throws HostError as load_payload does.
+struct LoadRows {
+  const std::uint8_t* data = nullptr;
+  std::size_t stride = 0;
+};
+LoadRows load_rows(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b,
+                   std::vector<std::uint8_t>& scratch);
+
 // Stores one read-back into `c` (M x N): `bytes` holds `partitions` rows of `elements` little-endian fp32 values.
 // Throws HostError when the region does not fit `c`.
 void store_read(const PsumRead& read, const std::uint8_t* bytes, Matrix& c);

@@ -1,0 +1,39 @@
+// Large zero-initialised byte buffers (the SBUF and PSUM backing stores, whole operands) mapped straight from the
+// kernel and advised to use transparent huge pages.
+//
+// Why not std::vector: the PE array and the driver walk these buffers a row per partition, 256 KiB apart in SBUF,
+// so with 4 KiB pages every row is a TLB miss and a new stream for the prefetchers; 2 MiB pages hold eight
+// partitions each. An anonymous mapping is also zero already, so a 32 MiB SBUF costs no memset (its pages are
+// touched when first used). Where the kernel does not honour the advice (THP "never"), the buffer works the same
+// with small pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pevp::buffers {
+
+class LargeBuffer {
+ public:
+  LargeBuffer() = default;
+  // `bytes` zero bytes. Throws std::bad_alloc when the mapping fails.
+  explicit LargeBuffer(std::size_t bytes);
+  ~LargeBuffer();
+  LargeBuffer(LargeBuffer&& other) noexcept;
+  LargeBuffer& operator=(LargeBuffer&& other) noexcept;
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+
+  std::uint8_t* data() { return data_; }
+  const std::uint8_t* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release();
+  void* mapping_ = nullptr;  // what munmap gets back: the mapping, larger than the buffer by the alignment slack
+  std::size_t mapped_ = 0;
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace pevp::buffers

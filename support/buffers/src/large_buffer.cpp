@@ -1,0 +1,62 @@
+#include "pevp/buffers/large_buffer.h"
+
+#include <sys/mman.h>
+
+#include <new>
+#include <utility>
+
+namespace pevp::buffers {
+namespace {
+
+// The transparent huge page size on x86-64 (and the usual one elsewhere); only an alignment hint here.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+}  // namespace
+
+LargeBuffer::LargeBuffer(std::size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  // Over-map by one huge page so the buffer can start on a huge-page boundary: the kernel backs only aligned 2 MiB
+  // ranges with huge pages.
+  const std::size_t slack = bytes >= kHugePage ? kHugePage : 0;
+  mapped_ = bytes + slack;
+  mapping_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping_ == MAP_FAILED) {
+    mapping_ = nullptr;
+    throw std::bad_alloc();
+  }
+  const auto start = reinterpret_cast<std::uintptr_t>(mapping_);
+  const std::uintptr_t aligned = slack ? (start + slack - 1) / slack * slack : start;
+  data_ = reinterpret_cast<std::uint8_t*>(aligned);
+#ifdef MADV_HUGEPAGE
+  if (slack) madvise(data_, bytes, MADV_HUGEPAGE);  // advice only: failure leaves small pages
+#endif
+}
+
+LargeBuffer::~LargeBuffer() { release(); }
+
+LargeBuffer::LargeBuffer(LargeBuffer&& other) noexcept
+    : mapping_(std::exchange(other.mapping_, nullptr)),
+      mapped_(std::exchange(other.mapped_, 0)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+LargeBuffer& LargeBuffer::operator=(LargeBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void LargeBuffer::release() {
+  if (mapping_) munmap(mapping_, mapped_);
+  mapping_ = nullptr;
+  mapped_ = 0;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+}  // namespace pevp::buffers

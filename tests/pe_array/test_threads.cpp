@@ -1,0 +1,157 @@
+// The fast kernel on several host threads and its in-place entry point (matmul_pass_fast_rows), on every SIMD
+// target the host runs:
+// - the result is the same bits for every thread count (1 .. 16, more than the panels of some shapes) and equal to
+//   the reference loop, for shapes large enough that the threads really split the work;
+// - matmul_pass_fast_rows (the moving operand decoded from strided encoded rows, dst written through its own row
+//   stride) gives the bits of decode_operands + matmul_pass_fast for every dense dtype, writes nothing outside the
+//   N columns of each dst row, and refuses (touching nothing) what it cannot compute.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "pevp/pe_array/fast_kernel.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace pe_test;
+using isa::Dtype;
+using isa::Fp32Mode;
+using isa::Generation;
+
+class ForceTarget {
+ public:
+  explicit ForceTarget(std::int64_t target) { hwy::SetSupportedTargetsForTest(target); }
+  ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
+  ForceTarget(const ForceTarget&) = delete;
+  ForceTarget& operator=(const ForceTarget&) = delete;
+};
+
+const pe::OperandType kBf16{Generation::MARIANA, Dtype::BFLOAT16, Fp32Mode::None};
+
+TEST(pe_array_Threads, EveryThreadCountGivesTheReferenceBitsOnEveryTarget) {
+  std::mt19937 rng(7);
+  // 8.4 M MACs (8 panels of 64 columns on AVX-512), an N that cuts the last panel, and a shape just big enough
+  // for two threads.
+  for (const pe::MatmulShape s : {pe::MatmulShape{128, 128, 512}, pe::MatmulShape{128, 100, 1000},
+                                  pe::MatmulShape{64, 128, 260}}) {
+    SCOPED_TRACE(::testing::Message() << "K " << s.k << " M " << s.m << " N " << s.n);
+    const std::vector<float> st = decode(kBf16, random_operand(kBf16, s.k * s.m, rng, 0.001));
+    const std::vector<float> mv = decode(kBf16, random_operand(kBf16, s.k * s.n, rng, 0.001));
+    std::vector<float> init(s.m * s.n);
+    for (float& v : init) v = decode(kBf16, random_operand(kBf16, 1, rng, 0.01))[0];
+    for (const bool accumulate : {false, true}) {
+      std::vector<float> ref = init;
+      pe::matmul_pass_reference(st.data(), mv.data(), ref.data(), s, accumulate);
+      for (const std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
+        ForceTarget force(t);
+        for (const unsigned threads : {1u, 2u, 3u, 4u, 7u, 16u}) {
+          std::vector<float> fast = init;
+          pe::matmul_pass_fast(st.data(), mv.data(), fast.data(), s, accumulate, threads);
+          const long bad = first_bit_mismatch(ref, fast);
+          ASSERT_EQ(bad, -1) << hwy::TargetName(t) << ", " << threads << " threads"
+                             << (accumulate ? ", accumulate" : "") << ": first difference at element " << bad;
+        }
+      }
+    }
+  }
+}
+
+// K rows of N elements of `t` at a row stride of `stride` bytes (>= N elements), the gaps filled with 0xFF (NaN or
+// a large value in every format), as a moving tile sits in SBUF partitions.
+std::vector<std::uint8_t> strided_rows(const pe::OperandType& t, const std::vector<std::uint8_t>& packed,
+                                       std::size_t k, std::size_t n, std::size_t stride) {
+  const std::size_t row = n * pe::operand_bytes(t.dtype);
+  std::vector<std::uint8_t> out(k * stride, 0xFF);
+  for (std::size_t r = 0; r < k; ++r) std::memcpy(out.data() + r * stride, packed.data() + r * row, row);
+  return out;
+}
+
+TEST(pe_array_Threads, RowsEntryMatchesDecodeThenKernelForEveryDtype) {
+  const std::pair<const char*, pe::OperandType> types[] = {
+      {"bf16", kBf16},
+      {"fp16", {Generation::MARIANA, Dtype::FP16, Fp32Mode::None}},
+      {"e4m3 (CAYMAN)", {Generation::CAYMAN, Dtype::FP8_EXP4, Fp32Mode::None}},
+      {"e4m3fn", {Generation::MARIANA, Dtype::FP8_EXP4, Fp32Mode::None}},
+      {"e5m2", {Generation::MARIANA, Dtype::FP8_EXP5, Fp32Mode::None}},
+      {"e3m4", {Generation::MARIANA, Dtype::FP8_EXP3, Fp32Mode::None}},
+      {"e2m5", {Generation::MARIANA, Dtype::FP8_EXP2, Fp32Mode::None}},
+      {"tf32", {Generation::MARIANA, Dtype::FP32, Fp32Mode::Low}},
+      {"fp32 High", {Generation::MARIANA, Dtype::FP32, Fp32Mode::High}},
+  };
+  std::mt19937 rng(11);
+  const float kSentinel = from_bits(0x7F800001u);  // a signalling NaN the kernel never writes
+  for (const auto& [name, t] : types) {
+    for (const pe::MatmulShape s : {pe::MatmulShape{128, 128, 512}, pe::MatmulShape{33, 17, 77},
+                                    pe::MatmulShape{1, 1, 1}}) {
+      SCOPED_TRACE(::testing::Message() << name << ", K " << s.k << " M " << s.m << " N " << s.n);
+      const std::vector<float> st = decode(t, random_operand(t, s.k * s.m, rng, 0.002));
+      const std::vector<std::uint8_t> packed = random_operand(t, s.k * s.n, rng, 0.002);
+      const std::vector<float> mv = decode(t, packed);
+      const std::size_t stride = s.n * pe::operand_bytes(t.dtype) + 96;  // rows apart, as SBUF partitions are
+      const std::vector<std::uint8_t> rows = strided_rows(t, packed, s.k, s.n, stride);
+      const std::size_t ldd = s.n + 5;
+      for (const bool accumulate : {false, true}) {
+        std::vector<float> init(s.m * s.n);
+        for (float& v : init) v = decode(kBf16, random_operand(kBf16, 1, rng, 0.01))[0];
+        std::vector<float> want = init;
+        pe::matmul_pass_fast(st.data(), mv.data(), want.data(), s, accumulate);
+        for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+          ForceTarget force(target);
+          for (const unsigned threads : {1u, 2u}) {
+            std::vector<float> dst(s.m * ldd, kSentinel);
+            for (std::size_t m = 0; m < s.m; ++m) std::memcpy(&dst[m * ldd], &init[m * s.n], s.n * sizeof(float));
+            ASSERT_TRUE(pe::matmul_pass_fast_rows(st.data(), {rows.data(), stride, t}, {dst.data(), ldd}, s,
+                                                  accumulate, threads));
+            std::vector<float> got(s.m * s.n);
+            for (std::size_t m = 0; m < s.m; ++m) {
+              std::memcpy(&got[m * s.n], &dst[m * ldd], s.n * sizeof(float));
+              for (std::size_t j = s.n; j < ldd; ++j)
+                ASSERT_EQ(bits(dst[m * ldd + j]), bits(kSentinel)) << "wrote past row " << m;
+            }
+            const long bad = first_bit_mismatch(want, got);
+            ASSERT_EQ(bad, -1) << hwy::TargetName(target) << ", " << threads << " threads"
+                               << (accumulate ? ", accumulate" : "") << ": first difference at element " << bad;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(pe_array_Threads, RowsEntryRefusesWhatItCannotComputeAndTouchesNothing) {
+  const pe::MatmulShape s{4, 4, 8};
+  const std::vector<std::uint8_t> rows(4 * 8 * 4, 0);
+  const std::vector<float> st(16, 1.0f);
+  std::vector<float> dst(4 * 8, 5.0f);
+  const std::vector<float> before = dst;
+  // Low_High needs the whole operands split (matmul() does it in three passes).
+  EXPECT_FALSE(pe::matmul_pass_fast_rows(st.data(), {rows.data(), 32, {Generation::MARIANA, Dtype::FP32,
+                                                                       Fp32Mode::Low_High}},
+                                         {dst.data(), 8}, s, true));
+  // No dense operand: INT8 is no matmul input; FP32 without an fp32_mode is not either.
+  EXPECT_FALSE(pe::matmul_pass_fast_rows(st.data(), {rows.data(), 8, {Generation::MARIANA, Dtype::INT8,
+                                                                      Fp32Mode::None}},
+                                         {dst.data(), 8}, s, true));
+  EXPECT_FALSE(pe::matmul_pass_fast_rows(st.data(), {rows.data(), 32, {Generation::MARIANA, Dtype::FP32,
+                                                                       Fp32Mode::None}},
+                                         {dst.data(), 8}, s, true));
+  // dst rows closer together than N would overlap.
+  EXPECT_FALSE(pe::matmul_pass_fast_rows(st.data(), {rows.data(), 16, kBf16}, {dst.data(), 7}, s, true));
+  EXPECT_EQ(first_bit_mismatch(before, dst), -1);
+}
+
+TEST(pe_array_Threads, AvailableHostThreadsIsWithinTheMachine) {
+  const unsigned n = pe::available_host_threads();
+  EXPECT_GE(n, 1u);
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (hw > 0) {
+    EXPECT_LE(n, hw);
+  }
+}
+
+}  // namespace
