@@ -10,8 +10,11 @@
 // SystemC runs one simulation per process, so each point is one run of this program; scripts/bench-functional.py
 // runs the grid of docs/performance.md. Output: one JSON object on stdout.
 //   functional_bench [--m M] [--k K] [--n N] [--threads T] [--mode functional|timing|both] [--repeat R]
-//                    [--no-kernel] [--no-openblas] [--platform-only]
+//                    [--no-kernel] [--no-openblas] [--no-platform] [--platform-only]
 // --repeat R runs the kernel and OpenBLAS references R times and reports the fastest (the platform runs once).
+// OpenBLAS starts its thread pool when the library loads, and idle pool threads spin for a while: measure the
+// platform with OPENBLAS_NUM_THREADS=1 (no pool) and OpenBLAS in a run of its own (--no-platform --no-kernel) with
+// OPENBLAS_NUM_THREADS=T, as scripts/bench-functional.py does.
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -117,7 +120,7 @@ int sc_main(int argc, char** argv) {
   unsigned threads = pe::available_host_threads();
   std::string mode = "functional";
   int repeat = 3;
-  bool no_kernel = false, no_openblas = false, platform_only = false;
+  bool no_kernel = false, no_openblas = false, no_platform = false, platform_only = false;
   app.add_option("--m", shape.m)->check(CLI::Range(1, 1 << 16));
   app.add_option("--k", shape.k)->check(CLI::Range(1, 1 << 16));
   app.add_option("--n", shape.n)->check(CLI::Range(1, 1 << 16));
@@ -126,6 +129,7 @@ int sc_main(int argc, char** argv) {
   app.add_option("--repeat", repeat)->check(CLI::Range(1, 1000));
   app.add_flag("--no-kernel", no_kernel);
   app.add_flag("--no-openblas", no_openblas);
+  app.add_flag("--no-platform", no_platform);
   app.add_flag("--platform-only", platform_only, "only the platform run (for profiling)");
   CLI11_PARSE(app, argc, argv);
   if (platform_only) no_kernel = no_openblas = true;
@@ -155,21 +159,24 @@ int sc_main(int argc, char** argv) {
   out["kernel_target"] = pe::matmul_fast_target();
   const double macs = static_cast<double>(plan.stats.macs);
 
-  const auto t0 = Clock::now();
-  const platform::GemmRun run = platform::run_gemm_plan(plan, a, b, config, {});
-  const double platform_s = seconds_since(t0);
-  if (run.error || run.timed_out) {
-    std::fprintf(stderr, "functional_bench: the platform run failed at step %zu: %s\n", run.failed_step,
-                 run.error ? run.error->describe().c_str() : "timeout");
-    return 1;
+  double platform_s = 0;
+  if (!no_platform) {
+    const auto t0 = Clock::now();
+    const platform::GemmRun run = platform::run_gemm_plan(plan, a, b, config, {});
+    platform_s = seconds_since(t0);
+    if (run.error || run.timed_out) {
+      std::fprintf(stderr, "functional_bench: the platform run failed at step %zu: %s\n", run.failed_step,
+                   run.error ? run.error->describe().c_str() : "timeout");
+      return 1;
+    }
+    out["platform_s"] = platform_s;
+    out["platform_macs_per_s"] = macs / platform_s;
   }
-  out["platform_s"] = platform_s;
-  out["platform_macs_per_s"] = macs / platform_s;
   if (!no_kernel) {
     const double kernel_s = kernel_seconds(matmul_shapes(plan, config.geometry), threads, repeat);
     out["kernel_s"] = kernel_s;
     out["kernel_macs_per_s"] = macs / kernel_s;
-    out["platform_vs_kernel"] = kernel_s / platform_s;
+    if (!no_platform) out["platform_vs_kernel"] = kernel_s / platform_s;
   }
 #ifdef PEVP_HAVE_OPENBLAS
   if (!no_openblas) {
@@ -177,7 +184,7 @@ int sc_main(int argc, char** argv) {
     out["openblas_s"] = blas_s;
     out["openblas_macs_per_s"] = macs / blas_s;
     out["openblas_core"] = openblas_get_corename();
-    out["platform_vs_openblas"] = blas_s / platform_s;
+    if (!no_platform) out["platform_vs_openblas"] = blas_s / platform_s;
     if (out.contains("kernel_s")) out["kernel_vs_openblas"] = blas_s / out["kernel_s"].get<double>();
   }
 #endif
