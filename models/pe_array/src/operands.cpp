@@ -42,7 +42,9 @@ void decode_fp16(const std::uint8_t* src, std::size_t count, float* dst) {
   }
 }
 
-void decode_fp32(const std::uint8_t* src, std::size_t count, float* dst) { std::memcpy(dst, src, count * 4); }
+void decode_fp32(const std::uint8_t* src, std::size_t count, float* dst) {
+  if (count > 0) std::memcpy(dst, src, count * 4);  // an empty operand may come as null pointers
+}
 
 void decode_tf32(const std::uint8_t* src, std::size_t count, float* dst) {
   for (std::size_t i = 0; i < count; ++i) {
