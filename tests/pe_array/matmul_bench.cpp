@@ -132,9 +132,9 @@ void sgemm(Operands& o) {
               o.dst.data(), n);
 }
 
-void BM_openblas_sgemm(benchmark::State& state) {
+void run_sgemm(benchmark::State& state, int threads) {
   Operands o;
-  openblas_set_num_threads(1);  // the simulator kernel is single-threaded
+  openblas_set_num_threads(threads);
   state.SetLabel(openblas_get_corename());
   for (auto _ : state) {
     sgemm(o);
@@ -143,19 +143,11 @@ void BM_openblas_sgemm(benchmark::State& state) {
   }
   set_rate(state);
 }
+
+void BM_openblas_sgemm(benchmark::State& state) { run_sgemm(state, 1); }  // as the single-threaded kernel
 BENCHMARK(BM_openblas_sgemm)->Unit(benchmark::kMicrosecond);
 
-void BM_openblas_sgemm_threads(benchmark::State& state) {
-  Operands o;
-  openblas_set_num_threads(static_cast<int>(state.range(0)));
-  state.SetLabel(openblas_get_corename());
-  for (auto _ : state) {
-    sgemm(o);
-    benchmark::DoNotOptimize(o.dst.data());
-    benchmark::ClobberMemory();
-  }
-  set_rate(state);
-}
+void BM_openblas_sgemm_threads(benchmark::State& state) { run_sgemm(state, static_cast<int>(state.range(0))); }
 BENCHMARK(BM_openblas_sgemm_threads)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // This thread's CPU time in seconds -- what Google Benchmark's rates use too.

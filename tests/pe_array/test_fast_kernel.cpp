@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "pevp/pe_array/fast_kernel.h"
+#include "force_target.h"
 #include "test_util.h"
 
 namespace {
@@ -31,15 +32,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Every compiled-in target this CPU supports, best first.
 std::vector<std::int64_t> kernel_targets() { return hwy::SupportedAndGeneratedTargets(); }
-
-// Makes matmul_pass_fast dispatch to `target` until destroyed.
-class ForceTarget {
- public:
-  explicit ForceTarget(std::int64_t target) { hwy::SetSupportedTargetsForTest(target); }
-  ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
-  ForceTarget(const ForceTarget&) = delete;
-  ForceTarget& operator=(const ForceTarget&) = delete;
-};
 
 std::string hex(std::uint32_t u) {
   std::ostringstream os;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pevp/pe_array/fast_kernel.h"
+#include "force_target.h"
 #include "test_util.h"
 
 namespace {
@@ -22,14 +23,6 @@ using namespace pe_test;
 using isa::Dtype;
 using isa::Fp32Mode;
 using isa::Generation;
-
-class ForceTarget {
- public:
-  explicit ForceTarget(std::int64_t target) { hwy::SetSupportedTargetsForTest(target); }
-  ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
-  ForceTarget(const ForceTarget&) = delete;
-  ForceTarget& operator=(const ForceTarget&) = delete;
-};
 
 const pe::OperandType kBf16{Generation::MARIANA, Dtype::BFLOAT16, Fp32Mode::None};
 
