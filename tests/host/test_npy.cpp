@@ -2,6 +2,7 @@
 // version 1.0 / 2.0 files of every readable dtype decode to the expected values, and every class of malformed input
 // gives an NpyError naming the file and the problem.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -45,7 +46,10 @@ std::vector<std::uint8_t> f4_data(const std::vector<std::uint32_t>& bits) {
   return out;
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "pevp_host_" + name; }
+// Per process: ctest runs the tests in parallel processes.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "pevp_host_" + std::to_string(::getpid()) + "_" + name;
+}
 
 void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -4,7 +4,10 @@
 // without data. Also the command line's timing options and their errors.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -25,9 +28,17 @@ struct Result {
   std::string out, err;
 };
 
+// A folder of this test process's own: ctest runs tests in parallel processes, and names shared between them
+// (a counter starting at 0 in every process, fixed output names) made one test read another's output.
+std::string scratch() {
+  const std::string dir = ::testing::TempDir() + "/pevp_modes_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 Result pe_vp(const std::string& args) {
   static int n = 0;
-  const std::string base = ::testing::TempDir() + "/pevp_cli_" + std::to_string(n++);
+  const std::string base = scratch() + "/cli_" + std::to_string(n++);
   const std::string cmd = std::string(PEVP_CLI) + " " + args + " > " + base + ".out 2> " + base + ".err";
   const int rc = std::system(cmd.c_str());
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(base + ".out"), slurp(base + ".err")};
@@ -43,7 +54,7 @@ nlohmann::json without_mode(nlohmann::json s) {
 const std::string kGemm = "gemm --gen MARIANA --m 256 --k 384 --n 640 --tile-n 128 ";
 
 TEST(Modes, FunctionalResultsAreBitIdenticalWithAndWithoutTiming) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   for (const char* budget : {"", "--sbuf-budget 8192 "}) {  // one step, and a streamed plan
     SCOPED_TRACE(budget);
     const Result f = pe_vp(kGemm + budget + "--mode functional --out " + dir + "/c_functional.npy");
@@ -60,7 +71,7 @@ TEST(Modes, FunctionalResultsAreBitIdenticalWithAndWithoutTiming) {
 }
 
 TEST(Modes, TimingIsIdenticalWithAndWithoutData) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   for (const char* budget : {"", "--sbuf-budget 8192 "}) {
     SCOPED_TRACE(budget);
     const Result t = pe_vp(kGemm + budget + "--mode timing --stats-json " + dir + "/s_timing.json");
@@ -77,7 +88,7 @@ TEST(Modes, TimingIsIdenticalWithAndWithoutData) {
 }
 
 TEST(Modes, FunctionalModeTakesNoEngineTime) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   const Result f = pe_vp(kGemm + "--mode functional --stats-json " + dir + "/s_f.json");
   ASSERT_EQ(f.status, 0) << f.err;
   const nlohmann::json s = nlohmann::json::parse(slurp(dir + "/s_f.json"));
@@ -112,7 +123,7 @@ TEST(Modes, CommandLineErrors) {
 }
 
 TEST(Modes, RunWritesATraceEvenWhenTheProgramFaults) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   {
     std::ofstream p(dir + "/fault.pes");
     p << "matmul src=sbuf[0]+0x0:[1,64] dst=psum[0]:[1,64] in_dtype=BFLOAT16 num_active_rows=128 "

@@ -3,6 +3,9 @@
 // per-tile counters in timing-only mode, and the trace and VCD a run leaves.
 // One VirtualPlatform per test (SystemC elaborates once per process).
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <cstdio>
 #include <fstream>
@@ -170,7 +173,9 @@ std::string slurp(const std::string& path) {
 // slice per Ldweights, APB accesses by register name; the VCD shows the IFIFO
 // and the row groups busy, and done at the end.
 TEST(Recorder, TraceAndVcdOfARun) {
-  const std::string dir = ::testing::TempDir();
+  // This process's own names: ctest runs the tests in parallel processes.
+  const std::string dir = ::testing::TempDir() + "/pevp_recorder_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   platform::RecorderOptions o{dir + "/run.json", dir + "/run.vcd", dir + "/stats.json"};
   platform::VirtualPlatform vp(config());
   auto recorder = std::make_unique<platform::Recorder>(vp.platform(), o);
