@@ -44,13 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The operands of `pe-vp gemm`'s random mode: uniform in [-1, 1) from the top 24 bits of a 64-bit Mersenne Twister.
-host::Matrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
-  host::Matrix m(rows, cols);
-  for (float& x : m.data) x = static_cast<float>(static_cast<double>(rng() >> 40) * 0x1p-23 - 1.0);
-  return m;
-}
-
 // The (K, M, N) of every Matmul micro-op of the plan, in program order, as the firmware lowers them.
 std::vector<pe::MatmulShape> matmul_shapes(const host::GemmPlan& plan, const isa::ArrayGeometry& geo) {
   std::vector<pe::MatmulShape> shapes;
@@ -78,9 +71,9 @@ double kernel_seconds(const std::vector<pe::MatmulShape>& shapes, unsigned threa
     dst = std::max(dst, s.m * s.n);
   }
   std::mt19937_64 rng(2);
-  const auto fill = [&](std::size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = num::from_bf16(num::to_bf16(static_cast<float>(static_cast<double>(rng() >> 40) * 0x1p-23 - 1.0)));
+  const auto fill = [&](std::size_t n) {  // bf16 values, as the platform's decoded operands are
+    std::vector<float> v = platform::random_operand(1, n, rng).data;
+    for (float& x : v) x = num::from_bf16(num::to_bf16(x));
     return v;
   };
   const std::vector<float> a = fill(st), b = fill(mv);
@@ -98,7 +91,7 @@ double kernel_seconds(const std::vector<pe::MatmulShape>& shapes, unsigned threa
 double openblas_seconds(const host::GemmShape& g, unsigned threads, int repeat) {
   openblas_set_num_threads(static_cast<int>(threads));
   std::mt19937_64 rng(3);
-  const host::Matrix a = random_matrix(g.m, g.k, rng), b = random_matrix(g.k, g.n, rng);
+  const host::Matrix a = platform::random_operand(g.m, g.k, rng), b = platform::random_operand(g.k, g.n, rng);
   std::vector<float> c(g.m * g.n, 0.0f);
   const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
   double best = 1e300;
@@ -143,8 +136,8 @@ int sc_main(int argc, char** argv) {
   options.tile_n = host::tile_limits(config.geometry).n;
   const host::GemmPlan plan = host::plan_gemm(shape, options);
   std::mt19937_64 rng(1);
-  const host::EncodedOperand a = host::encode_operand(random_matrix(shape.m, shape.k, rng), options.gen, options.dtype);
-  const host::EncodedOperand b = host::encode_operand(random_matrix(shape.k, shape.n, rng), options.gen, options.dtype);
+  const host::EncodedOperand a = host::encode_operand(platform::random_operand(shape.m, shape.k, rng), options.gen, options.dtype);
+  const host::EncodedOperand b = host::encode_operand(platform::random_operand(shape.k, shape.n, rng), options.gen, options.dtype);
   std::size_t instructions = 0;
   for (const auto& step : plan.steps) instructions += step.program.size();
 

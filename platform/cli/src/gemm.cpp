@@ -24,15 +24,6 @@ namespace pevp::platform {
 
 namespace {
 
-// Seeded operands that are the same on every machine: uniform in [-1, 1) from the
-// top 24 bits of a 64-bit Mersenne Twister (std::uniform_real_distribution's
-// algorithm is not pinned by the standard).
-host::Matrix random_matrix(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
-  host::Matrix m(rows, cols);
-  for (float& x : m.data) x = static_cast<float>(static_cast<double>(rng() >> 40) * 0x1p-23 - 1.0);
-  return m;
-}
-
 std::optional<isa::Fp32Mode> parse_fp32_mode(const std::string& s) {
   if (s == "low") return isa::Fp32Mode::Low;
   if (s == "high") return isa::Fp32Mode::High;
@@ -51,6 +42,12 @@ std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
 
 }  // namespace
+
+host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64& rng) {
+  host::Matrix m(rows, cols);
+  for (float& x : m.data) x = static_cast<float>(static_cast<double>(rng() >> 40) * 0x1p-23 - 1.0);
+  return m;
+}
 
 GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
                       const VpConfig& config, const RecorderOptions& outputs) {
@@ -173,8 +170,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       if (!fits_host(m, k, n)) return 2;
     } else {
       std::mt19937_64 rng(cmd.seed);
-      a = random_matrix(m, k, rng);
-      b = random_matrix(k, n, rng);
+      a = random_operand(m, k, rng);
+      b = random_operand(k, n, rng);
     }
     if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) {
       err << "pe-vp gemm: " << bad << '\n';

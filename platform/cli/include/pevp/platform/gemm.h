@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,10 @@ struct GemmCommand {
   // --trace / --vcd / --stats-json ("" = none).
   RecorderOptions outputs;
 };
+
+// The random operands of `pe-vp gemm` (no --a/--b): rows x cols values uniform in [-1, 1) from the top 24 bits of
+// successive draws of `rng`, the same on every machine (std::uniform_real_distribution's algorithm is not pinned).
+host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64& rng);
 
 // What the driver program of a GEMM saw on the platform.
 struct GemmRun {
