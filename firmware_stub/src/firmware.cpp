@@ -131,8 +131,9 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   op.src = i.src;
   set_operand(i.in, op);
   op.transpose = i.transpose;
+  op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_opt != 0 ? i.perf_opt : i.perf_mode, i.bg_transpose};
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, i.bg_transpose};
   return op;
 }
 
@@ -143,8 +144,9 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   set_operand(i.in, op);
   op.out_dtype = i.out_dtype;
   op.transpose = i.transpose;
+  op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_opt != 0 ? i.perf_opt : i.perf_mode, 0};
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
   op.psum = psum_group(i.psum);
   return op;
 }

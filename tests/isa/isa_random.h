@@ -97,8 +97,10 @@ struct Gen {
     }
   }
   // The SBUF source of LDWEIGHTS / MATMUL; returns whether it is the MX member.
+  int src_kind = 0;  // the last src(): 0 TENSOR3D, 1 INDIRECT16B, 2 MXTENSOR_V2
   bool src(const std::string& name, unsigned rows, bool is_union, bool allow_mx) {
     const int kind = is_union ? static_cast<int>(r.uni(0, allow_mx ? 2 : 1)) : 0;
+    src_kind = kind;
     if (kind == 0) {
       tensor(name, 3, sbuf_addr(rows, is_union));
       return false;
@@ -209,7 +211,20 @@ struct Gen {
     if (!is_mm) return;
     const int out = out_dtype();
     if (!is_maverick(g)) e.set("psum_accumulate_flags", r.pick(kPsumFlags)).set("psum_zero_region", r.uni(0, 3));
-    psum_dst("dst_mem_pattern", dst_parts(cols), out, is_union, is_maverick(g) && t.second == 256 ? 2 : 0);
+    unsigned parts = dst_parts(cols);
+    if (xpose && (g == G::CAYMAN || e.decoded().get("flags.seed_mode") == 0)) {
+      // A transposing matmul (not a seed micro-op) writes one PSUM partition per moving element (mm.xpose_free_size).
+      const unsigned dims = src_kind == 0 ? 3 : src_kind == 2 ? 2 : 1;
+      unsigned count = 1;
+      for (unsigned k = 0; k < dims; ++k) {
+        const auto n = static_cast<unsigned>(r.uni(1, k == 0 ? 8 : 4));
+        count *= n;
+        e.set(dims == 1 ? std::string("src_mem_pattern.num_elem")
+                        : "src_mem_pattern.num_elem[" + std::to_string(k) + "]", n);
+      }
+      parts = count;
+    }
+    psum_dst("dst_mem_pattern", parts, out, is_union, is_maverick(g) && t.second == 256 ? 2 : 0);
   }
 
   void sparse() {

@@ -9,6 +9,7 @@
 // The corpus stores the raw bytes, so the test does not depend on the random
 // generators. To re-record (only when a behaviour change is intended):
 //   PEVP_ISA_RECORD_GOLDEN=1 ./isa_tests --gtest_filter='isa.DecodeEquivalence*'
+//   PEVP_ISA_RECORD_GOLDEN=verdicts ...   keeps the recorded records and records only their new verdicts
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -137,11 +138,30 @@ std::vector<std::pair<G, RawInstruction>> make_corpus() {
 // The file codes each distinct message once ("M <n> <message>"; violations
 // then say "#<n>"), which keeps the corpus small.
 TEST(DecodeEquivalence, MatchesRecordedDecoder) {
-  if (std::getenv("PEVP_ISA_RECORD_GOLDEN")) {
+  // PEVP_ISA_RECORD_GOLDEN=verdicts keeps the recorded raw records and records the current decoder's verdicts on
+  // them (a deliberate rule change keeps its corpus, so the diff shows only the records whose verdict changed).
+  const char* record = std::getenv("PEVP_ISA_RECORD_GOLDEN");
+  if (record) {
+    std::vector<std::pair<G, RawInstruction>> corpus;
+    if (std::string(record) == "verdicts") {
+      std::ifstream in(golden_path());
+      std::string line;
+      while (std::getline(in, line)) {
+        if (line.rfind("R ", 0) != 0) continue;
+        std::istringstream fields(line.substr(2));
+        int g = 0;
+        std::string hex;
+        fields >> g >> hex;
+        corpus.emplace_back(static_cast<G>(g), from_hex(hex));
+      }
+      ASSERT_GT(corpus.size(), 2000u) << "no corpus to keep in " << golden_path();
+    } else {
+      corpus = make_corpus();
+    }
     std::ofstream f(golden_path());
     ASSERT_TRUE(f) << "cannot write " << golden_path();
     std::map<std::string, std::size_t> messages;
-    for (const auto& [g, raw] : make_corpus()) {
+    for (const auto& [g, raw] : corpus) {
       const Decoded d = decode(g, raw);
       for (const auto& v : d.violations)
         if (messages.emplace(v.message, messages.size()).second) f << "M " << messages.size() - 1 << ' ' << v.message << '\n';

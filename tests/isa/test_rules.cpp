@@ -528,6 +528,22 @@ bool build_cases() {
   add("MmXposeRangeCayman", CAY, mm_base, set("transpose_mode", 0xff), "xpose.range", "transpose_mode");
   add("BgXposeRange", V4, lw_base, set("bg_xpose_mode", 2), "xpose.range", "bg_xpose_mode");
   ok("BgXpose1", V4, lw_base, set("bg_xpose_mode", 1));
+  // A transposing matmul writes one PSUM partition per moving element: N <= the partitions.
+  ok("MmXposeCayman", CAY, mm_base, set("transpose_mode", 1));
+  ok("MmXpose", V4, mm_base, set("flags.xpose_mode", 1));
+  ok("MmXposeMaverick", MAV, mm_base, set("flags.xpose_mode", 1));
+  add("MmXposeFreeSizeCayman", CAY, mm_base, seq({set("transpose_mode", 1), set("src_mem_pattern.num_elem[0]", 129)}),
+      "mm.xpose_free_size", "src_mem_pattern.num_elem[0]");
+  add("MmXposeFreeSize", V4, mm_base, seq({set("flags.xpose_mode", 1), set("src_mem_pattern.num_elem[0]", 256)}),
+      "mm.xpose_free_size", "src_mem_pattern.num_elem[0]");
+  // Transposed onto 16 partitions, the destination starting at partition 120 leaves PSUM.
+  add("MmXposeDstPartitions", V4, mm_base,
+      seq({set("flags.xpose_mode", 1), set("src_mem_pattern.num_elem[0]", 16),
+           set("dst_mem_pattern.start_addr", kPsum + 120 * 16384)}),
+      "mempattern.partitions", "dst_mem_pattern.start_addr");
+  ok("MmXposeDstPartitionsFit", V4, mm_base,
+     seq({set("flags.xpose_mode", 1), set("src_mem_pattern.num_elem[0]", 8),
+          set("dst_mem_pattern.start_addr", kPsum + 120 * 16384)}));
   ok("Transpose1", CAY, mm_base, set("transpose_mode", 1));
 
   // -- seed_mode and the MAVERICK seed micro-op contracts (spec 5, 5.1) --

@@ -304,14 +304,7 @@ std::vector<ErrorCase> error_cases() {
                      return f.enc(a);
                    }});
     } else {
-      // Valid ISA on v4+ (up to 8 banks per matmul); the executor does not model it yet (D-EXEC-BANK).
-      v.push_back({G + "PsumBankOverflow", g, "exec.psum_bank_cross", kNoCheck, std::nullopt, none,
-                   [](const Frame& f) {
-                     auto a = f.mm(4);
-                     a.dst.start_addr = psum_addr(0, kBank - 64);
-                     return f.enc(a);
-                   },
-                   "", true});
+      // A v4+ output may span the banks of its partition (D-EXEC-MULTIBANK), not leave the partition.
       v.push_back({G + "PsumPartitionOverflow", g, "mm.psum_footprint", kDstStart, psum_addr(0, kPsumPart - 64),
                    none, [](const Frame& f) {
                      auto a = f.mm(4);
@@ -380,10 +373,12 @@ std::vector<ErrorCase> error_cases() {
                    return f.enc(a);
                  },
                  "", true});
-    v.push_back({G + "TransposingMatmulNotModelled", g, "exec.not_modelled", kNoCheck, std::nullopt, none,
+    // A transposing matmul routes through a 0/1 stationary; the frame's random weights are not one.
+    v.push_back({G + "TransposeThroughANonIdentityStationary", g, "exec.xpose_stationary", kNoCheck, std::nullopt, none,
                  [](const Frame& f) {
                    auto a = f.mm(4);
                    a.xpose = true;
+                   a.dst.num_elem = {static_cast<std::uint16_t>(f.M)};  // N partitions of M
                    return f.enc(a);
                  },
                  "", true});

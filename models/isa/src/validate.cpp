@@ -418,7 +418,18 @@ void check_dense(Rules& r, const I& i) {
   if constexpr (std::is_same_v<I, Matmul>) {
     check_out_dtype(r, i.out_dtype);
     check_psum_group(r, i.psum);
-    check_dst(r, i.dst, dst_partitions(r, i.tile), i.out_dtype);
+    if (i.transpose && i.seed_mode == 0) {
+      // A transposing matmul writes one PSUM partition per moving element (D-EXEC-XPOSE-MM).
+      const std::uint64_t free_size = i.src.count();
+      PEVP_REQUIRE(r, free_size <= r.geo.partitions, dim_leaf(src, "num_elem", 0), Rule::kMmXposeFreeSize,
+                   "a transposing matmul's moving free size (" + std::to_string(free_size) +
+                       " elements per partition) must be at most the " + std::to_string(r.geo.partitions) +
+                       " PSUM partitions it transposes onto");
+      check_dst(r, i.dst, static_cast<unsigned>(std::min<std::uint64_t>(free_size, r.geo.partitions)),
+                i.out_dtype);
+    } else {
+      check_dst(r, i.dst, dst_partitions(r, i.tile), i.out_dtype);
+    }
     // "if c256 and tensor_pattern, the upper dim of dst must have a size of 2": the
     // two halves of a tile wider than the partitions (D-GEOMETRY: on an array
     // whose columns fit the partitions, a c256 tile does not fold).

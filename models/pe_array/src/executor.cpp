@@ -136,13 +136,122 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
   if (u.scalar_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " + std::to_string(u.scalar_mode) +
                                                       ": scalar mode is not modelled yet");
-  if (u.perf != 0)
-    return ExecResult::error("exec.not_modelled", "perf_opt/perf_mode != 0: fp8 double_row and MX perf modes are "
-                                                  "not modelled yet");
+  if (u.perf_mode != 0)
+    return ExecResult::error("exec.not_modelled", "perf_mode = " + std::to_string(u.perf_mode) +
+                                                      ": the MX QUAD_ROW / OCT_ROW pumping is not modelled yet");
   if (u.bg_xpose != 0)
     return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(u.bg_xpose) +
                                                       ": background transpose is not modelled yet");
   return ExecResult::success();
+}
+
+// Where a matmul's outputs go. Output row r -- a PE column, or a moving element when the matmul transposes -- holds
+// `per_row` values; rows fold `fold` to a pass: row r writes dst partition r % fold at the pattern's elements
+// (r / fold) * per_row .. + per_row - 1. Only a MAVERICK c256 tile wider than the partitions folds (its two column
+// halves in the destination's upper dimension, spec 000 section 11); otherwise fold = rows.
+struct OutLayout {
+  std::size_t rows = 0, per_row = 0, fold = 1;
+  std::size_t partitions() const { return std::min(rows, fold); }
+  std::size_t halves() const { return (rows + fold - 1) / fold; }
+  std::size_t at(const Access& a, std::size_t r, std::size_t j) const {
+    return a.at(r % fold, (r / fold) * per_row + j);
+  }
+};
+
+// The PSUM banks (bit b = bank b) a partition's part of a plan touches.
+unsigned banks_touched(const isa::PartitionPlan& plan, std::size_t bank_bytes) {
+  unsigned mask = 0;
+  for (const std::size_t off : plan.offsets) mask |= 1u << (off / bank_bytes);
+  return mask;
+}
+
+// Whether elements first .. first + count - 1 of a plan are one contiguous run.
+bool contiguous_run(const isa::PartitionPlan& plan, std::size_t first, std::size_t count, std::size_t elem_bytes) {
+  for (std::size_t i = 1; i < count; ++i)
+    if (plan.offsets[first + i] != plan.offsets[first] + i * elem_bytes) return false;
+  return true;
+}
+
+std::string bank_list(unsigned mask) {
+  std::string s;
+  for (unsigned b = 0; mask >> b; ++b)
+    if (mask >> b & 1u) s += (s.empty() ? "" : ", ") + std::to_string(b);
+  return s;
+}
+
+// The row of each stationary column's single 1 when the stationary is a 0/1 matrix with exactly one 1 per column
+// (the identity a transposing matmul routes through, D-EXEC-XPOSE-MM), else -1 for that column.
+std::vector<std::int32_t> one_hot_rows(const std::vector<float>& v, std::size_t k, std::size_t m) {
+  std::vector<std::int32_t> row(m, -1);
+  for (std::size_t mi = 0; mi < m; ++mi) {
+    std::int32_t found = -1;
+    bool ok = true;
+    for (std::size_t ki = 0; ki < k && ok; ++ki) {
+      const float x = v[ki * m + mi];
+      if (x == 0.0f) continue;
+      if (x != 1.0f || found >= 0) ok = false;
+      else found = static_cast<std::int32_t>(ki);
+    }
+    if (ok) row[mi] = found;
+  }
+  return row;
+}
+
+// Why column `mi` of a stationary is not one-hot, for the message.
+std::string one_hot_problem(const Stationary& st, std::size_t mi) {
+  unsigned ones = 0;
+  for (std::size_t ki = 0; ki < st.k; ++ki) {
+    const float x = st.values[ki * st.m + mi];
+    if (x == 0.0f) continue;
+    if (x != 1.0f) {
+      std::ostringstream o;
+      o << "stationary[" << ki << "][" << mi << "] = " << x;
+      return o.str() + " (bits " + hex(num::float_bits(x)) + ")";
+    }
+    ++ones;
+  }
+  return "stationary column " + std::to_string(mi) + " holds " + std::to_string(ones) + " ones";
+}
+
+// A transposing matmul's values (D-EXEC-XPOSE-MM): output row i (moving element i), element mi = the moving value
+// of the row the stationary's column mi selects, moved as a bit pattern of the output dtype -- fp32 input keeps its
+// 32 bits whatever its fp32_mode (the multiplier is not used), bf16 its 16 (or their exact fp32 widening), fp16 and
+// fp8 their exact fp32 value; a bf16 output of a wider input rounds RNE. With `add` the value is added in fp32 to
+// `existing(i, mi)` (or to +0 when `accumulate` without `add`: a BEGIN that accumulates), NaN canonical.
+template <typename Existing>
+void transpose_moving(const OperandType& t, const Stationary& st, const std::uint8_t* sbuf, const Access& sa,
+                      bool out_bf16, bool add, bool accumulate, Existing existing, std::vector<std::uint32_t>& xposed_) {
+  const std::size_t m = st.m, n = sa.count();
+  xposed_.assign(n * m, 0);
+  const RowDecoder decode = row_decoder(t);
+  for (std::size_t mi = 0; mi < m; ++mi) {
+    const std::size_t row = static_cast<std::size_t>(st.one_hot_row[mi]);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint8_t* e = sbuf + sa.at(row, i);
+      std::uint32_t bits = 0;  // fp32 bits, or bf16 bits when out_bf16
+      float value = 0.0f;      // the value, for an add or a bf16 rounding
+      if (t.dtype == isa::Dtype::FP32) {
+        std::memcpy(&bits, e, 4);
+        value = num::bits_float(bits);
+        if (out_bf16) bits = num::to_bf16(value);
+      } else if (t.dtype == isa::Dtype::BFLOAT16) {
+        std::uint16_t h;
+        std::memcpy(&h, e, 2);
+        bits = out_bf16 ? h : std::uint32_t{h} << 16;
+        value = num::from_bf16(h);
+      } else {
+        decode(e, 1, &value);
+        bits = out_bf16 ? num::to_bf16(value) : num::float_bits(value);
+      }
+      if (accumulate) {
+        float sum = (add ? existing(i, mi) : 0.0f) + value;
+        std::uint32_t u = num::float_bits(sum);
+        if ((u & 0x7FFFFFFFu) > 0x7F800000u) u = kCanonicalNan;
+        bits = out_bf16 ? num::to_bf16(num::bits_float(u)) : u;
+      }
+      xposed_[i * m + mi] = bits;
+    }
+  }
 }
 
 std::string tile_text(const isa::TileRect& t) {
@@ -164,21 +273,28 @@ void ArrayExecutor::reset() {
   stats_ = {};
 }
 
+
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
   OperandType t;
   if (auto r = check_common(op, MicroOpKind::WeightLoad, t); !r.ok) return r;
   if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  if (op.double_row && op.transpose)
+    return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
+                                                    "transposed load");
   const isa::TileRect tile = op.tile;
   const std::size_t k = op.k, m = op.m;
   const bool xpose = op.transpose;
-  // Not transposed: K partitions of M elements. Transposed (model decision D-EXEC-XPOSE): M partitions of K
-  // elements, stationary[k][m] = sbuf_tile[m][k].
-  const std::size_t parts = xpose ? m : k, per = xpose ? k : m;
+  // Not transposed: K partitions of M elements (double_row: of M element pairs, D-EXEC-DOUBLE-ROW). Transposed
+  // (D-EXEC-XPOSE): M partitions of K elements, stationary[k][m] = sbuf_tile[m][k].
+  const std::size_t pair = op.double_row ? 2 : 1;
+  const std::size_t parts = xpose ? m : k, per = (xpose ? k : m) * pair;
   if (op.src.count() != per)
     return ExecResult::error("exec.pattern_count",
                              "src_mem_pattern yields " + std::to_string(op.src.count()) + " elements per partition, " +
-                                 (xpose ? "num_active_rows (K, transposed) = " : "num_active_cols (M) = ") +
-                                 std::to_string(per));
+                                 (xpose ? "num_active_rows (K, transposed) = " + std::to_string(k)
+                                        : op.double_row ? "2 x num_active_cols (M element pairs, double_row) = " +
+                                                              std::to_string(per)
+                                                        : "num_active_cols (M) = " + std::to_string(m)));
   const std::size_t eb = operand_bytes(t.dtype);
   Access acc;
   if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), parts, eb, acc); !r.ok) return r;
@@ -187,16 +303,24 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
   Stationary s;
   s.tile = tile;
-  s.k = k;
+  s.k = k * pair;
   s.m = m;
   s.type = t;
-  if (!xpose) {
-    s.values = std::move(tilev);
-  } else {
+  s.double_row = op.double_row;
+  if (xpose) {
     s.values.resize(k * m);
     for (std::size_t mi = 0; mi < m; ++mi)
       for (std::size_t ki = 0; ki < k; ++ki) std::memcpy(&s.values[ki * m + mi], &tilev[mi * k + ki], sizeof(float));
+  } else if (op.double_row) {
+    // Partition p's pair j of column mi is logical contraction row 2p + j.
+    s.values.resize(2 * k * m);
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t j = 0; j < 2; ++j)
+        for (std::size_t mi = 0; mi < m; ++mi) s.values[(2 * p + j) * m + mi] = tilev[p * per + 2 * mi + j];
+  } else {
+    s.values = std::move(tilev);
   }
+  s.one_hot_row = one_hot_rows(s.values, s.k, s.m);
   // A load replaces every stationary its tile overlaps.
   std::vector<Stationary> kept;
   for (auto& o : stationaries_)
@@ -206,9 +330,9 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   stats_ = {};
   stats_.kind = MicroOpKind::WeightLoad;
   stats_.tile = tile;
-  stats_.k = k;
+  stats_.k = k * pair;
   stats_.m = m;
-  stats_.elements_loaded = k * m;
+  stats_.elements_loaded = k * per;
   return ExecResult::success();
 }
 
@@ -216,24 +340,26 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                  std::uint8_t* psum, std::size_t psum_bytes) {
   OperandType t;
   if (auto r = check_common(op, MicroOpKind::Matmul, t); !r.ok) return r;
-  if (op.transpose)
-    return ExecResult::error("exec.not_modelled", "MATMUL xpose_mode/transpose_mode = 1: a transposing matmul is "
-                                                  "not modelled yet (transpose at LDWEIGHTS)");
   if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
+  if (op.double_row && op.transpose)
+    return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
+                                                    "transposing matmul");
   const isa::TileRect tile = op.tile;
   const std::size_t k = op.k, m = op.m;
-  if (m > geo_.partitions)
-    return ExecResult::error("exec.not_modelled", "num_active_cols = " + std::to_string(m) + ": a tile wider than the " +
-                                                      std::to_string(geo_.partitions) +
-                                                      " PSUM partitions folds its columns (c256); the fold is not "
-                                                      "modelled yet");
+  const std::size_t pair = op.double_row ? 2 : 1;
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
-  if (st->k != k)
+  if (st->double_row != op.double_row)
+    return ExecResult::error("exec.double_row_mix", std::string("perf_opt: the matmul is ") +
+                                                        (op.double_row ? "" : "not ") +
+                                                        "double_row, the tile's stationary was " +
+                                                        (st->double_row ? "" : "not ") + "loaded double_row");
+  if (st->k != k * pair)
     return ExecResult::error("exec.k_mismatch", "num_active_rows = " + std::to_string(k) +
-                                                    ": the tile's stationary has K = " + std::to_string(st->k));
+                                                    ": the tile's stationary has K = " + std::to_string(st->k) +
+                                                    (op.double_row ? " (double_row: 2 rows per partition)" : ""));
   if (st->m != m)
     return ExecResult::error("exec.m_mismatch", "num_active_cols = " + std::to_string(m) +
                                                     ": the tile's stationary has M = " + std::to_string(st->m));
@@ -254,134 +380,203 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                    ": only FP32 (and BFLOAT16 from v4) PSUM output is modelled");
   }
   const std::size_t ob = out_bf16 ? 2 : 4;
-  const std::size_t n = op.src.count();
-  if (op.dst.count() != n)
-    return ExecResult::error("exec.pattern_count", "dst_mem_pattern yields " + std::to_string(op.dst.count()) +
-                                                       " elements per partition, src_mem_pattern " +
-                                                       std::to_string(n) + " (N)");
+  const std::size_t src_count = op.src.count();
+  if (src_count % pair != 0)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(src_count) +
+                                                       " elements per partition: double_row needs element pairs");
+  const std::size_t n = src_count / pair;  // moving free size
+  // The outputs: M rows of N (a transposing matmul: N rows of M, D-EXEC-XPOSE-MM), folded on a c256 tile wider
+  // than the partitions (D-EXEC-C256).
+  OutLayout out;
+  const bool folded = !op.transpose && tile.cols > geo_.partitions;
+  out.rows = op.transpose ? n : m;
+  out.per_row = op.transpose ? m : n;
+  out.fold = folded ? geo_.partitions : std::max<std::size_t>(out.rows, 1);
+  const std::size_t dst_halves = folded ? 2 : 1;
+  if (op.dst.count() != out.per_row * dst_halves)
+    return ExecResult::error("exec.pattern_count",
+                             "dst_mem_pattern yields " + std::to_string(op.dst.count()) + " elements per partition, " +
+                                 (op.transpose ? "num_active_cols (M, transposed) = " + std::to_string(m)
+                                               : folded ? "2 x N (the c256 halves) = " + std::to_string(2 * n)
+                                                        : "src_mem_pattern " + std::to_string(n) + " (N)"));
+  if (op.transpose && n > geo_.partitions)
+    return ExecResult::error("exec.pattern_partitions", "src_mem_pattern yields " + std::to_string(n) +
+                                                            " elements per partition: a transposing matmul writes "
+                                                            "one PSUM partition per moving element (at most " +
+                                                            std::to_string(geo_.partitions) + ")");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
   if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sa); !r.ok) return r;
-  if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), m, ob, da); !r.ok) return r;
+  if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), out.partitions(), ob, da); !r.ok)
+    return r;
+  if (op.transpose) {
+    for (std::size_t mi = 0; mi < m; ++mi)
+      if (st->one_hot_row[mi] < 0)
+        return ExecResult::error("exec.xpose_stationary", "xpose_mode = 1: " + one_hot_problem(*st, mi) +
+                                                              "; a transposing matmul routes through a 0/1 "
+                                                              "stationary with one 1 per column (the identity)");
+  }
   const auto& geo = geo_;
   const std::size_t bank_bytes = geo.psum_bank_bytes;
+  const std::size_t pb = geo.psum_partition_bytes();
   const std::size_t dp0 = da.first_partition;
-  const unsigned bank = static_cast<unsigned>(da.start_in_partition / bank_bytes);
-  // Every dst element stays in the start's bank (D-EXEC-BANK). The validator
-  // already demands this on CAYMAN; a v4+ output spanning banks is valid ISA
-  // but not modelled by the executor yet.
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t in_part = da.plan.offsets[i];
-    if (in_part / bank_bytes != bank)
-      return ExecResult::error("exec.psum_bank_cross", "dst_mem_pattern: element " + std::to_string(i) +
-                                                           " at partition byte offset " + std::to_string(in_part) +
-                                                           " leaves PSUM bank " + std::to_string(bank) +
-                                                           " (a matmul output spanning PSUM banks is not modelled yet)");
-  }
-  // PSUM group semantics (the firmware decided them from the generation's flags).
+  // The banks the output reaches (the same in every partition). CAYMAN keeps one (mm.psum_footprint); v4+ may
+  // span the partition's banks (D-EXEC-MULTIBANK).
+  const unsigned touched = banks_touched(da.plan, bank_bytes);
+  // PSUM group semantics (the firmware decided them from the generation's flags), per touched bank.
   const PsumGroup& g = op.psum;
   const bool accumulate = g.accumulate;
-  bool zero = false, open_after = open_[bank];
-  unsigned zero_banks = 0;
+  bool zero = false;
+  unsigned zero_mask = 0;
   if (g.tracked) {
     if (g.begin && g.begin_accumulate)
       return ExecResult::error("exec.psum_flags", "psum_accumulate_flags = " + std::to_string(g.flags) +
                                                       ": BEGIN and BEGIN_ACCUM together");
-    if ((g.begin || g.begin_accumulate) && open_[bank])
+    unsigned open = 0;
+    for (unsigned b = 0; b < kBanks; ++b)
+      if (open_[b]) open |= 1u << b;
+    if ((g.begin || g.begin_accumulate) && (touched & open))
       return ExecResult::error("exec.psum_group_open", "psum_accumulate_flags = " + isa::psum_flags_name(g.flags) +
                                                            ": a group is already open in PSUM bank " +
-                                                           std::to_string(bank));
-    if (!g.begin && !g.begin_accumulate && !open_[bank])
+                                                           bank_list(touched & open));
+    if (!g.begin && !g.begin_accumulate && (touched & ~open))
       return ExecResult::error("exec.psum_group_unopened", "psum_accumulate_flags = " +
                                                                isa::psum_flags_name(g.flags) +
                                                                ": accumulate into an unopened group (PSUM bank " +
-                                                               std::to_string(bank) + ")");
+                                                               bank_list(touched & ~open) + ")");
     zero = g.begin;
-    open_after = !g.end;
-    zero_banks = g.zero_banks;
-    if (zero_banks > geo.psum_banks)
+    if (g.zero_banks > geo.psum_banks || (zero && g.zero_banks == 0))
       return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " + std::to_string(g.zero_region) +
                                                             ": more than " + std::to_string(geo.psum_banks) +
                                                             " banks");
-  }
-  // Zero region bounds (before any write).
-  std::size_t zlo = 0, zhi = 0;
-  if (zero) {
-    const std::size_t block = bank / zero_banks * zero_banks;
-    if (block + zero_banks > geo.psum_banks)  // cannot happen with a power-of-two bank count (check_geometry)
-      return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " + std::to_string(g.zero_region) +
-                                                            ": banks " + std::to_string(block) + ".." +
-                                                            std::to_string(block + zero_banks - 1) + " leave the " +
-                                                            std::to_string(geo.psum_banks) + " PSUM banks");
-    zlo = block * bank_bytes;
-    zhi = (block + zero_banks) * bank_bytes;
-    const std::size_t last = (dp0 + m - 1) * geo.psum_partition_bytes() + zhi;
-    if (m > 0 && last > psum_bytes)
-      return ExecResult::error("exec.buffer_bounds", "psum_zero_region: PSUM address " +
-                                                         hex(isa::ArrayGeometry::kPsumBase + last - 1) + " is beyond the " +
-                                                         std::to_string(psum_bytes) + "-byte PSUM buffer");
+    // BEGIN clears the aligned block of zero_banks banks around every bank the output touches.
+    if (zero)
+      for (unsigned b = 0; b < geo.psum_banks; ++b)
+        if (touched >> b & 1u) {
+          const unsigned block = b / g.zero_banks * g.zero_banks;
+          if (block + g.zero_banks > geo.psum_banks)  // cannot happen with a power-of-two bank count
+            return ExecResult::error("exec.psum_zero_region", "psum_zero_region = " + std::to_string(g.zero_region) +
+                                                                  ": banks " + std::to_string(block) + ".." +
+                                                                  std::to_string(block + g.zero_banks - 1) +
+                                                                  " leave the " + std::to_string(geo.psum_banks) +
+                                                                  " PSUM banks");
+          zero_mask |= ((1u << g.zero_banks) - 1) << block;
+        }
+    if (zero_mask != 0 && out.partitions() > 0) {
+      unsigned highest = 0;
+      for (unsigned b = 0; b < geo.psum_banks; ++b)
+        if (zero_mask >> b & 1u) highest = b;
+      const std::size_t last = (dp0 + out.partitions() - 1) * pb + (highest + 1) * bank_bytes;
+      if (last > psum_bytes)
+        return ExecResult::error("exec.buffer_bounds", "psum_zero_region: PSUM address " +
+                                                           hex(isa::ArrayGeometry::kPsumBase + last - 1) +
+                                                           " is beyond the " + std::to_string(psum_bytes) +
+                                                           "-byte PSUM buffer");
+    }
   }
   // Every check has passed: from here on the matmul cannot fail, so PSUM may be written.
   const auto zero_region = [&] {
-    if (zero)
-      for (std::size_t p = 0; p < m; ++p)
-        std::memset(psum + (dp0 + p) * geo.psum_partition_bytes() + zlo, 0, zhi - zlo);
+    for (std::size_t p = 0; p < out.partitions(); ++p)
+      for (unsigned b = 0; b < geo.psum_banks; ++b)
+        if (zero_mask >> b & 1u) std::memset(psum + (dp0 + p) * pb + b * bank_bytes, 0, bank_bytes);
   };
-  const MatmulShape shape{k, m, n};
-  // The direct path: fp32 output rows and moving rows that are each one contiguous run (a plain N-element row per
-  // partition, what every tiled GEMM issues). The kernel decodes the moving operand straight from SBUF and adds
-  // into PSUM in place (after the zero region is cleared, so BEGIN + accumulate adds onto +0 as below).
-  if (!out_bf16 && sa.plan.contiguous && da.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High) {
-    zero_region();
-    const MovingRows mv{sbuf + sa.at(0, 0), sa.partition_bytes, t};
-    // The destination is 4-byte aligned: pattern starts are aligned to the element (plan_access) and partitions
-    // are whole multiples of 64 bytes.
-    const DstRows dst{reinterpret_cast<float*>(psum + da.at(0, 0)), da.partition_bytes / sizeof(float)};
-    if (!matmul_pass_fast_rows(st->values.data(), mv, dst, shape, accumulate, threads_))
-      return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");  // unreachable: checked above
-  } else {
-    // Any other pattern or output type: decode the moving tile, compute into a scratch tile (both live across
-    // instructions: no allocation per matmul once warm), then commit.
-    moving_.resize(k * n);
-    if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
-      return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
-    out_.assign(m * n, 0.0f);
-    float* out = out_.data();
-    if (accumulate && !zero) {
-      for (std::size_t p = 0; p < m; ++p) {
-        for (std::size_t i = 0; i < n; ++i) {
-          if (out_bf16) {
-            std::uint16_t h;
-            std::memcpy(&h, psum + da.at(p, i), 2);
-            out[p * n + i] = num::from_bf16(h);
-          } else {
-            std::memcpy(&out[p * n + i], psum + da.at(p, i), 4);
-          }
-        }
-      }
+  const auto load_out = [&](std::size_t r, std::size_t j) {
+    const std::size_t at = out.at(da, r, j);
+    float v;
+    if (out_bf16) {
+      std::uint16_t h;
+      std::memcpy(&h, psum + at, 2);
+      v = num::from_bf16(h);
+    } else {
+      std::memcpy(&v, psum + at, 4);
     }
-    pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out, shape, accumulate, threads_);
-    // Commit: zero, then write.
+    return v;
+  };
+  const auto store_out = [&](std::size_t r, std::size_t j, float v) {
+    const std::size_t at = out.at(da, r, j);
+    if (out_bf16) {
+      const std::uint16_t h = num::to_bf16(v);
+      std::memcpy(psum + at, &h, 2);
+    } else {
+      std::memcpy(psum + at, &v, 4);
+    }
+  };
+  if (op.transpose) {
+    transpose_moving(t, *st, sbuf, sa, out_bf16, accumulate && !zero, accumulate,
+                     [&](std::size_t r, std::size_t j) { return load_out(r, j); }, xposed_);
     zero_region();
-    for (std::size_t p = 0; p < m; ++p) {
-      for (std::size_t i = 0; i < n; ++i) {
+    // Commit: the values are bit patterns of the output dtype, so a transpose moves NaN payloads.
+    for (std::size_t r = 0; r < out.rows; ++r)
+      for (std::size_t j = 0; j < out.per_row; ++j) {
+        const std::uint32_t bits = xposed_[r * m + j];
         if (out_bf16) {
-          const std::uint16_t h = num::to_bf16(out[p * n + i]);
-          std::memcpy(psum + da.at(p, i), &h, 2);
+          const auto h = static_cast<std::uint16_t>(bits);
+          std::memcpy(psum + out.at(da, r, j), &h, 2);
         } else {
-          std::memcpy(psum + da.at(p, i), &out[p * n + i], 4);
+          std::memcpy(psum + out.at(da, r, j), &bits, 4);
         }
       }
+  } else {
+    const std::size_t kl = k * pair;
+    const MatmulShape shape{kl, m, n};
+    bool direct = !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
+    for (std::size_t h = 0; direct && h < out.halves(); ++h) direct = contiguous_run(da.plan, h * n, n, ob);
+    if (direct) {
+      // The moving rows are each one contiguous run and so is every half of the fp32 dst rows (every tiled GEMM):
+      // the kernel decodes the moving operand straight from SBUF and adds into PSUM in place (after the zero region
+      // is cleared, so BEGIN + accumulate adds onto +0 as below). A folded tile runs each column half on its own.
+      zero_region();
+      const MovingRows mv{sbuf + sa.at(0, 0), sa.partition_bytes, t};
+      for (std::size_t h = 0; h < out.halves(); ++h) {
+        const std::size_t r0 = h * out.fold, rows = std::min(out.fold, out.rows - r0);
+        const float* stv = st->values.data();
+        if (out.halves() > 1) {
+          half_.resize(kl * rows);
+          for (std::size_t ki = 0; ki < kl; ++ki)
+            std::memcpy(&half_[ki * rows], &st->values[ki * m + r0], rows * sizeof(float));
+          stv = half_.data();
+        }
+        // The destination is 4-byte aligned: pattern starts are aligned to the element (plan_access) and
+        // partitions are whole multiples of 64 bytes.
+        const DstRows dst{reinterpret_cast<float*>(psum + out.at(da, r0, 0)), pb / sizeof(float)};
+        if (!matmul_pass_fast_rows(stv, mv, dst, MatmulShape{kl, rows, n}, accumulate, threads_))
+          return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");  // unreachable: checked above
+      }
+    } else {
+      // Any other pattern or output type, double_row or Low_High: decode the moving tile, compute into a scratch
+      // tile (both live across instructions: no allocation per matmul once warm), then commit.
+      moving_.resize(k * src_count);
+      if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
+        return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+      if (op.double_row) {
+        // Partition p's pair j of moving element i is logical contraction row 2p + j (as the stationary's).
+        half_.resize(kl * n);
+        for (std::size_t p = 0; p < k; ++p)
+          for (std::size_t j = 0; j < 2; ++j)
+            for (std::size_t i = 0; i < n; ++i) half_[(2 * p + j) * n + i] = moving_[p * src_count + 2 * i + j];
+        moving_.swap(half_);
+      }
+      out_.assign(m * n, 0.0f);
+      if (accumulate && !zero)
+        for (std::size_t r = 0; r < m; ++r)
+          for (std::size_t i = 0; i < n; ++i) out_[r * n + i] = load_out(r, i);
+      pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out_.data(), shape, accumulate,
+                       threads_);
+      zero_region();
+      for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t i = 0; i < n; ++i) store_out(r, i, out_[r * n + i]);
     }
   }
-  if (g.tracked) open_[bank] = open_after;
+  if (g.tracked)
+    for (unsigned b = 0; b < kBanks; ++b)
+      if (touched >> b & 1u) open_[b] = !g.end;
   stats_ = {};
   stats_.kind = MicroOpKind::Matmul;
   stats_.tile = tile;
-  stats_.k = k;
+  stats_.k = k * pair;
   stats_.m = m;
   stats_.n = n;
-  stats_.macs = static_cast<std::uint64_t>(k) * m * n;
+  stats_.macs = op.transpose ? 0 : static_cast<std::uint64_t>(k * pair) * m * n;
   stats_.passes = t.fp32_mode == isa::Fp32Mode::Low_High ? 3 : 1;
   return ExecResult::success();
 }

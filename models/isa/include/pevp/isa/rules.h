@@ -76,6 +76,7 @@ namespace pevp::isa {
   X(kLdtagsInDtype, 0x037, "ldtags.in_dtype") \
   X(kLdtagsForceTagBits, 0x038, "ldtags.force_tag_bits") \
   X(kConvlutLutDtype, 0x039, "convlut.lut_dtype") \
+  X(kMmXposeFreeSize, 0x03A, "mm.xpose_free_size") \
   X(kExecOpcode, 0x100, "exec.opcode") \
   X(kExecInvalid, 0x101, "exec.invalid") \
   X(kExecInDtype, 0x102, "exec.in_dtype") \
@@ -97,6 +98,8 @@ namespace pevp::isa {
   X(kExecPsumGroupOpen, 0x112, "exec.psum_group_open") \
   X(kExecPsumGroupUnopened, 0x113, "exec.psum_group_unopened") \
   X(kExecPsumZeroRegion, 0x114, "exec.psum_zero_region") \
+  X(kExecXposeStationary, 0x115, "exec.xpose_stationary") \
+  X(kExecDoubleRowMix, 0x116, "exec.double_row_mix") \
   X(kSeqNotModelled, 0x200, "seq.not_modelled") \
   X(kSeqSemaphoreUnderflow, 0x201, "seq.semaphore_underflow") \
   X(kSeqSemaphoreOverflow, 0x202, "seq.semaphore_overflow") \

@@ -38,8 +38,8 @@ struct ExecResult {
 struct ExecStats {
   MicroOpKind kind = MicroOpKind::WeightLoad;
   isa::TileRect tile;
-  std::size_t k = 0, m = 0, n = 0;  // LDWEIGHTS: n = 0
-  std::uint64_t macs = 0;           // MATMUL: k * m * n; LDWEIGHTS: 0
+  std::size_t k = 0, m = 0, n = 0;  // LDWEIGHTS: n = 0; k: logical rows (double_row: 2 per active row)
+  std::uint64_t macs = 0;           // MATMUL: k * m * n; a transposing MATMUL (a data move) and LDWEIGHTS: 0
   unsigned passes = 0;              // MATMUL: kernel passes (3 for fp32 Low_High, else 1)
   std::uint64_t elements_loaded = 0;  // LDWEIGHTS: k * m
 };
@@ -49,7 +49,11 @@ struct Stationary {
   isa::TileRect tile;
   std::size_t k = 0, m = 0;
   OperandType type;
+  bool double_row = false;  // loaded with perf_opt FP8_DOUBLE_ROW: k counts logical rows (2 per partition)
   std::vector<float> values;
+  // Per column, the row of its single 1 when the column is 0/1 with exactly one 1 (what a transposing matmul
+  // routes through), else -1.
+  std::vector<std::int32_t> one_hot_row;
 };
 
 class ArrayExecutor {
@@ -82,9 +86,11 @@ class ArrayExecutor {
   std::vector<Stationary> stationaries_;
   std::array<bool, kBanks> open_{};
   ExecStats stats_;
-  // Scratch reused across instructions: one packed row, the decoded moving tile, the output tile.
+  // Scratch reused across instructions: one packed row, the decoded moving tile, the output tile, a column half of
+  // a folded stationary (or the double_row moving rows), a transpose's output bits.
   std::vector<std::uint8_t> row_;
-  std::vector<float> moving_, out_;
+  std::vector<float> moving_, out_, half_;
+  std::vector<std::uint32_t> xposed_;
 };
 
 }  // namespace pevp::pe

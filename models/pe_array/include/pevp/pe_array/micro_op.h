@@ -44,7 +44,7 @@ struct PsumGroup {
 struct Unmodelled {
   std::int64_t seed_mode = 0;    // flags.seed_mode
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
-  std::int64_t perf = 0;         // perf_opt / perf_mode (fp8 double_row, MX pumping)
+  std::int64_t perf_mode = 0;    // MX_PERF_MODE (QUAD_ROW / OCT_ROW pumping of MX sources)
   std::int64_t bg_xpose = 0;     // bg_xpose_mode
 };
 
@@ -69,6 +69,9 @@ struct MicroOp {
   std::int64_t in_dtype_raw = 0, fp32_mode_raw = 0;  // as encoded (an invalid code stays nameable)
   std::int64_t out_dtype = 0;  // Matmul: as encoded (0 = FP32)
   bool transpose = false;      // transpose_mode / flags.xpose_mode
+  // perf_opt = FP8_DOUBLE_ROW: each active row's partition carries two fp8 contraction rows (element pairs), so the
+  // tile contracts over 2 x k logical rows (D-EXEC-DOUBLE-ROW).
+  bool double_row = false;
   unsigned rate_div = 1;       // perf mode: 2 = fp8 double_row, 4 = MX QUAD_ROW*, 8 = MX OCT_ROW*
   PsumGroup psum;              // Matmul
   Unmodelled unmodelled;
