@@ -75,8 +75,8 @@ Fault from_violation(const isa::Violation& v) { return {v.rule, v.field, v.value
 
 // ---- lowering: each handler turns its typed instruction into micro-ops ---------------------------------------
 
-unsigned perf_divisor(std::int64_t perf_opt, std::int64_t perf_mode) {
-  if (perf_opt == isa::perf_opt::FP8_DOUBLE_ROW) return 2;
+// The MX pump's rate (fp8 double_row instead doubles the rows a tile contracts, MicroOp::double_row).
+unsigned perf_divisor(std::int64_t perf_mode) {
   switch (static_cast<isa::MxPerfMode>(perf_mode)) {
     case isa::MxPerfMode::QUAD_ROW:
     case isa::MxPerfMode::QUAD_ROW_INTERLEAVE:
@@ -132,7 +132,7 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   set_operand(i.in, op);
   op.transpose = i.transpose;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
-  op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
+  op.rate_div = perf_divisor(i.perf_mode);
   op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, i.bg_transpose};
   return op;
 }
@@ -145,7 +145,7 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   op.out_dtype = i.out_dtype;
   op.transpose = i.transpose;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
-  op.rate_div = perf_divisor(i.perf_opt, i.perf_mode);
+  op.rate_div = perf_divisor(i.perf_mode);
   op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
   op.psum = psum_group(i.psum);
   return op;

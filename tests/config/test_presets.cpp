@@ -154,7 +154,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4,
                "ls_to_mm_cycles": 4, "mm_init_latency": 64, "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
                "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8,
-               "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25}
+               "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25, "xpose_fp32_factor": 2}
   })");
   EXPECT_EQ(to_json(preset(Generation::MARIANA)), expected);
   // Byte for byte the block in docs/configuration.md ("Dumped preset"): keys sorted, two-space indent.
@@ -220,7 +220,8 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "sbuf_read_bytes_per_cycle": 8,
     "seq_dispatch_cycles": 16,
     "stagger_wake_cycles": 8,
-    "throttle_fraction": 0.25
+    "throttle_fraction": 0.25,
+    "xpose_fp32_factor": 2
   }
 })");
   // Integral times print as integers, not 10.0.

@@ -2,7 +2,9 @@
 // through the whole platform, against the public figures of FACTS.md "Timing":
 //   MultiplyMoving II ~ max(N, MM_INIT_LATENCY = 64); fp32 ~4x; LoadStationary
 //   ~ elements/4 (32 for 128) and hidden behind MM by the background load;
-//   fp8 double_row 2x throughput.
+//   fp8 double_row 2x throughput (K = 256 in the time of 128); the TensorE
+//   transpose max(P, min(64, F)), fp32 at 2x instead of 4x; MAVERICK's 128 x 256
+//   array twice the MACs per cycle of a 128 x 128 one.
 // The one deliberate difference: fp32 with N < 64 costs max(4N, 64) (the
 // issue's formula), not the old API's 4 x max(N, 64) -- docs/timing.md.
 #include <gtest/gtest.h>
@@ -29,8 +31,13 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
     const unsigned n = r.spec.n;
     if (n == 0) {
       EXPECT_DOUBLE_EQ(r.interval, 128 / 4.0) << "LS ~ elements/4";
+    } else if (r.spec.transpose) {
+      const double p = 128, f = n;  // the [P x F] moving tile
+      EXPECT_DOUBLE_EQ(r.interval, std::max(p, std::min(64.0, f)) * (r.spec.dtype == isa::Dtype::FP32 ? 2 : 1));
+      EXPECT_EQ(r.macs_per_cycle, 0.0) << "a transpose moves data";
     } else if (r.spec.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
-      EXPECT_DOUBLE_EQ(r.interval, std::max(n / 2.0, 64.0));
+      EXPECT_DOUBLE_EQ(r.interval, public_mm_interval(n)) << "K = 256 in the time of 128";
+      EXPECT_DOUBLE_EQ(r.macs_per_cycle, 256.0 * 128 * n / public_mm_interval(n));
       if (n == 512) dr_512 = r.macs_per_cycle;
     } else if (r.spec.dtype == isa::Dtype::FP32) {
       if (r.spec.reload_weights) {
@@ -64,7 +71,7 @@ TEST(Calibration, BothModeGivesTheSameIntervalsAsTimingOnly) {
   config.mode = platform::SimMode::Both;
   std::vector<platform::StreamSpec> specs;
   for (const platform::StreamSpec& s : platform::calibration_table_streams())
-    if (s.perf == 0) specs.push_back(s);  // double_row has no functional model yet
+    if (!s.transpose) specs.push_back(s);  // a transpose needs an identity stationary, the streams load zeros
   const std::vector<StreamResult> both = platform::measure_streams(config, specs);
   for (const StreamResult& r : both) {
     SCOPED_TRACE(r.spec.name);
@@ -101,7 +108,28 @@ TEST(Calibration, OnlyThePresetGeometryIsCalibrated) {
   EXPECT_THROW(pevp::platform::measure_streams(c, pevp::platform::calibration_table_streams()), std::invalid_argument);
   const auto maverick = pevp::platform::calibration_table_streams(pevp::isa::Generation::MAVERICK);
   const auto mariana = pevp::platform::calibration_table_streams(pevp::isa::Generation::MARIANA);
-  EXPECT_EQ(maverick.size() + 2, mariana.size());
+  EXPECT_EQ(maverick.size() + 1, mariana.size());  // three double_row rows against two c256 rows
   for (const auto& s : maverick) EXPECT_EQ(s.perf, 0) << s.name;
 }
+
+// MAVERICK's whole 128 x 256 array: one 256-wide column per cycle, twice the 128 x 128 tile's MACs, in both modes
+// (the folded c256 tile executes). One platform per test process (SystemC elaborates once).
+void expect_c256_doubles_the_peak(pevp::platform::SimMode mode) {
+  {
+    pevp::platform::VpConfig c = pevp::platform::preset(pevp::isa::Generation::MAVERICK);
+    c.mode = mode;
+    const pevp::platform::StreamSpec narrow{"c128", pevp::isa::Dtype::BFLOAT16, pevp::isa::Fp32Mode::None, 512, 128,
+                                           false, 0};
+    pevp::platform::StreamSpec wide = narrow;
+    wide.name = "c256";
+    wide.m = 256;
+    const auto r = pevp::platform::measure_streams(c, {narrow, wide});
+    EXPECT_DOUBLE_EQ(r[0].interval, 512.0);
+    EXPECT_DOUBLE_EQ(r[1].interval, 512.0);
+    EXPECT_DOUBLE_EQ(r[0].macs_per_cycle, 128.0 * 128);
+    EXPECT_DOUBLE_EQ(r[1].macs_per_cycle, 128.0 * 256);
+  }
+}
+TEST(Calibration, MaverickC256TileDoublesThePeakTimingOnly) { expect_c256_doubles_the_peak(pevp::platform::SimMode::Timing); }
+TEST(Calibration, MaverickC256TileDoublesThePeakWithData) { expect_c256_doubles_the_peak(pevp::platform::SimMode::Both); }
 }  // namespace

@@ -17,6 +17,8 @@ const params::Params<TimingParams>& timing_parameters() {
   static const params::Params<T> list = {
       {"mm_init_latency", "cycles", "FACTS.md: MM_INIT_LATENCY = 64 on v2", Kind::Count, 0, kMax, &T::mm_init_latency},
       {"fp32_factor", "factor", "FACTS.md: fp32 inputs cost ~4x", Kind::Count, 1, kMax, &T::fp32_factor},
+      {"xpose_fp32_factor", "factor", "FACTS.md: v3+ fp32 transpose 2x faster than fp32's 4x", Kind::Count, 1, kMax,
+       &T::xpose_fp32_factor},
       {"ls_elements_per_cycle", "elements per cycle", "FACTS.md: LoadStationary ~ elements/4 cycles", Kind::Count, 1,
        kMax, &T::ls_elements_per_cycle},
       {"ls_to_mm_cycles", "cycles", "model choice", Kind::Count, 0, kMax, &T::ls_to_mm_cycles},
@@ -46,13 +48,15 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(op.in_dtype));
   s.fp32 = op.in_dtype == isa::Dtype::FP32 || op.in_dtype == isa::Dtype::FP32R;
   s.rate_div = op.rate_div;
+  s.pack = op.double_row ? 2 : 1;
+  s.transpose = op.kind == pe::MicroOpKind::Matmul && op.transpose;
   // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).
   const std::int64_t step0 = op.src.dims > 0 ? op.src.step[0] : 1, num0 = op.src.dims > 0 ? op.src.num[0] : 1;
   s.strided = std::llabs(step0) * s.elem_bytes > 16 && num0 > 1;
   if (const auto at = isa::locate(op.src.start_raw, isa::Memory::Sbuf, geo)) s.first_partition = at->partition;
   if (op.kind == pe::MicroOpKind::Matmul) {
-    s.n = op.src.count();
-    s.macs = std::uint64_t{s.k} * s.m * s.n;
+    s.n = op.src.count() / s.pack;
+    s.macs = s.transpose ? 0 : std::uint64_t{s.k} * s.pack * s.m * s.n;
     s.accumulate = op.psum.accumulate;
     // The PSUM banks the output reaches inside its partition, counted in fp32
     // elements: a superset for a bf16 output, which only makes the dependency
@@ -99,12 +103,16 @@ void place_on(OpShape& s, const isa::ArrayGeometry& geo) {
 }
 
 std::uint64_t CostModel::matmul_ii(const OpShape& s) const {
+  if (s.transpose) {
+    const std::uint64_t cycles = std::max<std::uint64_t>(s.k, std::min<std::uint64_t>(p_.mm_init_latency, s.n));
+    return cycles * (s.fp32 ? p_.xpose_fp32_factor : 1);
+  }
   const std::uint64_t columns = ceil_div(s.n * (s.fp32 ? p_.fp32_factor : 1), s.rate_div);
   return std::max<std::uint64_t>(columns, p_.mm_init_latency);
 }
 
 std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
-  return ceil_div(std::uint64_t{s.m} * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
+  return ceil_div(std::uint64_t{s.m} * s.pack * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
 }
 
 OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
@@ -124,7 +132,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
   OpCost c;
   switch (s.kind) {
     case pe::MicroOpKind::WeightLoad: {
-      const std::uint64_t bytes = std::uint64_t{s.m} * s.elem_bytes;
+      const std::uint64_t bytes = std::uint64_t{s.m} * s.pack * s.elem_bytes;
       c.unthrottled = std::max(weight_load_cycles(s), read_cycles(bytes, false));
       c.occupancy = std::max(weight_load_cycles(s), read_cycles(bytes, sbuf_throttled));
       break;
@@ -132,7 +140,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
     case pe::MicroOpKind::Matmul: {
       // The moving stream: its II, or the SBUF read of its N elements per
       // partition, or the PSUM port's N column writes when that is throttled.
-      const std::uint64_t bytes = s.n * s.elem_bytes;
+      const std::uint64_t bytes = s.n * s.pack * s.elem_bytes;
       const auto psum_cycles = [&](bool throttle) -> std::uint64_t {
         return throttle ? ceil_cycles(static_cast<double>(s.n) / p_.throttle_fraction) : 0;
       };

@@ -24,26 +24,41 @@ std::uint32_t sbuf_offset(unsigned i, unsigned bytes_per_step) {
 
 unsigned element_bytes(const StreamSpec& s) { return static_cast<unsigned>(pe::operand_bytes(s.dtype)); }
 
+// Elements per partition and column: fp8 double_row packs two contraction rows.
+unsigned pack(const StreamSpec& s) { return s.perf == isa::perf_opt::FP8_DOUBLE_ROW ? 2 : 1; }
+bool c256(const StreamSpec& s) { return s.m > 128; }
+isa::Placement tile_of(const StreamSpec& s) { return {0, 128, 0, c256(s) ? 256u : 128u}; }
+
 isa::LdweightsArgs weights(const StreamSpec& s, unsigned i) {
   isa::LdweightsArgs a;
-  const unsigned eb = element_bytes(s);
-  a.src = isa::Pattern::row(static_cast<std::uint32_t>((i % 64) * s.m * eb), static_cast<std::uint16_t>(s.m));
+  const unsigned eb = element_bytes(s), per = s.m * pack(s);
+  a.src = isa::Pattern::row(static_cast<std::uint32_t>((i % 64) * per * eb), static_cast<std::uint16_t>(per));
   a.in_dtype = s.dtype;
   a.fp32_mode = s.fp32_mode;
   a.num_active_cols = s.m;
+  a.tile = tile_of(s);
   a.perf = s.perf;
   return a;
 }
 
 isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
   isa::MatmulArgs a;
-  const unsigned eb = element_bytes(s);
-  a.src = isa::Pattern::row(sbuf_offset(i, s.n * eb), static_cast<std::uint16_t>(s.n));
-  a.dst = isa::Pattern::row(kPsumBase + (i % 8) * 2048, static_cast<std::uint16_t>(s.n));
+  const unsigned eb = element_bytes(s), per = s.n * pack(s);
+  a.src = isa::Pattern::row(sbuf_offset(i, per * eb), static_cast<std::uint16_t>(per));
+  // A transpose writes N partitions of M; a c256 tile both column halves (2 x N fp32: two banks at N = 512).
+  const std::uint32_t dst = kPsumBase + (c256(s) ? (i % 4) * 4096 : (i % 8) * 2048);
+  if (s.transpose)
+    a.dst = isa::Pattern::row(dst, static_cast<std::uint16_t>(s.m));
+  else if (c256(s))
+    a.dst = {dst, {1, 0, static_cast<std::int16_t>(s.n)}, {static_cast<std::uint16_t>(s.n), 1, 2}};
+  else
+    a.dst = isa::Pattern::row(dst, static_cast<std::uint16_t>(s.n));
   a.in_dtype = s.dtype;
   a.fp32_mode = s.fp32_mode;
   a.num_active_cols = s.m;
+  a.tile = tile_of(s);
   a.perf = s.perf;
+  a.xpose = s.transpose;
   a.psum_flags = isa::psum_flags::SINGLE;
   return a;
 }
@@ -103,7 +118,7 @@ std::vector<StreamResult> measure_streams(const VpConfig& config, const std::vec
       r.first_cycles = run(s, 1);
       const double short_run = run(s, kShortRun), long_run = run(s, kLongRun);
       r.interval = (long_run - short_run) / (kLongRun - kShortRun);
-      r.macs_per_cycle = s.n == 0 ? 0.0 : 128.0 * s.m * s.n / r.interval;
+      r.macs_per_cycle = s.n == 0 || s.transpose ? 0.0 : static_cast<double>(s.rows()) * s.m * s.n / r.interval;
       results.push_back(r);
     }
     vp.platform().arr_seq.observer = nullptr;
@@ -124,8 +139,19 @@ std::vector<StreamSpec> calibration_table_streams(isa::Generation gen) {
   out.push_back({"fp32 Ldweights + Matmul, N=32", isa::Dtype::FP32, isa::Fp32Mode::High, 32, 128, true, 0});
   // fp8 double_row is perf_opt, a field of CAYMAN and MARIANA only: MAVERICK's
   // perf_mode pumps MX sources alone (rule perf_mode.mx_only).
-  if (isa::is_maverick(gen)) return out;
-  for (unsigned n : {128u, 512u})
+  // The TensorE transpose: a [128 x N] moving tile through the identity onto N partitions.
+  for (unsigned n : {32u, 128u})
+    out.push_back({"bf16 transpose, N=" + std::to_string(n), isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n, 128, false,
+                   0, true});
+  out.push_back({"fp32 transpose, N=128", isa::Dtype::FP32, isa::Fp32Mode::High, 128, 128, false, 0, true});
+  if (isa::is_maverick(gen)) {
+    // The whole 128 x 256 array: a c256 tile folds columns 128-255 into the destination's upper half.
+    for (unsigned n : {128u, 512u})
+      out.push_back({"bf16 c256 Matmul, N=" + std::to_string(n), isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n, 256,
+                     false, 0});
+    return out;
+  }
+  for (unsigned n : {32u, 128u, 512u})
     out.push_back({"fp8 double_row Matmul, N=" + std::to_string(n), isa::Dtype::FP8_EXP4, isa::Fp32Mode::None, n, 128,
                    false, isa::perf_opt::FP8_DOUBLE_ROW});
   return out;
@@ -145,9 +171,18 @@ std::string format_calibration_table(const std::vector<StreamResult>& results, c
       expect = "LS ~ elements/4 = " + std::to_string(s.m / 4);
     } else {
       const double mm = std::max<double>(s.n, init);
-      if (s.dtype == isa::Dtype::FP32) expect = "~4x bf16 (" + std::to_string(static_cast<int>(4 * mm)) + " by 4 x max(N, 64))";
-      else if (s.perf == isa::perf_opt::FP8_DOUBLE_ROW) expect = "2x bf16 throughput (" + std::to_string(static_cast<int>(std::max<double>(s.n / 2.0, init))) + ")";
-      else expect = "max(N, 64) = " + std::to_string(static_cast<int>(mm));
+      const auto num = [](double x) { return std::to_string(static_cast<long long>(x)); };
+      if (s.transpose) {
+        const double xpose = std::max<double>(128, std::min<double>(64, s.n));
+        expect = "max(P, min(64, F)) = " + num(xpose) +
+                 (s.dtype == isa::Dtype::FP32 ? "; fp32 2x faster than 4x: " + num(2 * xpose) : "");
+      } else if (s.dtype == isa::Dtype::FP32) {
+        expect = "~4x bf16 (" + num(4 * mm) + " by 4 x max(N, 64))";
+      } else if (s.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
+        expect = "K = 256 in the time of 128: max(N, 64) = " + num(mm) + ", 2x bf16 MACs/cycle";
+      } else {
+        expect = "max(N, 64) = " + num(mm) + (s.m > 128 ? ", the 128 x 256 array: 2x the 128 x 128 MACs/cycle" : "");
+      }
       const unsigned ls = s.m / 4 * (s.dtype == isa::Dtype::FP32 ? t.fp32_factor : 1);
       if (s.reload_weights) expect += ls + t.ls_to_mm_cycles <= mm ? "; LS (" + std::to_string(ls) + ") hidden behind MM"
                                                                   : "; LS-bound (LS " + std::to_string(ls) + ")";

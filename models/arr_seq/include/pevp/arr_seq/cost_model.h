@@ -28,6 +28,9 @@ struct TimingParams {
   // FACTS.md: fp32 inputs cost ~4x (applied to every fp32 mode; tf32-like
   // fp32_mode variants are not costed differently -- model choice).
   unsigned fp32_factor = 4;
+  // FACTS.md: from v3 the TensorE transpose of fp32 is 2x faster than an fp32
+  // matmul's 4x: a transposing fp32 Matmul costs this factor instead.
+  unsigned xpose_fp32_factor = 2;
   // FACTS.md: LoadStationary ~ elements/4 cycles (32 for 128) -- elements per
   // partition, i.e. the stationary's free size M, loaded 4 per cycle.
   unsigned ls_elements_per_cycle = 4;
@@ -77,12 +80,16 @@ struct OpShape {
   std::uint64_t n = 0;         // Matmul: moving elements per partition (the moving free size)
   unsigned elem_bytes = 2;     // SBUF bytes per input element
   bool fp32 = false;           // fp32 inputs (fp32_factor)
-  unsigned rate_div = 1;       // perf mode: 2 = fp8 double_row, 4 = MX QUAD_ROW*, 8 = MX OCT_ROW*
+  unsigned rate_div = 1;       // MX perf mode: 4 = QUAD_ROW*, 8 = OCT_ROW*
+  // fp8 double_row: every partition carries `pack` = 2 elements per column (two contraction rows), so the tile
+  // contracts over 2k rows in the time of k (FACTS.md); else 1.
+  unsigned pack = 1;
+  bool transpose = false;      // Matmul: a transpose through the identity, max(K, min(64, N)) cycles
   bool strided = false;        // the SBUF source's minor stride exceeds 16 bytes
   bool accumulate = false;     // Matmul: read-modify-write into PSUM
   std::uint8_t banks = 0;      // Matmul: PSUM banks written (bit b = bank b)
   unsigned first_partition = 0;  // SBUF partition the source starts in
-  std::uint64_t macs = 0;      // k * m * n
+  std::uint64_t macs = 0;      // k * pack * m * n; 0 for a transpose (a data move)
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
 
   // Where it sits on the geometry (place_on), worked out once with the shape
@@ -132,7 +139,8 @@ class CostModel {
   // `throttled` = XBUS ports whose throttle is on (bit set = throttled).
   OpCost cost(const OpShape& shape, std::uint32_t throttled = 0) const;
 
-  // The moving-stream initiation interval alone: max(N x c, MM_INIT_LATENCY).
+  // The moving-stream initiation interval alone: max(N x c, MM_INIT_LATENCY); a transpose
+  // max(K, min(MM_INIT_LATENCY, N)) x (fp32 ? xpose_fp32_factor : 1).
   std::uint64_t matmul_ii(const OpShape& shape) const;
   std::uint64_t weight_load_cycles(const OpShape& shape) const;
 

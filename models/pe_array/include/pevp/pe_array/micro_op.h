@@ -72,7 +72,7 @@ struct MicroOp {
   // perf_opt = FP8_DOUBLE_ROW: each active row's partition carries two fp8 contraction rows (element pairs), so the
   // tile contracts over 2 x k logical rows (D-EXEC-DOUBLE-ROW).
   bool double_row = false;
-  unsigned rate_div = 1;       // perf mode: 2 = fp8 double_row, 4 = MX QUAD_ROW*, 8 = MX OCT_ROW*
+  unsigned rate_div = 1;       // MX perf mode: 4 = QUAD_ROW*, 8 = OCT_ROW*
   PsumGroup psum;              // Matmul
   Unmodelled unmodelled;
   // PeRegWrite.

@@ -22,9 +22,12 @@ struct StreamSpec {
   isa::Dtype dtype = isa::Dtype::BFLOAT16;
   isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;
   unsigned n = 128;           // moving free size per Matmul (0: no Matmul, a weight-load-only stream)
-  unsigned m = 128;           // stationary free size (num_active_cols)
+  unsigned m = 128;           // stationary free size (num_active_cols); 256: MAVERICK's whole c256 tile
   bool reload_weights = false;  // a new stationary before every Matmul (LS + MM pairs)
-  std::uint8_t perf = 0;        // perf_opt: 1 = fp8 double_row
+  std::uint8_t perf = 0;        // perf_opt: 1 = fp8 double_row (two contraction rows per partition: K = 256)
+  bool transpose = false;       // transposing Matmuls (the TensorE transpose through the identity)
+
+  unsigned rows() const { return perf == 1 ? 256u : 128u; }  // logical contraction rows K
 };
 
 // The instructions of `pairs` steps of `spec` on the full 128x128 tile. SBUF
