@@ -133,7 +133,7 @@ int sc_main(int argc, char** argv) {
   host::GemmOptions options;
   options.gen = config.gen();
   options.geometry = config.geometry;
-  options.tile_n = host::tile_limits(config.geometry).n;
+  options.tile_n = host::tile_limits(config.geometry, config.gen()).n_default;
   const host::GemmPlan plan = host::plan_gemm(shape, options);
   std::mt19937_64 rng(1);
   const host::EncodedOperand a = host::encode_operand(platform::random_operand(shape.m, shape.k, rng), options.gen, options.dtype);

@@ -306,8 +306,8 @@ TEST(Execute, BrokenProgramsNameStepInstructionAndRule) {
     host::execute_plan(bad_load, a, b);
     ADD_FAILURE() << "a load past B accepted";
   } catch (const host::HostError& e) {
-    EXPECT_NE(std::string(e.what()).find("SBUF load of operand B (k 0+5, free 0+7, 2-byte elements) does not fit the 5 "
-                                         "x 6 operand"),
+    EXPECT_NE(std::string(e.what()).find("SBUF load of operand B (k 0+5, free 0+7, 2-byte elements, 1 row(s) per "
+                                         "partition) does not fit the 5 x 6 operand"),
               std::string::npos)
         << e.what();
   }

@@ -55,8 +55,11 @@ void expect_valid_program(const host::GemmPlan& plan) {
       ASSERT_TRUE(d.opcode.has_value());
       EXPECT_EQ(d.get("in_dtype"), static_cast<std::int64_t>(plan.options.dtype));
       EXPECT_EQ(d.get("fp32_mode"), static_cast<std::int64_t>(plan.options.fp32_mode));
-      const auto rows = d.get("num_active_rows"), cols = d.get("num_active_cols");
-      EXPECT_TRUE(rows >= 1 && rows <= 128 && cols >= 1 && cols <= 128) << rows << " x " << cols;
+      // Columns up to the array's (0 encodes MAVERICK's 256, a folded c256 tile).
+      const auto rows = d.get("num_active_rows"), encoded_cols = d.get("num_active_cols");
+      const auto cols = encoded_cols == 0 && isa::is_maverick(g) ? 256 : encoded_cols;
+      const std::int64_t max_cols = isa::preset_geometry(g).pe_cols;
+      EXPECT_TRUE(rows >= 1 && rows <= 128 && cols >= 1 && cols <= max_cols) << rows << " x " << cols;
       // Sources start 4-byte aligned (an odd start_addr would select the MX member on v4+).
       EXPECT_EQ(d.get("src_mem_pattern.start_addr") % 4, 0);
       if (*d.opcode != isa::Opcode::MATMUL) continue;
@@ -92,7 +95,8 @@ TEST(Plan, EveryInstructionValidOnEveryGenerationAndDtype) {
         expect_valid_program(plan);
         // A forced-streaming variant of the same shape must be just as valid.
         auto o = options(g, t, 96);
-        o.sbuf_bytes_per_partition = static_cast<std::uint32_t>((128 + 96) * plan.element_bytes);
+        o.sbuf_bytes_per_partition =
+            static_cast<std::uint32_t>((host::tile_limits(isa::preset_geometry(g), g).m + 96) * plan.element_bytes);
         expect_valid_program(host::plan_gemm(s, o));
       }
 }

@@ -160,9 +160,12 @@ TEST(Geometry, CounterNamesCountFractionsOfTheArray) {
   EXPECT_EQ(counter_tile_name({0, 8, 0, 16}, small), "");  // smaller than a cell
   // The preset's names are the spec's, in PEs.
   EXPECT_EQ(counter_tile_name({64, 64, 32, 32}, preset_geometry(G::MARIANA)), "tile_64x32_tile9");
-  // MAVERICK counts the first 128 of its 256 columns (4 of its 8 cells), as on the preset.
-  EXPECT_EQ(counter_tile_name({0, 128, 0, 128}, preset_geometry(G::MAVERICK)), "tile_128x128_tile0");
-  EXPECT_EQ(counter_tile_name({0, 128, 128, 128}, preset_geometry(G::MAVERICK)), "");
+  // MAVERICK's 4 x 4 counter cells are 32 x 64 PEs: the whole 128 x 256 array is tile_128x128_tile0, each C128
+  // half a tile_128x64 (columns 128-255 counted too).
+  EXPECT_EQ(counter_tile_name({0, 128, 0, 256}, preset_geometry(G::MAVERICK)), "tile_128x128_tile0");
+  EXPECT_EQ(counter_tile_name({0, 128, 0, 128}, preset_geometry(G::MAVERICK)), "tile_128x64_tile0");
+  EXPECT_EQ(counter_tile_name({0, 128, 128, 128}, preset_geometry(G::MAVERICK)), "tile_128x64_tile2");
+  EXPECT_EQ(counter_tile_name({64, 64, 128, 128}, preset_geometry(G::MAVERICK)), "tile_64x64_tile10");
 }
 
 TEST(Geometry, StreamRuleTracksCellsOfTheGrid) {

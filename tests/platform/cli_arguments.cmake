@@ -63,3 +63,13 @@ string(LENGTH "${err}" err_length)
 if(NOT rc EQUAL 2 OR err_length GREATER 600 OR NOT err MATCHES "\\.\\.\\. \\([0-9]+ characters\\)")
   message(FATAL_ERROR "a long .npy header must be cut in the message (status ${rc}, ${err_length} characters):\n${err}")
 endif()
+
+# The array modes of gemm: double_row needs fp8 on a generation with perf_opt; a wide --tile-n needs v4+.
+expect_refused("options.double_row: double_row packs two fp8 rows per partition; the dtype is BFLOAT16"
+               ${PEVP} gemm ${small} --double-row)
+expect_refused("options.double_row: fp8 double_row is perf_opt, a field of CAYMAN and MARIANA"
+               ${PEVP} gemm ${small} --gen MAVERICK --dtype fp8_e4m3fn --double-row)
+expect_refused("options.tile_n = 1024: must be 1..512 \\(fp32 elements of one 2048-byte PSUM bank, as CAYMAN keeps"
+               ${PEVP} gemm ${small} --gen CAYMAN --tile-n 1024)
+expect_refused("options.tile_n = 4097: must be 1..4096"
+               ${PEVP} gemm ${small} --gen MARIANA --tile-n 4097)

@@ -29,11 +29,13 @@ struct Case {
   const char* fp32_mode;
   std::size_t m, k, n;
   unsigned tile_n;
+  bool double_row = false;
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& i) {
   std::string s = std::string(isa::name(i.param.gen)) + "_" + i.param.dtype + "_" + i.param.fp32_mode + "_" +
-                  std::to_string(i.param.m) + "x" + std::to_string(i.param.k) + "x" + std::to_string(i.param.n);
+                  std::to_string(i.param.m) + "x" + std::to_string(i.param.k) + "x" + std::to_string(i.param.n) +
+                  (i.param.double_row ? "_double_row" : "") + "_tile_n_" + std::to_string(i.param.tile_n);
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
@@ -56,6 +58,7 @@ TEST_P(GemmDriverPath, MatchesThePlainPlanRunnerBitForBit) {
   cmd.dtype = c.dtype;
   cmd.fp32_mode = c.fp32_mode;
   cmd.tile_n = c.tile_n;
+  cmd.double_row = c.double_row;
   cmd.a_path = pa.string();
   cmd.b_path = pb.string();
   cmd.out_path = pc.string();
@@ -76,6 +79,7 @@ TEST_P(GemmDriverPath, MatchesThePlainPlanRunnerBitForBit) {
   if (std::string(c.fp32_mode) == "high") o.fp32_mode = isa::Fp32Mode::High;
   if (std::string(c.fp32_mode) == "low_high") o.fp32_mode = isa::Fp32Mode::Low_High;
   o.tile_n = c.tile_n;
+  o.double_row = c.double_row;
   const host::GemmPlan plan = host::plan_gemm({c.m, c.k, c.n}, o);
   const auto ea = host::encode_operand(a, c.gen, o.dtype), eb = host::encode_operand(b, c.gen, o.dtype);
   EXPECT_EQ(host::count_bit_mismatches(got, host::execute_plan(plan, ea, eb)), 0u);
@@ -97,7 +101,13 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{isa::Generation::MARIANA_PLUS, "bf16", "", 128, 128, 512, 512},
                     Case{isa::Generation::MARIANA_PLUS, "fp8_e3m4", "", 70, 90, 33, 512},
                     Case{isa::Generation::MAVERICK, "bf16", "", 200, 260, 300, 256},
-                    Case{isa::Generation::MAVERICK, "fp8_e2m5", "", 16, 48, 24, 512}),
+                    Case{isa::Generation::MAVERICK, "fp8_e2m5", "", 16, 48, 24, 512},
+                    // fp8 double_row (256-row k-tiles, an odd K), n-tiles over several PSUM banks (v4+), and
+                    // MAVERICK's folded c256 tiles with 2048-wide n-tiles.
+                    Case{isa::Generation::CAYMAN, "fp8_e4m3", "", 100, 300, 96, 512, true},
+                    Case{isa::Generation::MARIANA, "fp8_e5m2", "", 64, 513, 64, 512, true},
+                    Case{isa::Generation::MARIANA, "bf16", "", 70, 130, 3000, 2048},
+                    Case{isa::Generation::MAVERICK, "bf16", "", 300, 260, 2100, 2048}),
     case_name);
 
 TEST(GemmCommand, StreamsWhenTheOperandsDoNotFitTheSbufBudget) {

@@ -120,7 +120,7 @@ TEST_P(Geometry, GemmIsBitExactThroughTheDriverPath) {
   host::GemmOptions o;
   o.gen = s.gen;
   o.geometry = cmd.config->geometry;
-  o.tile_n = host::tile_limits(*o.geometry).n;
+  o.tile_n = host::tile_limits(*o.geometry, o.gen).n_default;
   const host::GemmPlan plan = host::plan_gemm({m, k, n}, o);
   EXPECT_EQ(plan.k_tile, s.rows);
   const auto ea = host::encode_operand(a, s.gen, o.dtype), eb = host::encode_operand(b, s.gen, o.dtype);

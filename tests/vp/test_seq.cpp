@@ -375,8 +375,8 @@ std::map<std::string, std::uint64_t> read_all_counters(platform::Driver& d) {
 class Counters : public ::testing::TestWithParam<Generation> {};
 
 // With cntr_en set, each micro-op counts once in its bank (weight_load / matmul / pe_regwrite) under the counter of
-// its tile (isa::counter_tile_name: shape and top-left 32x32 quadrant); every other counter stays 0. On MAVERICK a
-// tile in columns 128..255 has no counter in the 128x128 naming and counts nowhere.
+// its tile (isa::counter_tile_name: shape and top-left cell of the 4 x 4 grid); every other counter stays 0. On
+// MAVERICK the cells are 32 x 64 PEs, so a tile in columns 128..255 counts as well (tile_64x64_tile2 here).
 TEST_P(Counters, EachMicroOpCountsOnItsTile) {
   const Generation g = GetParam();
   platform::VirtualPlatform vp(config(g));
@@ -392,7 +392,7 @@ TEST_P(Counters, EachMicroOpCountsOnItsTile) {
   const std::vector<CountedOp>& ops = v5 ? v5_ops : v34_ops;
   std::map<std::string, std::uint64_t> expect;
   for (const auto& o : ops) {
-    const std::string tile = isa::counter_tile_name(rect(o.tile), isa::ArrayGeometry{});
+    const std::string tile = isa::counter_tile_name(rect(o.tile), isa::preset_geometry(g));
     if (tile.empty()) continue;
     expect[std::string(kBankBundles[o.kind]) + "." + tile] += static_cast<std::uint64_t>(o.times);
   }
@@ -598,7 +598,7 @@ TEST_P(PeRegWrite, SbufWordOrImmediate) {
   const Generation g = GetParam();
   platform::VirtualPlatform vp(config(g));
   const isa::Placement t = isa::is_maverick(g) ? isa::Placement{64, 64, 0, 128} : isa::Placement{32, 32, 96, 32};
-  const std::string counter = isa::counter_tile_name(rect(t), isa::ArrayGeometry{});
+  const std::string counter = isa::counter_tile_name(rect(t), isa::preset_geometry(g));
   platform::Completion c1, c2;
   vp.run([&](platform::Driver& d) {
     d.arm();

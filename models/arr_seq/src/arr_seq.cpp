@@ -45,10 +45,12 @@ ArrSeq::ArrSeq(sc_core::sc_module_name name, regfile::SequencerCsrs& csrs, pe::A
 }
 
 unsigned ArrSeq::queue_of(const isa::TileRect& t, const isa::ArrayGeometry& geo) {
-  // One queue per cell of a grid queues / row_groups cells wide (4 x 4 on the
-  // preset); the columns of a wider grid wrap onto it.
-  const unsigned grid_cols = geo.queues / geo.row_groups;
-  return ((t.row0 / geo.group_rows()) * grid_cols + (t.col0 / geo.group_cols()) % grid_cols) % geo.queues;
+  // One queue per cell of the counters' 4 x 4 grid over the whole array
+  // (isa::counter_cell_rows / _cols: 32 x 32 PEs on the 128 x 128 presets,
+  // 32 x 64 on MAVERICK's 128 x 256).
+  const unsigned grid_cols = geo.queues / isa::kCounterGridSide;
+  return ((t.row0 / isa::counter_cell_rows(geo)) * grid_cols + (t.col0 / isa::counter_cell_cols(geo)) % grid_cols) %
+         geo.queues;
 }
 
 const TimingCsrs& ArrSeq::csrs_now() {

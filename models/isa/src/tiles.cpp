@@ -48,7 +48,7 @@ std::optional<TileRect> tile_rect(const TileFields& f, const ArrayGeometry& geo)
 
 std::string counter_tile_name(const TileRect& t, const ArrayGeometry& geo) {
   // In grid cells: 1, 2 or 4 cells wide, aligned, inside the counted 4 x 4 cells.
-  const unsigned gr = geo.group_rows(), gc = geo.group_cols();
+  const unsigned gr = counter_cell_rows(geo), gc = counter_cell_cols(geo);
   auto ok = [](unsigned origin, unsigned size, unsigned cell) {
     if (origin % cell != 0 || size % cell != 0) return false;
     const unsigned o = origin / cell, n = size / cell;

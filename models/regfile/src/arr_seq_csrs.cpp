@@ -65,7 +65,7 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
 
   // Every counter of every bank, resolved once: 9 shapes (4, 2 or 1 grid cells
   // each way) x their positions on the counted 4 x 4 cells.
-  const unsigned gr = config.geometry.group_rows(), gc = config.geometry.group_cols();
+  const unsigned gr = isa::counter_cell_rows(config.geometry), gc = isa::counter_cell_cols(config.geometry);
   constexpr unsigned kSide = isa::kCounterGridSide;
   for (CounterBank bank : kBanks) {
     auto& map = counters_[static_cast<std::size_t>(bank)];

@@ -17,6 +17,7 @@
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
 #include "pevp/isa/opcode.h"
+#include "pevp/isa/tiles.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/virtual_platform.h"
 
@@ -64,13 +65,13 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
         if (!data) {  // the same bus time, no bytes: timing is identical with and without data
-          sc_core::wait(vp.platform().sbuf.transfer_time(per) * static_cast<double>(load.k_count));
+          sc_core::wait(vp.platform().sbuf.transfer_time(per) * static_cast<double>(load.partitions()));
           continue;
         }
         // One row per partition, straight from the operand where it holds the rows (B) or from a gather (A).
         const host::LoadRows rows = host::load_rows(load, a, b, gather);
         d.write_rows(bus_sbuf(d.map(), host::sbuf_address(config.geometry, load.partition0, load.offset)),
-                     config.geometry.sbuf_partition_bytes, rows.data, rows.stride, per, load.k_count);
+                     config.geometry.sbuf_partition_bytes, rows.data, rows.stride, per, load.partitions());
       }
       d.submit(step.program);
       const Completion c = d.wait_idle();
@@ -88,7 +89,7 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
         }
         const std::size_t per = std::size_t{rd.elements} * 4;
         row.resize(rd.partitions * per);
-        d.read_rows(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0, rd.bank, 0)),
+        d.read_rows(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0, rd.bank, rd.offset)),
                     config.geometry.psum_partition_bytes(), row.data(), per, per, rd.partitions);
         host::store_read(rd, row.data(), r.c);
       }
@@ -96,9 +97,15 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
     r.retired = d.read_counter48("vp", "retired_cnt_lsb");
     // The perf counters a driver would read: the full-array tile is what the
     // plan uses for 128-row k-tiles and 128-column m-blocks.
-    r.matmul_counter = d.read_counter48("top", "arr_seq_ififo_perf_matmul.tile_128x128_tile0_instr_cnt_lsb");
-    r.weight_load_counter =
-        d.read_counter48("top", "arr_seq_ififo_perf_weight_load.tile_128x128_tile0_instr_cnt_lsb");
+    // The per-tile perf counters a driver would read, of every tile the plan uses (the whole array; on MAVERICK
+    // also its left half, for m-blocks that fit the partitions).
+    for (const isa::TileRect& t : plan.stats.tiles) {
+      const std::string name = isa::counter_tile_name(t, config.geometry);
+      if (name.empty()) continue;
+      r.counter_tiles += (r.counter_tiles.empty() ? "" : " + ") + name;
+      r.matmul_counter += d.read_counter48("top", "arr_seq_ififo_perf_matmul." + name + "_instr_cnt_lsb");
+      r.weight_load_counter += d.read_counter48("top", "arr_seq_ififo_perf_weight_load." + name + "_instr_cnt_lsb");
+    }
   });
   r.stats = run_stats(vp.platform());
   recorder.finish(&r.output_error);
@@ -215,7 +222,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     // The plan is for the machine the platform is configured as.
     options.geometry = config.geometry;
-    options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry).n);
+    options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry, cmd.gen).n_default);
+    options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     plan = host::plan_gemm({m, k, n}, options);
     ea = host::encode_operand(a, cmd.gen, options.dtype);
@@ -258,7 +266,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         << (run.error ? run.error->describe() : std::string("the SEQ did not settle (timeout)")) << '\n';
     return 3;
   }
-  out << "  platform: " << run.retired << " instructions retired; perf counters (tile_128x128_tile0): weight_load "
+  out << "  platform: " << run.retired << " instructions retired; perf counters (" << run.counter_tiles << "): weight_load "
       << run.weight_load_counter << ", matmul " << run.matmul_counter << "; wall " << std::fixed
       << std::setprecision(3) << wall << " s, " << std::setprecision(2)
       << static_cast<double>(st.macs) / wall / 1e9 << " G simulated MACs per wall second\n";

@@ -155,8 +155,12 @@ int run_command(int argc, char* argv[]) {
       ->capture_default_str();
   gemm->add_option("--fp32-mode", gemm_cmd.fp32_mode, "FP32 inputs: low (tf32), high, low_high");
   gemm->add_option("--tile-n", gemm_cmd.tile_n,
-                   "Moving free size per Matmul (1..fp32 per PSUM bank; default: all of it, 512 on the presets)")
+                   "Moving free size per Matmul (default: one PSUM bank of fp32, 512 on the presets; up to the "
+                   "whole PSUM partition from v4: 4096, 2048 on MAVERICK's folded c256 tiles)")
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
+  gemm->add_flag("--double-row", gemm_cmd.double_row,
+                 "fp8 double_row: two contraction rows per SBUF partition, K = 256 per Matmul in the time of 128 "
+                 "(fp8 dtypes on CAYMAN, MARIANA, MARIANA_PLUS)");
   gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");

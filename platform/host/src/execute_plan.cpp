@@ -36,12 +36,12 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
     const Step& step = plan.steps[s];
     for (const SbufLoad& l : step.loads) {
       const std::size_t row = l.bytes_per_partition();
-      if (l.partition0 + l.k_count > geo.partitions || l.offset + row > geo.sbuf_partition_bytes)
+      if (l.partition0 + l.partitions() > geo.partitions || l.offset + row > geo.sbuf_partition_bytes)
         throw ExecuteError("step " + std::to_string(s) + ": an SBUF load (partitions " + std::to_string(l.partition0) +
-                           "+" + std::to_string(l.k_count) + ", bytes " + std::to_string(l.offset) + "+" +
+                           "+" + std::to_string(l.partitions()) + ", bytes " + std::to_string(l.offset) + "+" +
                            std::to_string(row) + ") leaves SBUF");
       const auto payload = load_payload(l, a, b);
-      for (std::size_t i = 0; i < l.k_count; ++i)
+      for (std::size_t i = 0; i < l.partitions(); ++i)
         std::memcpy(&sbuf[sbuf_address(geo, static_cast<std::uint32_t>(l.partition0 + i), l.offset)],
                     &payload[i * row], row);
     }
@@ -64,13 +64,15 @@ Matrix execute_plan(const GemmPlan& plan, const EncodedOperand& a, const Encoded
     }
     for (const PsumRead& r : step.reads) {
       if (r.partition0 + r.partitions > geo.partitions || r.bank >= geo.psum_banks ||
-          r.elements * 4 > geo.psum_bank_bytes || r.row0 + r.partitions > c.rows || r.col0 + r.elements > c.cols)
+          std::uint64_t{r.bank} * geo.psum_bank_bytes + r.offset + std::uint64_t{r.elements} * 4 >
+              geo.psum_partition_bytes() ||
+          r.row0 + r.partitions > c.rows || r.col0 + r.elements > c.cols)
         throw ExecuteError("step " + std::to_string(s) + ": a PSUM read (partitions " +
                            std::to_string(r.partition0) + "+" + std::to_string(r.partitions) + ", bank " +
                            std::to_string(r.bank) + ", " + std::to_string(r.elements) +
                            " elements) leaves PSUM or C");
       std::vector<std::uint8_t> bytes(static_cast<std::size_t>(r.partitions) * r.elements * 4);
-      const std::size_t first = psum_address(geo, r.partition0, r.bank, 0) - isa::ArrayGeometry::kPsumBase;
+      const std::size_t first = psum_address(geo, r.partition0, r.bank, r.offset) - isa::ArrayGeometry::kPsumBase;
       for (std::size_t p = 0; p < r.partitions; ++p)
         std::memcpy(&bytes[p * r.elements * 4], &psum[first + p * geo.psum_partition_bytes()], r.elements * 4);
       store_read(r, bytes.data(), c);

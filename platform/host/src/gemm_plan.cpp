@@ -33,7 +33,7 @@ std::vector<Span> split(std::size_t total, std::size_t tile) {
   return out;
 }
 
-// Up to one output tile per PSUM bank, holding banks 0.. together while they accumulate over every k-tile. `units` are
+// Output tiles sharing PSUM, each holding `span` banks (from bank u x span) while they accumulate over every k-tile. `units` are
 // (m-block, n-tile) index pairs in m-major order; `mblocks` / `ntiles` the distinct ones, in first-use order.
 struct Round {
   std::vector<std::pair<std::size_t, std::size_t>> units;
@@ -41,10 +41,11 @@ struct Round {
   std::size_t bytes_per_ktile = 0;  // SBUF bytes per partition one k-tile of the round occupies
 };
 
-// Greedy rounds: add output tiles in m-major order while the round has a free PSUM bank and one k-tile of all its
-// operand tiles fits the SBUF budget. validate_gemm() guarantees a single tile fits.
+// Greedy rounds: add output tiles in m-major order while the round has room for one more (`per_round`, the PSUM
+// banks over each tile's span) and one k-tile of all its operand tiles fits the SBUF budget. validate_gemm()
+// guarantees a single tile fits. `es`: SBUF bytes per free element (x 2 for double_row's pairs).
 std::vector<Round> make_rounds(const std::vector<Span>& mb, const std::vector<Span>& nt, std::size_t es,
-                               std::size_t budget, std::size_t banks) {
+                               std::size_t budget, std::size_t per_round) {
   auto contains = [](const std::vector<std::size_t>& v, std::size_t x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
@@ -57,7 +58,7 @@ std::vector<Round> make_rounds(const std::vector<Span>& mb, const std::vector<Sp
   Round cur;
   for (std::size_t i = 0; i < mb.size(); ++i)
     for (std::size_t j = 0; j < nt.size(); ++j) {
-      if (!cur.units.empty() && (cur.units.size() == banks || bytes_with(cur, i, j) > budget)) {
+      if (!cur.units.empty() && (cur.units.size() == per_round || bytes_with(cur, i, j) > budget)) {
         rounds.push_back(std::move(cur));
         cur = Round{};
       }
@@ -80,36 +81,58 @@ std::uint8_t group_flags(std::size_t t, std::size_t tiles) {
 
 // Every instruction runs on the largest tile (tile_limits) with num_active_rows/cols giving the partial K and M. The
 // ISA accepts any 1..(tile extent) active rows/cols in a tile (validate.cpp tile.num_active_rows/cols), so partial
-// tiles need neither padding nor a smaller (group-aligned) placement. docs/gemm-tiling.md D-GEMM-TILE.
-isa::Placement full_tile(const isa::ArrayGeometry& geo) {
-  const TileLimits t = tile_limits(geo);
-  return {0, static_cast<unsigned>(t.k), 0, static_cast<unsigned>(t.m)};
+// tiles need neither padding nor a smaller (group-aligned) placement. docs/gemm-tiling.md D-GEMM-TILE. Where the
+// array is wider than the partitions (MAVERICK), an m-block that fits the partitions runs on the left half (C128),
+// a wider one on the whole array (C256), folding its columns beyond the partitions (D-GEMM-C256).
+bool folds(const isa::ArrayGeometry& geo, std::size_t m) { return m > geo.partitions; }
+isa::Placement tile_for(const isa::ArrayGeometry& geo, std::size_t m) {
+  const unsigned cols = geo.pe_cols > geo.partitions && !folds(geo, m) ? geo.pe_cols / 2 : geo.pe_cols;
+  return {0, geo.pe_rows, 0, cols};
 }
+// Rows of the array one k-tile's contraction covers per partition.
+unsigned rows_per_partition(const GemmOptions& o) { return o.double_row ? 2 : 1; }
 
 isa::RawInstruction ldweights(const GemmOptions& o, std::uint32_t addr, std::size_t k, std::size_t m) {
+  const unsigned pack = rows_per_partition(o);
   isa::LdweightsArgs a;
-  a.src = isa::Pattern::row(addr, static_cast<std::uint16_t>(m));
+  a.src = isa::Pattern::row(addr, static_cast<std::uint16_t>(m * pack));
   a.in_dtype = o.dtype;
   a.fp32_mode = o.fp32_mode;
-  a.num_active_rows = static_cast<unsigned>(k);
+  a.num_active_rows = static_cast<unsigned>((k + pack - 1) / pack);
   a.num_active_cols = static_cast<unsigned>(m);
-  a.tile = full_tile(geometry_of(o));
+  a.tile = tile_for(geometry_of(o), m);
+  if (o.double_row) a.perf = isa::perf_opt::FP8_DOUBLE_ROW;
   return isa::encode_ldweights(o.gen, geometry_of(o), a);
 }
 
+// `half_stride`: where a folded output tile's second column half starts, in fp32 elements after the first.
 isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_t dst, std::size_t k, std::size_t m,
-                           std::size_t n, std::uint8_t flags) {
+                           std::size_t n, std::uint8_t flags, unsigned half_stride) {
+  const unsigned pack = rows_per_partition(o);
+  const isa::ArrayGeometry& geo = geometry_of(o);
   isa::MatmulArgs a;
-  a.src = isa::Pattern::row(src, static_cast<std::uint16_t>(n));
-  a.dst = isa::Pattern::row(dst, static_cast<std::uint16_t>(n));
+  a.src = isa::Pattern::row(src, static_cast<std::uint16_t>(n * pack));
+  if (folds(geo, m))
+    a.dst = {dst, {1, 0, static_cast<std::int16_t>(half_stride)}, {static_cast<std::uint16_t>(n), 1, 2}};
+  else
+    a.dst = isa::Pattern::row(dst, static_cast<std::uint16_t>(n));
   a.in_dtype = o.dtype;
   a.fp32_mode = o.fp32_mode;
   a.out_dtype = isa::Dtype::FP32;
-  a.num_active_rows = static_cast<unsigned>(k);
+  a.num_active_rows = static_cast<unsigned>((k + pack - 1) / pack);
   a.num_active_cols = static_cast<unsigned>(m);
-  a.tile = full_tile(geometry_of(o));
+  a.tile = tile_for(geo, m);
   a.psum_flags = flags;  // MARIANA / MAVERICK: accumulate_flag derived by the builder (first write overwrites)
-  return isa::encode_matmul(o.gen, geometry_of(o), a);
+  if (o.double_row) a.perf = isa::perf_opt::FP8_DOUBLE_ROW;
+  return isa::encode_matmul(o.gen, geo, a);
+}
+
+// PSUM banks one output tile holds: its tile_n fp32 values per partition, twice where m-blocks fold.
+unsigned bank_span(const GemmShape& shape, const GemmOptions& o) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  const std::size_t halves = folds(geo, std::min<std::size_t>(shape.m, tile_limits(geo, o.gen).m)) ? 2 : 1;
+  const std::size_t bytes = halves * o.tile_n * 4;
+  return static_cast<unsigned>((bytes + geo.psum_bank_bytes - 1) / geo.psum_bank_bytes);
 }
 
 std::uint32_t budget_of(const GemmOptions& o) {
@@ -125,53 +148,62 @@ struct KtileLayout {
 // Appends the loads of k-tile `k` of round `r` at `offset` (advanced past them): the A^T tile of every m-block, then
 // the B tile of every n-tile.
 KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
-                          std::size_t es, std::uint32_t& offset, Step& step) {
+                          std::size_t es, unsigned pack, std::uint32_t& offset, Step& step) {
   KtileLayout at;
   for (std::size_t i : r.mblocks) {
     at.a.push_back(offset);
-    step.loads.push_back({Operand::A, k.start, k.size, mb[i].start, mb[i].size, 0, offset, es});
-    offset += static_cast<std::uint32_t>(region_bytes(mb[i].size, es));
+    step.loads.push_back({Operand::A, k.start, k.size, mb[i].start, mb[i].size, 0, offset, es, pack});
+    offset += static_cast<std::uint32_t>(region_bytes(mb[i].size * pack, es));
   }
   for (std::size_t j : r.ntiles) {
     at.b.push_back(offset);
-    step.loads.push_back({Operand::B, k.start, k.size, nt[j].start, nt[j].size, 0, offset, es});
-    offset += static_cast<std::uint32_t>(region_bytes(nt[j].size, es));
+    step.loads.push_back({Operand::B, k.start, k.size, nt[j].start, nt[j].size, 0, offset, es, pack});
+    offset += static_cast<std::uint32_t>(region_bytes(nt[j].size * pack, es));
   }
   return at;
 }
 
 // Appends k-tile `t` (of `tiles`) of round `r` to the step's program: one stationary per m-block, then the matmuls of
-// that m-block's output tiles, output tile u of the round into PSUM bank u.
+// that m-block's output tiles, output tile u of the round into PSUM banks u x span ...
 void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
-                   std::size_t t, std::size_t tiles, const KtileLayout& at, const GemmOptions& o, Step& step,
-                   PlanStats& stats) {
+                   std::size_t t, std::size_t tiles, const KtileLayout& at, const GemmOptions& o, unsigned span,
+                   Step& step, PlanStats& stats) {
   const auto pos = [](const std::vector<std::size_t>& v, std::size_t x) {
     return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
   };
   for (std::size_t ip = 0; ip < r.mblocks.size(); ++ip) {
     const Span& m = mb[r.mblocks[ip]];
+    const isa::Placement p = tile_for(geometry_of(o), m.size);
+    const isa::TileRect rect{p.row0, p.rows, p.col0, p.cols};
+    if (std::find(stats.tiles.begin(), stats.tiles.end(), rect) == stats.tiles.end()) stats.tiles.push_back(rect);
     step.program.push_back(ldweights(o, sbuf_address(geometry_of(o), 0, at.a[ip]), k.size, m.size));
     ++stats.instructions[isa::Opcode::LDWEIGHTS];
     for (std::size_t u = 0; u < r.units.size(); ++u) {
       if (r.units[u].first != r.mblocks[ip]) continue;
       const Span& n = nt[r.units[u].second];
       const std::uint32_t src = sbuf_address(geometry_of(o), 0, at.b[pos(r.ntiles, r.units[u].second)]);
-      const std::uint32_t dst = psum_address(geometry_of(o), 0, static_cast<std::uint32_t>(u), 0);
-      step.program.push_back(matmul(o, src, dst, k.size, m.size, n.size, group_flags(t, tiles)));
+      const std::uint32_t dst = psum_address(geometry_of(o), 0, static_cast<std::uint32_t>(u * span), 0);
+      step.program.push_back(matmul(o, src, dst, k.size, m.size, n.size, group_flags(t, tiles), o.tile_n));
       ++stats.instructions[isa::Opcode::MATMUL];
       stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
     }
   }
 }
 
-// The read-back of every output tile of the round, after its last step.
-void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, Step& step,
-               PlanStats& stats) {
+// The read-back of every output tile of the round, after its last step: a folded tile's rows beyond the partitions
+// from its upper half, tile_n values further on.
+void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const GemmOptions& o,
+               unsigned span, Step& step, PlanStats& stats) {
+  const std::size_t parts = geometry_of(o).partitions;
   for (std::size_t u = 0; u < r.units.size(); ++u) {
     const Span& m = mb[r.units[u].first];
     const Span& n = nt[r.units[u].second];
-    step.reads.push_back({0, static_cast<std::uint32_t>(m.size), static_cast<std::uint32_t>(u),
-                          static_cast<std::uint32_t>(n.size), m.start, n.start});
+    const auto bank = static_cast<std::uint32_t>(u * span);
+    for (std::size_t half = 0; half * parts < m.size; ++half) {
+      const std::size_t rows = std::min(parts, m.size - half * parts);
+      step.reads.push_back({0, static_cast<std::uint32_t>(rows), bank, static_cast<std::uint32_t>(n.size),
+                            m.start + half * parts, n.start, static_cast<std::uint32_t>(half * o.tile_n * 4)});
+    }
     stats.psum_bytes_read += m.size * n.size * 4;
   }
 }
@@ -179,7 +211,7 @@ void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Sp
 // Plans one round: its k-tiles split into as few steps as the SBUF budget allows, balanced (D-GEMM-STREAM); the
 // PSUM groups open in the first step and close in the last, which alone reads back.
 void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const std::vector<Span>& kt,
-                GemmPlan& plan) {
+                unsigned span, GemmPlan& plan) {
   const std::size_t per_step = std::min(kt.size(), budget_of(plan.options) / r.bytes_per_ktile);
   const std::size_t nsteps = (kt.size() + per_step - 1) / per_step;
   if (nsteps > 1) ++plan.stats.k_split_rounds;
@@ -189,12 +221,13 @@ void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
     Step step;
     std::uint32_t offset = 0;
     for (std::size_t end = t + count; t < end; ++t) {
-      const KtileLayout at = lay_out_ktile(r, mb, nt, kt[t], plan.element_bytes, offset, step);
-      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, step, plan.stats);
+      const KtileLayout at =
+          lay_out_ktile(r, mb, nt, kt[t], plan.element_bytes, rows_per_partition(plan.options), offset, step);
+      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, step, plan.stats);
     }
-    for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.k_count * l.bytes_per_partition();
+    for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
     plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
-    if (s + 1 == nsteps) add_reads(r, mb, nt, step, plan.stats);
+    if (s + 1 == nsteps) add_reads(r, mb, nt, plan.options, span, step, plan.stats);
     plan.steps.push_back(std::move(step));
   }
 }
@@ -203,9 +236,16 @@ std::string text(std::size_t v) { return std::to_string(v); }
 
 }  // namespace
 
-TileLimits tile_limits(const isa::ArrayGeometry& geo) {
+TileLimits tile_limits(const isa::ArrayGeometry& geo, isa::Generation gen) {
   constexpr unsigned kFp32Bytes = 4;
-  return {std::min<std::size_t>(geo.pe_cols, geo.partitions), geo.pe_rows, geo.psum_bank_bytes / kFp32Bytes};
+  TileLimits t;
+  t.m = geo.pe_cols;
+  t.k = geo.pe_rows;
+  t.folds = geo.pe_cols > geo.partitions;
+  t.n_default = geo.psum_bank_bytes / kFp32Bytes;
+  // v3 keeps a matmul's output in one bank (mm.psum_footprint); from v4 it may span the partition.
+  t.n = isa::is_v4_plus(gen) ? geo.psum_partition_bytes() / kFp32Bytes / (t.folds ? 2 : 1) : t.n_default;
+  return t;
 }
 
 const isa::ArrayGeometry& geometry_of(const GemmOptions& o) {
@@ -226,11 +266,23 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
     if (v == 0) throw PlanError(std::string("shape: ") + dim + " = 0: every GEMM dimension must be at least 1");
   const isa::ArrayGeometry& geo = geometry_of(o);
   if (const auto e = isa::check_geometry(geo, o.gen)) throw PlanError("options.geometry: " + e->describe());
-  const TileLimits limits = tile_limits(geo);
-  if (o.tile_n < 1 || o.tile_n > limits.n)
-    throw PlanError("options.tile_n = " + text(o.tile_n) + ": must be 1.." + text(limits.n) + " (fp32 elements of one " +
-                    text(geo.psum_bank_bytes) + "-byte PSUM bank)");
+  const TileLimits limits = tile_limits(geo, o.gen);
   const std::string gen(isa::name(o.gen));
+  if (o.tile_n < 1 || o.tile_n > limits.n)
+    throw PlanError("options.tile_n = " + text(o.tile_n) + ": must be 1.." + text(limits.n) + " (fp32 elements of " +
+                    (isa::is_v4_plus(o.gen) ? std::string("a PSUM partition's ") + text(geo.psum_banks) + " banks" +
+                                                  (limits.folds ? ", halved for the two halves of a c256 tile" : "")
+                                            : "one " + text(geo.psum_bank_bytes) + "-byte PSUM bank, as " + gen +
+                                                  " keeps a matmul in one bank") +
+                    ")");
+  if (o.double_row) {
+    if (isa::is_maverick(o.gen))
+      throw PlanError("options.double_row: fp8 double_row is perf_opt, a field of CAYMAN and MARIANA(_PLUS); " + gen +
+                      "'s perf_mode pumps MX sources only");
+    if (!isa::is_fp8(o.dtype))
+      throw PlanError("options.double_row: double_row packs two fp8 rows per partition; the dtype is " +
+                      std::string(isa::name(o.dtype)));
+  }
   if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
                     std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
@@ -238,14 +290,15 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   // refused up front with its size rather than failing in an allocation half way.
   // Ceiling divisions that cannot wrap for a dimension near SIZE_MAX; every count is >= 1 (checked above).
   auto tiles_of = [](std::size_t v, std::size_t t) -> std::uint64_t { return v / t + (v % t != 0); };
-  const std::uint64_t tiles[] = {tiles_of(shape.m, limits.m), tiles_of(shape.k, limits.k), tiles_of(shape.n, o.tile_n)};
+  const std::size_t k_tile = limits.k * rows_per_partition(o);
+  const std::uint64_t tiles[] = {tiles_of(shape.m, limits.m), tiles_of(shape.k, k_tile), tiles_of(shape.n, o.tile_n)};
   const bool too_many = tiles[0] > kMaxMatmuls || tiles[1] > kMaxMatmuls / tiles[0] ||
                         tiles[2] > kMaxMatmuls / (tiles[0] * tiles[1]);
   if (too_many)
     throw PlanError("shape " + text(shape.m) + " x " + text(shape.k) + " x " + text(shape.n) + " with tile_n " +
                     text(o.tile_n) + ": needs more than " + text(kMaxMatmuls) +
                     " matmuls, the most one plan holds (a 1 GiB program); split the GEMM");
-  const std::size_t es = pe::operand_bytes(o.dtype);
+  const std::size_t es = pe::operand_bytes(o.dtype) * rows_per_partition(o);  // per free element (pairs: x 2)
   const std::size_t need =
       region_bytes(std::min(shape.m, limits.m), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
   if (!o.sbuf_bytes_per_partition && geo.sbuf_partition_bytes < need)
@@ -274,13 +327,15 @@ GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
   plan.options = options;
   plan.element_bytes = pe::operand_bytes(options.dtype);
   const isa::ArrayGeometry& geo = geometry_of(options);
-  const TileLimits limits = tile_limits(geo);
-  plan.k_tile = limits.k;
-  const auto mb = split(shape.m, limits.m), kt = split(shape.k, limits.k), nt = split(shape.n, options.tile_n);
-  const auto rounds = make_rounds(mb, nt, plan.element_bytes, budget_of(options), geo.psum_banks);
+  const TileLimits limits = tile_limits(geo, options.gen);
+  plan.k_tile = limits.k * rows_per_partition(options);
+  const auto mb = split(shape.m, limits.m), kt = split(shape.k, plan.k_tile), nt = split(shape.n, options.tile_n);
+  const unsigned span = bank_span(shape, options);
+  const auto rounds = make_rounds(mb, nt, plan.element_bytes * rows_per_partition(options), budget_of(options),
+                                  geo.psum_banks / span);
   plan.stats.rounds = rounds.size();
   try {
-    for (const Round& r : rounds) plan_round(r, mb, nt, kt, plan);
+    for (const Round& r : rounds) plan_round(r, mb, nt, kt, span, plan);
   } catch (const isa::EncodeError& e) {
     // validate_gemm() admits only encodable options, so this is a planner bug; still an error, not a crash.
     throw PlanError(std::string("internal: an instruction of the plan does not encode: ") + e.what());
@@ -317,10 +372,12 @@ void check_load(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand
   const std::size_t k_extent = l.operand == Operand::A ? op.cols : op.rows;
   const std::size_t f_extent = l.operand == Operand::A ? op.rows : op.cols;
   if (l.k0 > k_extent || l.k_count > k_extent - l.k0 || l.f0 > f_extent || l.f_count > f_extent - l.f0 ||
+      l.rows_per_partition < 1 || l.rows_per_partition > 2 ||
       l.element_bytes != op.element_bytes || op.bytes.size() != op.rows * op.cols * op.element_bytes)
     throw HostError(std::string("SBUF load of operand ") + (l.operand == Operand::A ? "A" : "B") + " (k " +
                     text(l.k0) + "+" + text(l.k_count) + ", free " + text(l.f0) + "+" + text(l.f_count) + ", " +
-                    text(l.element_bytes) + "-byte elements) does not fit the " + text(op.rows) + " x " +
+                    text(l.element_bytes) + "-byte elements, " + text(l.rows_per_partition) +
+                    " row(s) per partition) does not fit the " + text(op.rows) + " x " +
                     text(op.cols) + " operand of " + text(op.element_bytes) + "-byte elements");
 }
 
@@ -331,12 +388,26 @@ void gather_a(const SbufLoad& l, const EncodedOperand& a, std::uint8_t* p) {
     for (std::size_t j = 0; j < l.f_count; ++j, p += es) std::memcpy(p, a.element(l.f0 + j, l.k0 + i), es);
 }
 
+// The rows of a double_row load: partition i's free index j holds the pair of contraction indices k0 + 2i, k0 + 2i + 1
+// (zeros past k_count).
+void gather_pairs(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b, std::uint8_t* p) {
+  const std::size_t es = l.element_bytes;
+  std::memset(p, 0, l.partitions() * l.bytes_per_partition());
+  for (std::size_t i = 0; i < l.partitions(); ++i)
+    for (std::size_t j = 0; j < l.f_count; ++j)
+      for (std::size_t r = 0; r < 2; ++r, p += es) {
+        const std::size_t k = 2 * i + r;
+        if (k >= l.k_count) continue;
+        std::memcpy(p, l.operand == Operand::A ? a.element(l.f0 + j, l.k0 + k) : b.element(l.k0 + k, l.f0 + j), es);
+      }
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
   std::vector<std::uint8_t> out;
   const LoadRows rows = load_rows(l, a, b, out);
-  if (l.operand == Operand::A) return out;
+  if (l.operand == Operand::A || l.rows_per_partition != 1) return out;
   const std::size_t row = l.bytes_per_partition();
   out.resize(l.k_count * row);
   for (std::size_t i = 0; i < l.k_count; ++i) std::memcpy(out.data() + i * row, rows.data + i * rows.stride, row);
@@ -346,6 +417,11 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& 
 LoadRows load_rows(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b,
                    std::vector<std::uint8_t>& scratch) {
   check_load(l, a, b);
+  if (l.rows_per_partition == 2) {
+    scratch.resize(l.partitions() * l.bytes_per_partition());
+    gather_pairs(l, a, b, scratch.data());
+    return {scratch.data(), l.bytes_per_partition()};
+  }
   if (l.operand == Operand::B) return {b.element(l.k0, l.f0), b.cols * b.element_bytes};
   scratch.resize(l.k_count * l.bytes_per_partition());
   gather_a(l, a, scratch.data());

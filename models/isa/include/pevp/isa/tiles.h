@@ -34,6 +34,10 @@ inline unsigned active_extent(std::int64_t field, unsigned tile_extent) {
 // of cells, naming a cell 32 (the 128 x 128 array's cell in PEs).
 inline constexpr unsigned kCounterGridSide = 4;
 inline constexpr unsigned kCounterCellName = 32;
+// A cell of that grid spans a quarter of the array's rows and of its columns: the groups of the 128 x 128 presets
+// (32 x 32), 32 x 64 PEs on MAVERICK's 128 x 256 array, so its columns 128-255 are counted and queued too.
+inline unsigned counter_cell_rows(const ArrayGeometry& geo) { return geo.pe_rows / kCounterGridSide; }
+inline unsigned counter_cell_cols(const ArrayGeometry& geo) { return geo.pe_cols / kCounterGridSide; }
 
 // The 003 counter name of a tile: "tile_64x32_tile10" (shape rows x cols, index
 // of the top-left cell, row-major over the 4 x 4 grid). On the 128 x 128 preset

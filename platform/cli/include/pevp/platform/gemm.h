@@ -31,8 +31,10 @@ struct GemmCommand {
   bool m_given = false, k_given = false, n_given = false;
   std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
   std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
-  // Moving free size per Matmul; none: the most one PSUM bank holds (512 fp32 on the presets).
+  // Moving free size per Matmul; none: the most one PSUM bank holds (512 fp32 on the presets). From v4 up to the
+  // whole PSUM partition (4096; 2048 where MAVERICK's c256 tiles fold).
   std::optional<unsigned> tile_n;
+  bool double_row = false;        // fp8 double_row: 256 contraction rows per k-tile (CAYMAN, MARIANA*)
   // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
   std::optional<std::uint32_t> sbuf_budget;
   std::string a_path, b_path;     // .npy operands; both or neither
@@ -56,7 +58,9 @@ host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64&
 struct GemmRun {
   host::Matrix c;  // C as read back from PSUM (left unset in timing-only mode, which moves no data)
   std::uint64_t retired = 0;
-  std::uint64_t matmul_counter = 0, weight_load_counter = 0;  // the full-array tile's perf counters
+  // The per-tile perf counters of the tiles the plan uses (their names joined by " + "), summed.
+  std::uint64_t matmul_counter = 0, weight_load_counter = 0;
+  std::string counter_tiles;
   std::optional<ErrorInfo> error;  // the SEQ's error record when a step faulted
   std::size_t failed_step = 0;
   bool timed_out = false;

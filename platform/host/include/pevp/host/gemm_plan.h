@@ -4,11 +4,12 @@
 // The PE array computes dst[m][n] (PSUM partition m, free index n, fp32) = sum_k stationary[k][m] * moving[k][n].
 // A supplies the stationary tiles transposed (SBUF partition k holds A[m0..m0+mb)[k]) and B the moving tiles (SBUF
 // partition k holds B[k][n0..n0+nt)). Tiles, on the configured isa::ArrayGeometry (128 x 128 and 2 KiB banks on the
-// presets): m-blocks of <= pe_cols (stationary columns = PSUM partitions, at most the partitions), k-tiles of <=
-// pe_rows (array rows = SBUF partitions), n-tiles of <= tile_n fp32 elements of one PSUM bank per partition (512).
-// Each output tile (m-block, n-tile) owns one of the PSUM banks while its k-tiles accumulate in a PSUM group (SINGLE
-// for one k-tile, else MULTI_START, MULTI_MID..., MULTI_END); as many output tiles as banks are open at once (a
-// "round"). When a
+// presets): m-blocks of <= pe_cols (stationary columns = PSUM partitions; MAVERICK's 256 columns fold their second
+// half into the upper half of the output tile, the c256 tile), k-tiles of <= pe_rows (array rows = SBUF partitions;
+// 2 x pe_rows with fp8 double_row, two rows per partition), n-tiles of <= tile_n fp32 elements (one PSUM bank per
+// partition, 512, by default; up to the partition's banks from v4). Each output tile (m-block, n-tile) owns as many
+// PSUM banks as it covers while its k-tiles accumulate in a PSUM group (SINGLE for one k-tile, else MULTI_START,
+// MULTI_MID..., MULTI_END); as many output tiles as fit the banks are open at once (a "round"). When a
 // round's k-tiles do not fit the SBUF budget, the round spans several steps and its groups stay open between them.
 // Every shape is planned; nothing is refused for being larger than SBUF or PSUM. docs/gemm-tiling.md has the
 // layout, the PSUM group use per generation and the model decisions.
@@ -28,17 +29,21 @@
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/isa/opcode.h"
+#include "pevp/isa/tile_rect.h"
 
 namespace pevp::host {
 
 // The largest tiles a geometry runs (FACTS.md "nc_matmul limits" on the presets: 128, 128, 512): K up to the array's
-// rows, M up to its columns but no more than the PSUM partitions (MAVERICK's 256-column array plans 128-column
-// tiles: the c256 fold is not used), N up to one PSUM bank of fp32.
+// rows, M up to its columns (MAVERICK's 256 columns exceed its 128 partitions: such an m-block folds, D-GEMM-C256),
+// N by default one PSUM bank of fp32, at most the whole partition from v4 (half of it where m-blocks fold, whose
+// two halves share the partition).
 struct TileLimits {
   std::size_t m = 0, k = 0;
-  unsigned n = 0;
+  unsigned n = 0;          // the largest tile_n
+  unsigned n_default = 0;  // one PSUM bank of fp32
+  bool folds = false;      // m-blocks wider than the partitions fold (MAVERICK's c256 tiles)
 };
-TileLimits tile_limits(const isa::ArrayGeometry& geo);
+TileLimits tile_limits(const isa::ArrayGeometry& geo, isa::Generation gen);
 // The most MATMULs one plan holds: plans are materialised, and 2^24 matmuls is a 1 GiB program.
 inline constexpr std::uint64_t kMaxMatmuls = std::uint64_t{1} << 24;
 
@@ -53,6 +58,9 @@ struct GemmOptions {
   isa::Dtype dtype = isa::Dtype::BFLOAT16;        // both operands
   isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;  // FP32: Low / High / Low_High; every other dtype: None
   unsigned tile_n = 512;  // moving free size per MATMUL, 1..tile_limits().n (512 on the presets)
+  // fp8 double_row (perf_opt, CAYMAN and MARIANA*): each SBUF partition holds two contraction rows, so a k-tile is
+  // 2 x pe_rows (256) rows in the time of pe_rows.
+  bool double_row = false;
   // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
   // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
   std::optional<std::uint32_t> sbuf_bytes_per_partition;
@@ -62,7 +70,9 @@ enum class Operand : std::uint8_t { A, B };
 
 // One SBUF region to write before a step's program: partition partition0 + i, bytes [offset, offset +
 // bytes_per_partition()), holds the elements of contraction index k0 + i at free indices f0 .. f0 + f_count - 1:
-// A[f0 + j][k0 + i] for operand A (A is stored transposed), B[k0 + i][f0 + j] for operand B.
+// A[f0 + j][k0 + i] for operand A (A is stored transposed), B[k0 + i][f0 + j] for operand B. With
+// rows_per_partition = 2 (fp8 double_row) partition i holds contraction indices k0 + 2i and k0 + 2i + 1 as element
+// pairs, free index j's pair at elements 2j, 2j + 1 (an odd k_count's missing last row is zeros).
 struct SbufLoad {
   Operand operand = Operand::A;
   std::size_t k0 = 0, k_count = 0;
@@ -70,16 +80,19 @@ struct SbufLoad {
   std::uint32_t partition0 = 0;
   std::uint32_t offset = 0;
   std::size_t element_bytes = 0;
-  std::size_t bytes_per_partition() const { return f_count * element_bytes; }
+  unsigned rows_per_partition = 1;
+  std::size_t partitions() const { return (k_count + rows_per_partition - 1) / rows_per_partition; }
+  std::size_t bytes_per_partition() const { return f_count * element_bytes * rows_per_partition; }
 };
 
-// One PSUM region to read after a step's program: partitions partition0 .. + partitions - 1 of bank `bank`, the first
-// `elements` fp32 values of each, are C[row0 + p][col0 + j].
+// One PSUM region to read after a step's program: partitions partition0 .. + partitions - 1 from byte `offset` of bank
+// `bank` on (it may run on into the next banks from v4), `elements` fp32 values of each, are C[row0 + p][col0 + j].
 struct PsumRead {
   std::uint32_t partition0 = 0, partitions = 0;
   std::uint32_t bank = 0;
   std::uint32_t elements = 0;
   std::size_t row0 = 0, col0 = 0;
+  std::uint32_t offset = 0;
 };
 
 struct Step {
@@ -91,12 +104,13 @@ struct Step {
 struct PlanStats {
   std::map<isa::Opcode, std::size_t> instructions;  // by opcode
   std::size_t steps = 0;
-  std::size_t rounds = 0;           // sets of <= 8 output tiles sharing PSUM
+  std::size_t rounds = 0;           // sets of output tiles sharing PSUM (as many as its banks hold)
   std::size_t k_split_rounds = 0;   // rounds whose k-tiles span more than one step (groups left open)
   std::uint64_t macs = 0;           // sum of K x M x N over the matmuls = the GEMM's M * K * N
   std::uint64_t sbuf_bytes_loaded = 0;
   std::uint64_t psum_bytes_read = 0;
   std::uint32_t peak_sbuf_bytes_per_partition = 0;
+  std::vector<isa::TileRect> tiles;  // the array tiles the instructions use, in first-use order
 };
 
 struct GemmPlan {
@@ -127,13 +141,13 @@ std::uint32_t psum_address(const isa::ArrayGeometry& geo, std::uint32_t partitio
 // Throws HostError unless `a` is M x K and `b` K x N of the plan's shape, both in the plan's dtype and generation.
 void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
 
-// The bytes of one load: k_count rows of bytes_per_partition() bytes, row i destined for partition partition0 + i at
+// The bytes of one load: partitions() rows of bytes_per_partition() bytes, row i destined for partition partition0 + i at
 // `offset`. Throws HostError when the load's ranges or element size do not fit its operand.
 std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b);
 
 // The same bytes without a copy where the operand holds them as rows already: row i of the load is at
 // data + i * stride. For B (whose rows are the load's rows) the view points into b.bytes; for A (stored transposed
-// in SBUF, so each row is a gather) it points into `scratch`, which is filled like load_payload's result. Valid
+// in SBUF, so each row is a gather) and for element pairs (double_row) it points into `scratch`, which is filled like load_payload's result. Valid
 // while the operand and `scratch` are. Throws HostError as load_payload does.
 struct LoadRows {
   const std::uint8_t* data = nullptr;
