@@ -126,14 +126,26 @@ pe::PsumGroup psum_group(const isa::PsumPart& p) {
   return g;
 }
 
+// flags.seed_mode on v4: the firmware's own seed micro-ops (what PeManageSeed emits), executed as such. MAVERICK's
+// seed micro-ops stay unmodelled (the spec describes no v5 seed state): the executor names the field.
+void set_seed(std::int64_t seed_mode, isa::Generation gen, pe::MicroOp& op) {
+  if (!isa::is_v4(gen) || (seed_mode != 1 && seed_mode != 2)) return;
+  op.seed = seed_mode == 1 ? pe::SeedMove::Load : pe::SeedMove::Save;
+  op.seed_partitions = isa::kSeedCols;
+  op.unmodelled.seed_mode = 0;
+}
+
 pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
   op.src = i.src;
   set_operand(i.in, op);
-  op.transpose = i.transpose;
+  // bg_xpose_mode loads transposed as xpose does, on the background path (D-BG-XPOSE).
+  op.transpose = i.transpose || i.bg_transpose != 0;
+  op.background_transpose = i.bg_transpose != 0;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, i.bg_transpose};
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
+  set_seed(i.seed_mode, gen, op);
   return op;
 }
 
@@ -148,6 +160,8 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   op.rate_div = perf_divisor(i.perf_mode);
   op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
   op.psum = psum_group(i.psum);
+  set_seed(i.seed_mode, gen, op);
+  if (op.seed != pe::SeedMove::None) op.psum = {};  // a seed move is no accumulation
   return op;
 }
 
@@ -177,7 +191,47 @@ void handle_modelled(const isa::Decoded& d, const isa::Instruction& typed, Prepa
     return;
   }
   p.stream = isa::StreamChecker::key_of(d, *i.tile.rect);
-  p.op = lower(i, d.gen);
+  p.ops.push_back(lower(i, d.gen));
+}
+
+// PeManageSeed (v4, spec 000 section 5.1): the firmware loads the 16 x 16 identity as the stationary (LdWeight
+// micro-op) and runs a transposing Matmul micro-op (is_load) that moves the seeds: SBUF's 16 x 128 in (LoadSeed) or
+// PSUM's 128 x 16 out (SaveSeed). Both on the array's top-left 16 x 16 PEs (D-SEED-MICROOPS).
+void handle_pe_seed(const isa::Decoded& d, const isa::Instruction& typed, Prepared& p) {
+  if (!d.valid()) {
+    p.fault = from_violation(d.violations.front());
+    return;
+  }
+  const auto& i = std::get<isa::PeManageSeed>(typed);
+  const pe::SeedMove move = i.mode == 1 ? pe::SeedMove::Load : pe::SeedMove::Save;
+  const isa::TileRect tile{0, isa::kSeedRows, 0, isa::kSeedRows};
+  pe::MicroOp lw;
+  lw.kind = pe::MicroOpKind::WeightLoad;
+  lw.gen = d.gen;
+  lw.opcode_byte = d.opcode_byte;
+  lw.tile = tile;
+  lw.k = lw.m = isa::kSeedRows;
+  lw.src = i.identity;
+  // FP32r (the identity's fp32 code) holds fp32 bits; the other identity dtypes decode as matmul operands.
+  const auto identity = static_cast<isa::Dtype>(i.identity_dtype);
+  lw.in_dtype = identity == isa::Dtype::FP32R ? isa::Dtype::FP32 : identity;
+  lw.fp32_mode = lw.in_dtype == isa::Dtype::FP32 ? isa::Fp32Mode::High : isa::Fp32Mode::None;
+  lw.in_dtype_raw = i.identity_dtype;
+  lw.fp32_mode_raw = static_cast<std::int64_t>(lw.fp32_mode);
+  lw.seed = move;
+  lw.completes_instruction = false;
+  pe::MicroOp mm = lw;
+  mm.kind = pe::MicroOpKind::Matmul;
+  mm.src = move == pe::SeedMove::Load ? i.src_seed : isa::AccessPattern{};
+  mm.dst = move == pe::SeedMove::Save ? i.dst_seed : isa::AccessPattern{};
+  mm.in_dtype = isa::Dtype::FP32;  // the seeds are 32-bit words, moved as they are
+  mm.fp32_mode = isa::Fp32Mode::High;
+  mm.in_dtype_raw = static_cast<std::int64_t>(isa::Dtype::FP32);
+  mm.fp32_mode_raw = static_cast<std::int64_t>(isa::Fp32Mode::High);
+  mm.transpose = true;
+  mm.seed_partitions = i.active_cols;
+  mm.completes_instruction = true;
+  p.ops = {lw, mm};
 }
 
 // A handler the model does not implement yet: it names itself, then rejects
@@ -213,9 +267,9 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     case Handler::Ldweights: handle_modelled<isa::Ldweights>(*d, typed, p); break;
     case Handler::Matmul: handle_modelled<isa::Matmul>(*d, typed, p); break;
     case Handler::PeRegWrite: handle_modelled<isa::PeRegWrite>(*d, typed, p); break;
+    case Handler::PeManageSeed: handle_pe_seed(*d, typed, p); break;
     case Handler::LdTags:
     case Handler::MatmulSparse:
-    case Handler::PeManageSeed:
     case Handler::LdweightsMX:
     case Handler::MatmulMX:
     case Handler::ConvLutLoad: handle_not_modelled(*d, p); break;
@@ -253,8 +307,10 @@ void Firmware::handle(const Prepared& p, std::uint64_t index, HandlerOutput& out
     out.fault = from_violation(v.front());
     return;
   }
-  out.ops.push_back(*p.op);
-  out.ops.back().instr_index = index;
+  for (const pe::MicroOp& op : p.ops) {
+    out.ops.push_back(op);
+    out.ops.back().instr_index = index;
+  }
 }
 
 void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<const isa::Decoded>>& survivors,

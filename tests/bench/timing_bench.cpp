@@ -99,7 +99,7 @@ int sc_main(int argc, char** argv) {
     std::vector<arrseq::OpShape> shapes;
     for (std::size_t i = 0; i < period.size(); ++i) {
       const pevp::fw::Prepared p = pevp::fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen, period[i])));
-      if (p.op) shapes.push_back(arrseq::shape_of(*p.op, isa::preset_geometry(gen)));
+      for (const pe::MicroOp& op : p.ops) shapes.push_back(arrseq::shape_of(op, isa::preset_geometry(gen)));
     }
     arrseq::Timeline t(arrseq::CostModel{}, 16);
     arrseq::TimingCsrs csrs;

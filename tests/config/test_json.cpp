@@ -187,7 +187,7 @@ TEST(JsonErrors, UnknownTopLevelKey) {
 
 TEST(JsonErrors, UnknownKeyInEverySection) {
   const std::pair<const char*, const char*> cases[] = {
-      {"tensor_engine", "clock_ghz"},
+      {"tensor_engine", "clock_ghz, psum_rounding"},
       {"geometry",
        "partitions, sbuf_partition_bytes, psum_partition_bytes, psum_bank_bytes, psum_banks, pe_rows, pe_cols, "
        "row_groups, col_groups, queues, sbuf_xbus_ports"},
@@ -490,3 +490,32 @@ TEST(Validate, ConfigurationsBuiltInCode) {
 
 }  // namespace
 }  // namespace pevp::platform
+
+namespace {
+// tensor_engine.psum_rounding: rne (default) or stochastic, which needs NeuronCore-v4's PSUM seeds.
+TEST(PsumRounding, ParsedFromJsonAndSetAndRefusedOffV4) {
+  using pevp::platform::apply_override;
+  using pevp::platform::ConfigError;
+  using pevp::platform::from_json;
+  using pevp::platform::preset;
+  using pevp::platform::to_json;
+  using pevp::pe::Bf16Rounding;
+  pevp::platform::VpConfig c = preset(pevp::isa::Generation::MARIANA);
+  EXPECT_EQ(c.psum_rounding, Bf16Rounding::NearestEven);
+  apply_override(c, "tensor_engine.psum_rounding=stochastic");
+  EXPECT_EQ(c.psum_rounding, Bf16Rounding::Stochastic);
+  EXPECT_EQ(to_json(c)["tensor_engine"]["psum_rounding"], "stochastic");
+  EXPECT_EQ(from_json(to_json(c)).psum_rounding, Bf16Rounding::Stochastic);
+  EXPECT_EQ(pevp::platform::test::config_error([&] { apply_override(c, "tensor_engine.psum_rounding=up"); },
+                                               "tensor_engine.psum_rounding"),
+            "tensor_engine.psum_rounding = \"up\": unknown rounding (rne, stochastic)");
+  for (const auto g : {pevp::isa::Generation::CAYMAN, pevp::isa::Generation::MAVERICK}) {
+    pevp::platform::VpConfig other = preset(g);
+    const std::string e = pevp::platform::test::config_error(
+        [&] { apply_override(other, "tensor_engine.psum_rounding=stochastic"); }, "tensor_engine.psum_rounding");
+    EXPECT_NE(e.find("the PSUM stochastic-rounding seeds exist on NeuronCore-v4 only (MARIANA, MARIANA_PLUS)"),
+              std::string::npos)
+        << e;
+  }
+}
+}  // namespace

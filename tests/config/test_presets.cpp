@@ -150,7 +150,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "psum": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "sbuf": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "seq": {"quantum_ns": 1000, "queue_depth": 256},
-    "tensor_engine": {"clock_ghz": 2.4},
+    "tensor_engine": {"clock_ghz": 2.4, "psum_rounding": "rne"},
     "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4,
                "ls_to_mm_cycles": 4, "mm_init_latency": 64, "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
                "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8,
@@ -204,7 +204,8 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "queue_depth": 256
   },
   "tensor_engine": {
-    "clock_ghz": 2.4
+    "clock_ghz": 2.4,
+    "psum_rounding": "rne"
   },
   "timing": {
     "drain_cycles_per_col": 1,

@@ -45,7 +45,7 @@ TEST(Firmware, SelfNamesBelongToTheHandlers) {
   ASSERT_TRUE(mx.fault.has_value());
   EXPECT_EQ(mx.fault->rule, "seq.not_modelled");
   EXPECT_NE(mx.fault->message.find("(XS: MatmulMX)"), std::string::npos) << mx.fault->message;
-  EXPECT_FALSE(mx.op.has_value());
+  EXPECT_FALSE(!mx.ops.empty());
 }
 
 TEST(Firmware, AnInvalidInstructionFaultsWithItsFirstViolation) {
@@ -56,7 +56,7 @@ TEST(Firmware, AnInvalidInstructionFaultsWithItsFirstViolation) {
   EXPECT_EQ(p.fault->rule, "mm.in_dtype");
   EXPECT_EQ(p.fault->field, "in_dtype");
   EXPECT_EQ(p.fault->value, 12);
-  EXPECT_FALSE(p.op.has_value());
+  EXPECT_FALSE(!p.ops.empty());
 }
 
 TEST(Firmware, LdweightsLowersToAWeightLoadWithItsOperands) {
@@ -70,8 +70,8 @@ TEST(Firmware, LdweightsLowersToAWeightLoadWithItsOperands) {
   a.xpose = true;
   a.src = Pattern::row(0x40, 96);  // transposed: M partitions of K elements
   const fw::Prepared p = prepared(G::MARIANA, encode_ldweights(G::MARIANA, a));
-  ASSERT_TRUE(p.op.has_value()) << (p.fault ? p.fault->describe() : "");
-  const pe::MicroOp& op = *p.op;
+  ASSERT_TRUE(!p.ops.empty()) << (p.fault ? p.fault->describe() : "");
+  const pe::MicroOp& op = p.ops.front();
   EXPECT_EQ(op.kind, pe::MicroOpKind::WeightLoad);
   EXPECT_EQ(op.opcode_byte, 0x01);
   EXPECT_EQ(op.tile, (TileRect{0, 128, 0, 128}));
@@ -96,8 +96,8 @@ TEST(Firmware, MatmulPsumGroupSemanticsPerGeneration) {
     if (flags & psum_flags::BEGIN_MATMUL_GROUP) a.zero_region = ZeroRegion::BANKS_4;
     if (is_maverick(g)) a.zero_region = ZeroRegion::BANKS_1;
     const fw::Prepared p = prepared(g, encode_matmul(g, a));
-    EXPECT_TRUE(p.op.has_value()) << (p.fault ? p.fault->describe() : "");
-    return p.op ? p.op->psum : pe::PsumGroup{};
+    EXPECT_TRUE(!p.ops.empty()) << (p.fault ? p.fault->describe() : "");
+    return !p.ops.empty() ? p.ops.front().psum : pe::PsumGroup{};
   };
   // CAYMAN: BEGIN overwrites, anything else adds; a BEGIN zeroes its zero region.
   const pe::PsumGroup start = group(G::CAYMAN, psum_flags::MULTI_START);
@@ -127,14 +127,14 @@ TEST(Firmware, MatmulCarriesBothPatternsAndTheOutputType) {
   a.num_active_cols = 32;
   a.tile = {0, 128, 32, 32};
   const fw::Prepared p = prepared(G::MARIANA, encode_matmul(G::MARIANA, a));
-  ASSERT_TRUE(p.op.has_value()) << (p.fault ? p.fault->describe() : "");
-  EXPECT_EQ(p.op->kind, pe::MicroOpKind::Matmul);
-  EXPECT_EQ(p.op->tile, (TileRect{0, 128, 32, 32}));
-  EXPECT_EQ(p.op->m, 32u);
-  EXPECT_EQ(p.op->src.start, 0x200u);
-  EXPECT_EQ(p.op->src.count(), 100u);
-  EXPECT_EQ(p.op->dst.start, kPsum + 3u * 2048);
-  EXPECT_EQ(p.op->out_dtype, static_cast<std::int64_t>(Dtype::BFLOAT16));
+  ASSERT_TRUE(!p.ops.empty()) << (p.fault ? p.fault->describe() : "");
+  EXPECT_EQ(p.ops.front().kind, pe::MicroOpKind::Matmul);
+  EXPECT_EQ(p.ops.front().tile, (TileRect{0, 128, 32, 32}));
+  EXPECT_EQ(p.ops.front().m, 32u);
+  EXPECT_EQ(p.ops.front().src.start, 0x200u);
+  EXPECT_EQ(p.ops.front().src.count(), 100u);
+  EXPECT_EQ(p.ops.front().dst.start, kPsum + 3u * 2048);
+  EXPECT_EQ(p.ops.front().out_dtype, static_cast<std::int64_t>(Dtype::BFLOAT16));
   // The stream rule's key: a Matmul reads the cells its tile covers.
   EXPECT_EQ(p.stream.role, StreamChecker::Key::Role::Use);
   EXPECT_EQ(p.stream.c0, 1);
@@ -147,12 +147,12 @@ TEST(Firmware, PeRegWriteCarriesRegisterValueAndSource) {
   e.set("reg_addr", 7).set("imm_value", 0xABCD).set("src_mem_pattern.start_addr", 0x80);
   e.set("src_mem_pattern.step_elem[0]", 1).set("src_mem_pattern.num_elem[0]", 1);
   const fw::Prepared p = prepared(G::CAYMAN, e.bytes());
-  ASSERT_TRUE(p.op.has_value()) << (p.fault ? p.fault->describe() : "");
-  EXPECT_EQ(p.op->kind, pe::MicroOpKind::PeRegWrite);
-  EXPECT_EQ(p.op->reg_addr, 7u);
-  EXPECT_EQ(p.op->imm_value, 0xABCDu);
-  EXPECT_EQ(p.op->src.start_raw, 0x80u);
-  EXPECT_EQ(p.op->k, 128u);  // no active counts: the whole tile
+  ASSERT_TRUE(!p.ops.empty()) << (p.fault ? p.fault->describe() : "");
+  EXPECT_EQ(p.ops.front().kind, pe::MicroOpKind::PeRegWrite);
+  EXPECT_EQ(p.ops.front().reg_addr, 7u);
+  EXPECT_EQ(p.ops.front().imm_value, 0xABCDu);
+  EXPECT_EQ(p.ops.front().src.start_raw, 0x80u);
+  EXPECT_EQ(p.ops.front().k, 128u);  // no active counts: the whole tile
 }
 
 TEST(Firmware, TheStreamRuleRunsAcrossInstructions) {

@@ -80,11 +80,11 @@ inline std::uint32_t psum_u32(const Mem& mem, std::size_t p, std::size_t off) {
 // The micro-op the firmware lowers a valid instruction to: the executor's input.
 inline pe::MicroOp dec(Generation g, const isa::RawInstruction& raw) {
   const pevp::fw::Prepared p = pevp::fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(g, raw)));
-  if (!p.op) {
+  if (p.ops.empty()) {
     ADD_FAILURE() << "not lowered: " << (p.fault ? p.fault->describe() : std::string("no micro-op"));
     return {};
   }
-  return *p.op;
+  return p.ops.front();
 }
 
 inline isa::LdweightsArgs ldw(const pe::OperandType& t, std::uint32_t addr, unsigned K, unsigned M) {

@@ -328,6 +328,35 @@ TEST(ExecutorTranspose, AStationaryThatIsNotOneHotIsRefusedNamingTheElement) {
   }
 }
 
+// ---- background transpose (MARIANA bg_xpose_mode) ----------------------------------------------------------------
+
+TEST(ExecutorBgXpose, LoadsTheSameStationaryAsXpose) {
+  const Generation g = Generation::MARIANA;
+  const pe::OperandType t{g, Dtype::BFLOAT16, Fp32Mode::None};
+  std::mt19937 rng(29);
+  Mem mem(g);
+  mem.put(0, 0, random_operand(t, 64 * 128, rng, 0.2), 128);  // [M = 128 partitions][K = 64]
+  // The same [M][K] tile loaded with flags.xpose_mode = 1 and with bg_xpose_mode = 1, through the firmware.
+  const auto load = [&](const char* field) {
+    isa::Encoder e(g, isa::Opcode::LDWEIGHTS);
+    e.set("src_mem_pattern.start_addr", 0).set("src_mem_pattern.step_elem[0]", 1);
+    e.set("src_mem_pattern.num_elem[0]", 64).set("src_mem_pattern.num_elem[1]", 1);
+    e.set("src_mem_pattern.num_elem[2]", 1).set("in_dtype", static_cast<int>(Dtype::BFLOAT16));
+    e.set("num_active_rows", 64).set("num_active_cols", 128).set("row_grp", 0xF).set("col_grp", 0xF);
+    e.set(field, 1);
+    const pe::MicroOp op = dec(g, e.bytes());
+    EXPECT_TRUE(op.transpose);
+    EXPECT_EQ(op.background_transpose, std::string(field) == "bg_xpose_mode");
+    pe::ArrayExecutor ex(isa::preset_geometry(g));
+    expect_ok(ex.ldweights(op, mem.sbuf.data(), mem.sbuf.size()));
+    return ex.stationary({0, 128, 0, 128})->values;
+  };
+  const auto xposed = load("flags.xpose_mode"), background = load("bg_xpose_mode");
+  ASSERT_EQ(xposed.size(), std::size_t{64} * 128);
+  ASSERT_EQ(background.size(), xposed.size());
+  EXPECT_EQ(std::memcmp(xposed.data(), background.data(), xposed.size() * 4), 0);
+}
+
 // ---- fp8 double_row --------------------------------------------------------------------------------------------
 
 // Partition p's element pair (x[2i], x[2i+1]) as logical rows 2p and 2p + 1: [K][2C] bytes -> [2K][C].

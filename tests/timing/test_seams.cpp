@@ -61,8 +61,8 @@ struct PlainCsrs : regfile::SequencerCsrs {
 
 pe::MicroOp lowered(G g, const RawInstruction& raw) {
   const fw::Prepared p = fw::prepare(std::make_shared<const Decoded>(decode(g, raw)));
-  EXPECT_TRUE(p.op.has_value()) << (p.fault ? p.fault->describe() : "");
-  return p.op.value_or(pe::MicroOp{});
+  EXPECT_TRUE(!p.ops.empty()) << (p.fault ? p.fault->describe() : "");
+  return (p.ops.empty() ? pe::MicroOp{} : p.ops.front());
 }
 
 TEST(Seams, TheSequencerDrivesAnyArrayModelWithTheMicroOpsOperands) {

@@ -361,3 +361,33 @@ TEST(Timeline, RowGroupCountersSettleAndReset) {
 }
 
 }  // namespace
+
+namespace {
+// The transposes of the cost model (docs/timing.md 4.2, 4.3): a transposing Matmul is max(K, min(64, N)), fp32 at
+// 2x instead of 4x; a transposed weight load adds that pass unless it runs in the background (bg_xpose_mode), which
+// costs what a plain load costs; fp8 double_row streams N columns of 256 rows and loads 2M elements.
+TEST(CostModel, TransposesAndDoubleRow) {
+  const arrseq::CostModel cost;
+  OpShape x = matmul(kFull, 32, 1);
+  x.transpose = true;
+  EXPECT_EQ(cost.matmul_ii(x), 128u) << "max(K = 128, min(64, 32))";
+  x.k = 16;
+  x.n = 128;
+  EXPECT_EQ(cost.matmul_ii(x), 64u) << "max(16, min(64, 128))";
+  x.fp32 = true;
+  EXPECT_EQ(cost.matmul_ii(x), 128u) << "fp32: x 2";
+  OpShape lw = weights(kFull);
+  const std::uint64_t plain = cost.weight_load_cycles(lw);
+  EXPECT_EQ(plain, 32u);
+  lw.transpose = true;
+  EXPECT_EQ(cost.weight_load_cycles(lw), 32u + 128u) << "a foreground transpose pass of max(M, min(64, K))";
+  lw.background_transpose = true;
+  EXPECT_EQ(cost.weight_load_cycles(lw), plain) << "bg_xpose_mode hides it";
+  OpShape dr = matmul(kFull, 512, 1);
+  dr.pack = 2;
+  EXPECT_EQ(cost.matmul_ii(dr), 512u) << "K = 256 in the time of 128";
+  OpShape drl = weights(kFull, 1);
+  drl.pack = 2;
+  EXPECT_EQ(cost.weight_load_cycles(drl), 64u) << "2M elements / 4";
+}
+}  // namespace

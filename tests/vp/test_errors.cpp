@@ -208,7 +208,8 @@ std::vector<ErrorCase> error_cases() {
       v.push_back({G + "NotModelledConvLutLoad", g, "seq.not_modelled", kOpcode, 0xE4, none,
                    [](const Frame& f) { return conv_lut(f.g); }, "S: ConvLutLoad", true});
     if (isa::is_v4(g)) {
-      v.push_back({G + "NotModelledPeManageSeed", g, "seq.not_modelled", kOpcode, 0x08, none,
+      // PeManageSeed executes; its identity (what SBUF holds at 0x5000) is checked at run time.
+      v.push_back({G + "PeManageSeedThroughANonIdentity", g, "exec.seed_identity", kNoCheck, std::nullopt, none,
                    [](const Frame& f) { return pe_seed_load(f.g); }, "S: PeManageSeed(LOAD)", true});
       v.push_back({G + "NotModelledLdweightsMX", g, "seq.not_modelled", kOpcode, 0x09, none,
                    [](const Frame& f) { return ldweights_mx(f.g); }, "S: LdweightsMX", true});

@@ -49,13 +49,15 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   s.fp32 = op.in_dtype == isa::Dtype::FP32 || op.in_dtype == isa::Dtype::FP32R;
   s.rate_div = op.rate_div;
   s.pack = op.double_row ? 2 : 1;
-  s.transpose = op.kind == pe::MicroOpKind::Matmul && op.transpose;
+  s.transpose = op.transpose && op.kind != pe::MicroOpKind::PeRegWrite;
+  s.background_transpose = op.background_transpose;
   // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).
   const std::int64_t step0 = op.src.dims > 0 ? op.src.step[0] : 1, num0 = op.src.dims > 0 ? op.src.num[0] : 1;
   s.strided = std::llabs(step0) * s.elem_bytes > 16 && num0 > 1;
   if (const auto at = isa::locate(op.src.start_raw, isa::Memory::Sbuf, geo)) s.first_partition = at->partition;
   if (op.kind == pe::MicroOpKind::Matmul) {
-    s.n = op.src.count() / s.pack;
+    // A seed move's moving free size is the partitions its seeds spread over (a Save's source is the seed state).
+    s.n = op.seed != pe::SeedMove::None ? op.seed_partitions : op.src.count() / s.pack;
     s.macs = s.transpose ? 0 : std::uint64_t{s.k} * s.pack * s.m * s.n;
     s.accumulate = op.psum.accumulate;
     // The PSUM banks the output reaches inside its partition, counted in fp32
@@ -112,7 +114,12 @@ std::uint64_t CostModel::matmul_ii(const OpShape& s) const {
 }
 
 std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
-  return ceil_div(std::uint64_t{s.m} * s.pack * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
+  const std::uint64_t load = ceil_div(std::uint64_t{s.m} * s.pack * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
+  if (!s.transpose || s.background_transpose) return load;
+  // A foreground transposed load passes the tile through the transpose once more (D-BG-XPOSE): the TensorE
+  // transpose's max(P, min(64, F)) for the [M x K] tile read, fp32 at xpose_fp32_factor.
+  const std::uint64_t pass = std::max<std::uint64_t>(s.m, std::min<std::uint64_t>(p_.mm_init_latency, s.k));
+  return load + pass * (s.fp32 ? p_.xpose_fp32_factor : 1);
 }
 
 OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {

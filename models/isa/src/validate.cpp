@@ -30,7 +30,6 @@ constexpr Dtype kIdentityDtypes[] = {Dtype::BFLOAT16, Dtype::FP16,     Dtype::FP
 
 // PeManageSeed's hard-coded extents (spec 000 section 5.2): 16 seeds per
 // partition of 128 partitions, moved through a 16 x 128 identity tile.
-constexpr std::int64_t kSeedRows = 16, kSeedCols = 128;
 
 template <std::size_t N>
 bool one_of(std::int64_t v, const Dtype (&set)[N]) {

@@ -17,14 +17,16 @@ namespace {
 
 using isa::Generation;
 
-// The pattern a micro-op names, as a plain TENSOR3D, or why it is not one.
+// The pattern a micro-op names, as a plain TENSOR pattern of 1 to 3 dimensions (the seed micro-ops' TENSOR1D / 2D
+// included), or why it is not one.
 ExecResult plain_3d(const isa::AccessPattern& p, const char* name) {
   const std::string n(name);
   if (p.member == isa::PatternMember::MxTensorV2)
     return ExecResult::error("exec.not_modelled", n + ": the MX tensor member is not modelled yet");
   if (p.member == isa::PatternMember::Indirect16B)
     return ExecResult::error("exec.not_modelled", n + ": the indirect member is not modelled yet");
-  if (p.dims != 3) return ExecResult::error("exec.not_modelled", n + ": only a plain TENSOR3D pattern is modelled yet");
+  if (p.dims < 1 || p.dims > 3)
+    return ExecResult::error("exec.not_modelled", n + ": only a plain TENSOR pattern of 1 to 3 dimensions is modelled");
   return ExecResult::success();
 }
 
@@ -132,14 +134,17 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
   const Unmodelled& u = op.unmodelled;
   if (u.seed_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(u.seed_mode) +
-                                                      ": seed load/save is not modelled yet");
+                                                      ": MAVERICK's load/save-seed micro-op moves a stochastic-"
+                                                      "rounding state the spec describes for NeuronCore-v4 only "
+                                                      "(PeManageSeed); not modelled");
   if (u.scalar_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " + std::to_string(u.scalar_mode) +
-                                                      ": scalar mode is not modelled yet");
+                                                      ": the spec names the field (2 bits of the flags byte) but not "
+                                                      "what it does; only 0 is modelled");
   if (u.perf_mode != 0)
     return ExecResult::error("exec.not_modelled", "perf_mode = " + std::to_string(u.perf_mode) +
                                                       ": the MX QUAD_ROW / OCT_ROW pumping is not modelled yet");
-  if (u.bg_xpose != 0)
+  if (u.bg_xpose != 0)  // lowered as a transposed load since D-BG-XPOSE; a hand-built micro-op may still set it
     return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(u.bg_xpose) +
                                                       ": background transpose is not modelled yet");
   return ExecResult::success();
@@ -261,6 +266,51 @@ std::string tile_text(const isa::TileRect& t) {
 
 }  // namespace
 
+ArrayExecutor::ArrayExecutor(const isa::ArrayGeometry& geo, unsigned threads, Bf16Rounding rounding)
+    : geo_(geo), threads_(threads == 0 ? 1 : threads), rounding_(rounding) {
+  seeds_.resize(std::size_t{geo_.partitions} * seeds_per_partition());
+  for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i] = reset_seed(i);
+}
+
+std::uint32_t ArrayExecutor::reset_seed(std::size_t i) {
+  // A 32-bit finaliser (MurmurHash3's) of i + 1: distinct, well mixed, and never the xorshift's stuck state 0.
+  auto x = static_cast<std::uint32_t>(i + 1);
+  x ^= x >> 16;
+  x *= 0x85EBCA6Bu;
+  x ^= x >> 13;
+  x *= 0xC2B2AE35u;
+  x ^= x >> 16;
+  return x == 0 ? 1u : x;
+}
+
+namespace {
+// One step of Marsaglia's xorshift32 (13, 17, 5): the generator every seed runs (D-SR-RNG).
+std::uint32_t xorshift32(std::uint32_t x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+}  // namespace
+
+std::uint16_t ArrayExecutor::drain_bf16(float value, std::size_t at, bool stochastic) {
+  if (!stochastic) return num::to_bf16(value);
+  const std::size_t pb = geo_.psum_partition_bytes(), partition = at / pb, offset = at % pb;
+  const std::size_t s = offset / geo_.psum_bank_bytes * kSeedsPerBank + (offset / 2) % kSeedsPerBank;
+  std::uint32_t& seed = seeds_[partition * seeds_per_partition() + s];
+  seed = xorshift32(seed);
+  return num::to_bf16_sr(value, seed >> 16);  // the high half: xorshift's low bits are its weakest
+}
+
+void ArrayExecutor::install(Stationary s) {
+  // A load replaces every stationary its tile overlaps.
+  std::vector<Stationary> kept;
+  for (auto& o : stationaries_)
+    if (!o.tile.overlaps(s.tile)) kept.push_back(std::move(o));
+  kept.push_back(std::move(s));
+  stationaries_ = std::move(kept);
+}
+
 const Stationary* ArrayExecutor::stationary(const isa::TileRect& tile) const {
   for (const auto& s : stationaries_)
     if (s.tile == tile) return &s;
@@ -269,8 +319,10 @@ const Stationary* ArrayExecutor::stationary(const isa::TileRect& tile) const {
 
 void ArrayExecutor::reset() {
   stationaries_.clear();
+  staged_identity_.reset();
   open_.fill(false);
   stats_ = {};
+  for (std::size_t i = 0; i < seeds_.size(); ++i) seeds_[i] = reset_seed(i);
 }
 
 
@@ -321,12 +373,10 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
     s.values = std::move(tilev);
   }
   s.one_hot_row = one_hot_rows(s.values, s.k, s.m);
-  // A load replaces every stationary its tile overlaps.
-  std::vector<Stationary> kept;
-  for (auto& o : stationaries_)
-    if (!o.tile.overlaps(tile)) kept.push_back(std::move(o));
-  kept.push_back(std::move(s));
-  stationaries_ = std::move(kept);
+  if (op.seed != SeedMove::None)
+    staged_identity_ = std::move(s);  // installed by the seed Matmul that moves through it
+  else
+    install(std::move(s));
   stats_ = {};
   stats_.kind = MicroOpKind::WeightLoad;
   stats_.tile = tile;
@@ -340,6 +390,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                  std::uint8_t* psum, std::size_t psum_bytes) {
   OperandType t;
   if (auto r = check_common(op, MicroOpKind::Matmul, t); !r.ok) return r;
+  if (op.seed != SeedMove::None) return seed_matmul(op, sbuf, sbuf_bytes, psum, psum_bytes);
   if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
   if (op.double_row && op.transpose)
@@ -492,10 +543,11 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     }
     return v;
   };
+  const bool stochastic = out_bf16 && rounding_ == Bf16Rounding::Stochastic && isa::is_v4(op.gen);
   const auto store_out = [&](std::size_t r, std::size_t j, float v) {
     const std::size_t at = out.at(da, r, j);
     if (out_bf16) {
-      const std::uint16_t h = num::to_bf16(v);
+      const std::uint16_t h = drain_bf16(v, at, stochastic);
       std::memcpy(psum + at, &h, 2);
     } else {
       std::memcpy(psum + at, &v, 4);
@@ -578,6 +630,81 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   stats_.n = n;
   stats_.macs = op.transpose ? 0 : static_cast<std::uint64_t>(k * pair) * m * n;
   stats_.passes = t.fp32_mode == isa::Fp32Mode::Low_High ? 3 : 1;
+  return ExecResult::success();
+}
+
+// A seed move (D-SEED-MICROOPS): through the 16 x 16 identity loaded on the micro-op's tile, LoadSeed transposes
+// SBUF's 16 partitions x 128 seeds into the state (state[p][s] = src[s][p]), SaveSeed writes the state's 16 seeds of
+// each of 128 PSUM partitions at the destination's 16 elements. The words move as they are.
+ExecResult ArrayExecutor::seed_matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
+                                      std::uint8_t* psum, std::size_t psum_bytes) {
+  const bool load = op.seed == SeedMove::Load;
+  const char* what = load ? "LoadSeed" : "SaveSeed";
+  const unsigned per = seeds_per_partition();
+  // The identity its LdWeight staged (taken: on any error below it is dropped, and the array keeps what it had).
+  std::optional<Stationary> identity = std::move(staged_identity_);
+  staged_identity_.reset();
+  if (!identity || !(identity->tile == op.tile))
+    return ExecResult::error("exec.no_stationary", std::string(what) + ": no identity staged by a seed LdWeight for "
+                                                       "the tile (" + tile_text(op.tile) + ")");
+  const Stationary* st = &*identity;
+  // The identity's value is checked here, at run time (spec 5.1: "the magic tensor required by HW").
+  for (std::size_t m = 0; m < st->m; ++m)
+    if (st->k != per || st->m != per || st->one_hot_row[m] != static_cast<std::int32_t>(m))
+      return ExecResult::error(
+          "exec.seed_identity",
+          "identity_mem_pattern: " +
+              (st->k != per || st->m != per ? "a " + std::to_string(st->k) + " x " + std::to_string(st->m) + " stationary"
+                                            : st->one_hot_row[m] < 0 ? one_hot_problem(*st, m)
+                                                                     : "column " + std::to_string(m) + " holds its 1 in row " +
+                                                                           std::to_string(st->one_hot_row[m])) +
+              "; the seed micro-ops route through the " + std::to_string(per) + " x " + std::to_string(per) +
+              " identity");
+  const std::size_t parts = op.seed_partitions;
+  if (parts > geo_.partitions)
+    return ExecResult::error("exec.pattern_partitions", std::string(what) + ": the seeds spread over " +
+                                                            std::to_string(parts) + " PSUM partitions; there are " +
+                                                            std::to_string(geo_.partitions));
+  constexpr std::size_t kWord = 4;
+  if (load) {
+    if (auto r = plain_3d(op.src, "src_seed_mem_pattern"); !r.ok) return r;
+    Access sa;
+    if (auto r = plan_access(op.src, "src_seed_mem_pattern", sbuf_region(geo_, sbuf_bytes), per, kWord, sa); !r.ok)
+      return r;
+    if (sa.count() != parts)
+      return ExecResult::error("exec.pattern_count", "src_seed_mem_pattern yields " + std::to_string(sa.count()) +
+                                                         " seeds per partition; they spread over " +
+                                                         std::to_string(parts) + " PSUM partitions");
+    for (std::size_t p = 0; p < parts; ++p)
+      for (std::size_t s = 0; s < per; ++s) std::memcpy(&seeds_[p * per + s], sbuf + sa.at(s, p), kWord);
+  } else {
+    // The header: "Neuron must evict all data out of PSUM ... before running this PeSaveSeed instruction".
+    std::string open;
+    for (unsigned b = 0; b < kBanks; ++b)
+      if (open_[b]) open += (open.empty() ? "" : ", ") + std::to_string(b);
+    if (!open.empty())
+      return ExecResult::error("exec.psum_group_open", "SaveSeed writes every PSUM bank: an accumulation group is "
+                                                       "still open in PSUM bank " + open + " (evict PSUM first)");
+    if (auto r = plain_3d(op.dst, "dst_seed_mem_pattern"); !r.ok) return r;
+    Access da;
+    if (auto r = plan_access(op.dst, "dst_seed_mem_pattern", psum_region(geo_, psum_bytes), parts, kWord, da); !r.ok)
+      return r;
+    if (da.count() != per)
+      return ExecResult::error("exec.pattern_count", "dst_seed_mem_pattern yields " + std::to_string(da.count()) +
+                                                         " elements per partition, not the " + std::to_string(per) +
+                                                         " seeds of a partition");
+    for (std::size_t p = 0; p < parts; ++p)
+      for (std::size_t s = 0; s < per; ++s)
+        std::memcpy(psum + da.at(p, s), &seeds_[(da.first_partition + p) * per + s], kWord);
+  }
+  install(std::move(*identity));
+  stats_ = {};
+  stats_.kind = MicroOpKind::Matmul;
+  stats_.tile = op.tile;
+  stats_.k = per;
+  stats_.m = per;
+  stats_.n = parts;
+  stats_.passes = 1;
   return ExecResult::success();
 }
 

@@ -5,8 +5,9 @@
 
 namespace pevp::pe {
 
-PeArray::PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads)
-    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), geo_(geo), exec_(geo, threads) {}
+PeArray::PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads,
+                 Bf16Rounding rounding)
+    : sc_core::sc_module(name), sbuf_port("sbuf_port"), psum_port("psum_port"), geo_(geo), exec_(geo, threads, rounding) {}
 
 PeArray::Span PeArray::acquire(tlm_utils::simple_initiator_socket<PeArray>& port, const char* what) {
   tlm::tlm_generic_payload trans;

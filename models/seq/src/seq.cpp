@@ -298,7 +298,7 @@ void Seq::clear_error() {
 Seq::PreparedPtr Seq::prepare(const isa::RawInstruction& raw) const {
   auto p = std::make_shared<Prepared>();
   p->fw = fw::prepare(std::make_shared<const isa::Decoded>(isa::decode(gen_, geometry_, raw)));
-  if (p->fw.op) p->shape = arrseq::shape_of(*p->fw.op, geometry_);
+  for (const pe::MicroOp& op : p->fw.ops) p->shapes.push_back(arrseq::shape_of(op, geometry_));
   return p;
 }
 
@@ -373,9 +373,10 @@ bool Seq::dispatch_head() {
   queue_.pop_front();
   space_freed_.notify(sc_core::SC_ZERO_TIME);
   arrseq::Cycle response = t;
-  for (const pe::MicroOp& op : out.ops) {
-    // The firmware emits at most the one micro-op prepared with the instruction.
-    const arrseq::Issued r = arr_.issue(op, instr->shape, t, waited_for_software_);
+  for (std::size_t i = 0; i < out.ops.size(); ++i) {
+    // The firmware emits the micro-ops prepared with the instruction, in order.
+    const pe::MicroOp& op = out.ops[i];
+    const arrseq::Issued r = arr_.issue(op, instr->shapes[i], t, waited_for_software_);
     waited_for_software_ = false;
     if (!r.result.ok) {  // nothing of it was written
       sync_to(r.push);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pevp/isa/instruction.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/virtual_platform.h"
@@ -68,6 +69,19 @@ isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
 std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const StreamSpec& s, unsigned pairs,
                                                     bool distinct) {
   std::vector<isa::RawInstruction> out;
+  if (s.seed) {  // SaveSeed after SaveSeed: each an identity load and a 16-row transposing move of 128 partitions
+    isa::PeSeedArgs a;
+    a.mode = isa::PeSeedMode::SAVE_SEED;
+    a.identity = isa::Pattern::row(0, 16);
+    a.identity_dtype = isa::Dtype::BFLOAT16;
+    a.dst_seed = {kPsumBase, {1, 512}, {2, 8}};
+    for (unsigned i = 0; i < pairs; ++i) {
+      a.events.update_value = static_cast<std::uint16_t>(distinct ? i : 0);  // distinct records when asked
+      if (distinct) a.events.update_mode = isa::UpdateMode::SET;
+      out.push_back(isa::encode_pe_seed(gen, a));
+    }
+    return out;
+  }
   if (s.n == 0) {  // weight loads only
     for (unsigned i = 0; i < pairs; ++i) out.push_back(isa::encode_ldweights(gen, weights(s, distinct ? i : 0)));
     return out;
@@ -118,7 +132,7 @@ std::vector<StreamResult> measure_streams(const VpConfig& config, const std::vec
       r.first_cycles = run(s, 1);
       const double short_run = run(s, kShortRun), long_run = run(s, kLongRun);
       r.interval = (long_run - short_run) / (kLongRun - kShortRun);
-      r.macs_per_cycle = s.n == 0 || s.transpose ? 0.0 : static_cast<double>(s.rows()) * s.m * s.n / r.interval;
+      r.macs_per_cycle = s.n == 0 || s.transpose || s.seed ? 0.0 : static_cast<double>(s.rows()) * s.m * s.n / r.interval;
       results.push_back(r);
     }
     vp.platform().arr_seq.observer = nullptr;
@@ -144,6 +158,9 @@ std::vector<StreamSpec> calibration_table_streams(isa::Generation gen) {
     out.push_back({"bf16 transpose, N=" + std::to_string(n), isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n, 128, false,
                    0, true});
   out.push_back({"fp32 transpose, N=128", isa::Dtype::FP32, isa::Fp32Mode::High, 128, 128, false, 0, true});
+  if (isa::is_v4(gen))
+    out.push_back({"PeManageSeed SaveSeed", isa::Dtype::FP32, isa::Fp32Mode::High, isa::kSeedCols, isa::kSeedRows,
+                   false, 0, false, true});
   if (isa::is_maverick(gen)) {
     // The whole 128 x 256 array: a c256 tile folds columns 128-255 into the destination's upper half.
     for (unsigned n : {128u, 512u})
@@ -172,7 +189,10 @@ std::string format_calibration_table(const std::vector<StreamResult>& results, c
     } else {
       const double mm = std::max<double>(s.n, init);
       const auto num = [](double x) { return std::to_string(static_cast<long long>(x)); };
-      if (s.transpose) {
+      if (s.seed) {
+        const double xpose = std::max<double>(isa::kSeedRows, std::min<double>(64, s.n));
+        expect = "a 16-row fp32 transpose: max(P, min(64, F)) x 2 = " + num(2 * xpose) + "; LS of 16 hidden";
+      } else if (s.transpose) {
         const double xpose = std::max<double>(128, std::min<double>(64, s.n));
         expect = "max(P, min(64, F)) = " + num(xpose) +
                  (s.dtype == isa::Dtype::FP32 ? "; fp32 2x faster than 4x: " + num(2 * xpose) : "");

@@ -46,7 +46,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
+enum class Kind { Generation, Mode, Unmapped, Rounding, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -169,6 +169,7 @@ const std::vector<Leaf>& leaves() {
     clock.get_d = [](const C& c) { return c.tensor_engine_clock_ghz; };
     clock.set_d = [](C& c, double v) { c.tensor_engine_clock_ghz = v; };
     t.push_back(clock);
+    t.push_back(named("tensor_engine", "psum_rounding", Kind::Rounding));
 
     // The machine's shape (isa::ArrayGeometry): every unit reads it from here.
     // Ranges per member; isa::check_geometry relates them in validate().
@@ -432,6 +433,14 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
       c.mode = parse_mode(shown, v.get<std::string>());
       return;
+    case Kind::Rounding: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "rne") c.psum_rounding = pe::Bf16Rounding::NearestEven;
+      else if (s == "stochastic") c.psum_rounding = pe::Bf16Rounding::Stochastic;
+      else bad(l.path(), shown, "unknown rounding (rne, stochastic)");
+      return;
+    }
     case Kind::Unmapped: {
       if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
       const std::string s = lower(v.get<std::string>());
@@ -477,6 +486,7 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Mode: return std::string(name(c.mode));
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
+    case Kind::Rounding: return c.psum_rounding == pe::Bf16Rounding::Stochastic ? "stochastic" : "rne";
     case Kind::Address:
     case Kind::Size: return hex(l.get(c));
     case Kind::Count:
@@ -641,6 +651,7 @@ json override_patch(std::string_view assignment) {
   switch (leaf->kind) {
     case Kind::Generation:
     case Kind::Mode:
+    case Kind::Rounding:
     case Kind::Unmapped: v = std::string(value); break;
     case Kind::Count:
     case Kind::Address:
@@ -761,6 +772,13 @@ void validate(const VpConfig& c) {
     switch (l.kind) {
       case Kind::Generation:
       case Kind::Unmapped: break;  // an enum always holds a valid value
+      case Kind::Rounding:
+        // The seeds stochastic rounding draws from are NeuronCore-v4's (PeManageSeed, spec 000 section 5).
+        if (c.psum_rounding == pe::Bf16Rounding::Stochastic && !isa::is_v4(c.gen()))
+          bad("tensor_engine.psum_rounding", "\"stochastic\"",
+              "the PSUM stochastic-rounding seeds exist on NeuronCore-v4 only (MARIANA, MARIANA_PLUS), not " +
+                  std::string(isa::name(c.gen())));
+        break;
       case Kind::Mode:  // a value cast in code could be none of the three
         if (c.mode != SimMode::Functional && c.mode != SimMode::Timing && c.mode != SimMode::Both)
           bad("mode", std::to_string(static_cast<int>(c.mode)), "unknown mode (functional, timing or both)");

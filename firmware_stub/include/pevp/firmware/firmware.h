@@ -60,7 +60,7 @@ struct Prepared {
   Handler handler = Handler::None;
   std::string self_name;               // "" for Handler::None
   std::optional<Fault> fault;          // rejected whatever came before (invalid, not modelled, no tile)
-  std::optional<pe::MicroOp> op;       // the micro-op it emits, instr_index still to set
+  std::vector<pe::MicroOp> ops;        // the micro-ops it emits (PeManageSeed: two), instr_index still to set
   isa::StreamChecker::Key stream;      // what the cross-instruction rule reads
 };
 Prepared prepare(std::shared_ptr<const isa::Decoded> instr);

@@ -84,7 +84,9 @@ struct OpShape {
   // fp8 double_row: every partition carries `pack` = 2 elements per column (two contraction rows), so the tile
   // contracts over 2k rows in the time of k (FACTS.md); else 1.
   unsigned pack = 1;
-  bool transpose = false;      // Matmul: a transpose through the identity, max(K, min(64, N)) cycles
+  bool transpose = false;      // Matmul: a transpose through the identity, max(K, min(64, N)) cycles;
+                               // WeightLoad: a transposed load (an extra such pass unless in the background)
+  bool background_transpose = false;  // WeightLoad with bg_xpose_mode
   bool strided = false;        // the SBUF source's minor stride exceeds 16 bytes
   bool accumulate = false;     // Matmul: read-modify-write into PSUM
   std::uint8_t banks = 0;      // Matmul: PSUM banks written (bit b = bank b)

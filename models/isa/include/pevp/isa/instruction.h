@@ -115,6 +115,10 @@ struct PeRegWrite : Common {
   TilePart tile;
 };
 
+// PeManageSeed's shapes, hard-coded by the spec (000 section 5): 16 seeds per PSUM partition (8 banks x 2), moved
+// through a 16 x 16 identity, over 128 partitions (num_active_rows 16, num_active_cols 128).
+inline constexpr unsigned kSeedRows = 16, kSeedCols = 128;
+
 struct PeManageSeed : Common {
   std::int64_t mode = 0;  // PE_SEED_MODE: 1 LOAD_SEED, 2 SAVE_SEED
   AccessPattern identity, src_seed, dst_seed;

@@ -100,6 +100,7 @@ namespace pevp::isa {
   X(kExecPsumZeroRegion, 0x114, "exec.psum_zero_region") \
   X(kExecXposeStationary, 0x115, "exec.xpose_stationary") \
   X(kExecDoubleRowMix, 0x116, "exec.double_row_mix") \
+  X(kExecSeedIdentity, 0x117, "exec.seed_identity") \
   X(kSeqNotModelled, 0x200, "seq.not_modelled") \
   X(kSeqSemaphoreUnderflow, 0x201, "seq.semaphore_underflow") \
   X(kSeqSemaphoreOverflow, 0x202, "seq.semaphore_overflow") \

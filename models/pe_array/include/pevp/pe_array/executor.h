@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,14 +57,28 @@ struct Stationary {
   std::vector<std::int32_t> one_hot_row;
 };
 
+// How a Matmul's fp32 result rounds to a bf16 PSUM output (the "drain"): to nearest even, or stochastically from
+// the PSUM's seeds (NeuronCore-v4, D-SR-RNG).
+enum class Bf16Rounding : std::uint8_t { NearestEven, Stochastic };
+
 class ArrayExecutor {
  public:
   // The memories' partitions and banks the micro-ops address.
   // `threads`: host threads a large matmul's arithmetic may fan out to (matmul_pass_fast; 0 counts as 1). The
   // results are the same bits for every count.
-  explicit ArrayExecutor(const isa::ArrayGeometry& geo, unsigned threads = 1)
-      : geo_(geo), threads_(threads == 0 ? 1 : threads) {}
+  explicit ArrayExecutor(const isa::ArrayGeometry& geo, unsigned threads = 1,
+                         Bf16Rounding rounding = Bf16Rounding::NearestEven);
   unsigned threads() const { return threads_; }
+  Bf16Rounding rounding() const { return rounding_; }
+
+  // The PSUM's stochastic-rounding state (spec 000 section 5): 2 seeds per bank of every partition (2048 on the
+  // presets), seed s of partition p rounding bank s / 2's elements at even (s even) or odd bf16 positions.
+  static constexpr unsigned kSeedsPerBank = 2;
+  std::size_t seed_count() const { return seeds_.size(); }
+  std::uint32_t seed(std::size_t partition, unsigned s) const { return seeds_.at(partition * seeds_per_partition() + s); }
+  unsigned seeds_per_partition() const { return geo_.psum_banks * kSeedsPerBank; }
+  // The state at reset: seed i = a fixed non-zero hash of i (D-SR-RNG).
+  static std::uint32_t reset_seed(std::size_t i);
 
   // Group state per PSUM bank: as many as a one-byte bank mask addresses.
   static constexpr unsigned kBanks = isa::ArrayGeometry::kMaxPsumBanks;
@@ -77,13 +92,25 @@ class ArrayExecutor {
   const Stationary* stationary(const isa::TileRect& tile) const;
   std::size_t stationary_count() const { return stationaries_.size(); }
   bool group_open(unsigned bank) const { return bank < kBanks && open_[bank]; }
-  // Forget every stationary and close every group (a reset of the array).
+  // Forget every stationary, close every group and put the seeds back to their reset values (a reset of the array).
   void reset();
 
  private:
+  void install(Stationary s);
+  ExecResult seed_matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
+                         std::size_t psum_bytes);
+  // The bf16 drain of `value` into PSUM buffer byte `at` (stochastic on v4 when configured: advances the seed that
+  // rounds that position).
+  std::uint16_t drain_bf16(float value, std::size_t at, bool stochastic);
+
   isa::ArrayGeometry geo_;
   unsigned threads_ = 1;
+  Bf16Rounding rounding_ = Bf16Rounding::NearestEven;
+  std::vector<std::uint32_t> seeds_;
   std::vector<Stationary> stationaries_;
+  // A seed LdWeight's identity, staged until its seed Matmul: installed as the tile's stationary only when the move
+  // succeeds, so a PeManageSeed that faults leaves the array as it was (its two micro-ops act as one).
+  std::optional<Stationary> staged_identity_;
   std::array<bool, kBanks> open_{};
   ExecStats stats_;
   // Scratch reused across instructions: one packed row, the decoded moving tile, the output tile, a column half of

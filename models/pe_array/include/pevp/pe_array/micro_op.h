@@ -45,8 +45,12 @@ struct Unmodelled {
   std::int64_t seed_mode = 0;    // flags.seed_mode
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
   std::int64_t perf_mode = 0;    // MX_PERF_MODE (QUAD_ROW / OCT_ROW pumping of MX sources)
-  std::int64_t bg_xpose = 0;     // bg_xpose_mode
+  std::int64_t bg_xpose = 0;     // bg_xpose_mode: executed since D-BG-XPOSE (kept 0)
 };
+
+// What a seed micro-op moves (PeManageSeed, spec 000 section 5.1; flags.seed_mode on v4): the 2048 PSUM
+// stochastic-rounding seeds in from SBUF (Load) or out to PSUM (Save), through the identity stationary.
+enum class SeedMove : std::uint8_t { None, Load, Save };
 
 struct MicroOp {
   MicroOpKind kind = MicroOpKind::Matmul;
@@ -68,12 +72,19 @@ struct MicroOp {
   isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;
   std::int64_t in_dtype_raw = 0, fp32_mode_raw = 0;  // as encoded (an invalid code stays nameable)
   std::int64_t out_dtype = 0;  // Matmul: as encoded (0 = FP32)
-  bool transpose = false;      // transpose_mode / flags.xpose_mode
+  bool transpose = false;      // transpose_mode / flags.xpose_mode (LDWEIGHTS: or bg_xpose_mode)
+  // LDWEIGHTS bg_xpose_mode (MARIANA*): the transposed load runs on the background load path, so its transpose
+  // costs no extra pass (D-BG-XPOSE).
+  bool background_transpose = false;
   // perf_opt = FP8_DOUBLE_ROW: each active row's partition carries two fp8 contraction rows (element pairs), so the
   // tile contracts over 2 x k logical rows (D-EXEC-DOUBLE-ROW).
   bool double_row = false;
   unsigned rate_div = 1;       // MX perf mode: 4 = QUAD_ROW*, 8 = OCT_ROW*
   PsumGroup psum;              // Matmul
+  // A seed matmul (transposing, through the 16 x 16 identity): which way, and over how many PSUM partitions the seeds
+  // spread (PeManageSeed's num_active_cols, 128) -- the moving free size of a Save, whose source is the seed state.
+  SeedMove seed = SeedMove::None;
+  unsigned seed_partitions = 0;
   Unmodelled unmodelled;
   // PeRegWrite.
   std::uint32_t reg_addr = 0;

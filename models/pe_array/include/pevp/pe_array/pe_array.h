@@ -31,7 +31,9 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
 
   // `geo`: the partitions and banks of the SBUF and PSUM it reaches. `threads`: host threads a large matmul's
   // arithmetic may use (ArrayExecutor); the simulation itself stays on one thread.
-  PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads = 1);
+  // `rounding`: the bf16 drain (stochastic from the PSUM seeds on NeuronCore-v4, D-SR-RNG).
+  PeArray(sc_core::sc_module_name name, const isa::ArrayGeometry& geo, unsigned threads = 1,
+          Bf16Rounding rounding = Bf16Rounding::NearestEven);
 
   // Executes one micro-op now. `bypass_peregwrite` is queue_cfg.bypass_peregwrite_instr:
   // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an

@@ -158,7 +158,7 @@ class Seq : public sc_core::sc_module {
   // instructions, so the per-instruction work is only what depends on order.
   struct Prepared {
     fw::Prepared fw;          // its EVENTS included (fw.events)
-    arrseq::OpShape shape;  // of fw.op (when it has one)
+    std::vector<arrseq::OpShape> shapes;  // of each of fw.ops
     const isa::Decoded& decoded() const { return *fw.decoded; }
   };
   using PreparedPtr = std::shared_ptr<const Prepared>;

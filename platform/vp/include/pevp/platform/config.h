@@ -26,6 +26,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/memory/memory.h"
+#include "pevp/pe_array/executor.h"
 #include "pevp/platform/platform.h"
 #include "pevp/regfile/arr_seq_csrs.h"
 
@@ -39,6 +40,10 @@ struct VpConfig {
   // Tensor-engine (PE array) clock: converts the cost model's cycles to time
   // (platform.arr_seq.timing.clock_ghz is set from it).
   double tensor_engine_clock_ghz = 2.4;
+  // tensor_engine.psum_rounding: how a Matmul's bf16 PSUM output rounds -- to nearest even (the default, as the
+  // Neuron runtime's NEURON_RT_STOCHASTIC_ROUNDING_EN defaults to off) or stochastically from the PSUM seeds that
+  // PeManageSeed saves and loads (NeuronCore-v4 only). D-SR-RNG.
+  pe::Bf16Rounding psum_rounding = pe::Bf16Rounding::NearestEven;
   SimMode mode = SimMode::Both;
   // The machine's shape, for every unit (geometry.* keys). The memories'
   // partitions and sizes below always follow it.
