@@ -124,7 +124,8 @@ struct Gen {
     e.set("in_dtype", d).set("fp32_mode", d == 0xA ? r.uni(1, 3) : 0);
   }
   int out_dtype() {
-    const std::vector<int> outs = is_v4_plus(g) ? std::vector<int>{0, 0xA, 0x6} : std::vector<int>{0, 0xA};
+    // v3 has the one encoding 0 (= FP32, spec 8); two entries keep the draws the same as before.
+    const std::vector<int> outs = is_v4_plus(g) ? std::vector<int>{0, 0xA, 0x6} : std::vector<int>{0, 0};
     const int o = r.pick(outs);
     e.set("out_dtype", o);
     return o;

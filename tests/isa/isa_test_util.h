@@ -162,7 +162,7 @@ inline RawInstruction sparse_base(G g) {
   tensor(e, "src_mem_pattern", 0, {1, 0, 0, 128}, {128, 1, 1, 2});
   e.set("in_dtype", static_cast<int>(Dtype::BFLOAT16));
   e.set("num_active_rows", 128).set("num_active_cols", 128);
-  e.set("out_dtype", static_cast<int>(Dtype::FP32));
+  e.set("out_dtype", g == G::CAYMAN ? 0 : static_cast<int>(Dtype::FP32));  // v3 encodes FP32 as 0 (spec 8)
   e.set("psum_accumulate_flags", psum_flags::SINGLE);
   full_tile(e, g);
   tensor(e, "dst_mem_pattern", kPsum, {1, 0, 0}, {128, 1, 1});

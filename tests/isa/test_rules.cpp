@@ -436,8 +436,10 @@ bool build_cases() {
       "fp32_mode.dtype", "fp32_mode");
   add("SparseBf16ModeLowHigh", ALL, sparse_base, set("fp32_mode", 3), "fp32_mode.dtype", "fp32_mode");
   add("MxSrcModeLow", MAV, mav_mx_lw_base, set("fp32_mode", 1), "fp32_mode.dtype", "fp32_mode");
-  // spec 8: out_dtype 0 / FP32 on every gen, BF16 from v4.
+  // spec 8: out_dtype 0 (= FP32) on v3; 0, FP32 or BF16 from v4.
   add("OutBf16OnCayman", CAY, mm_base, set("out_dtype", D(Dtype::BFLOAT16)), "mm.out_dtype", "out_dtype");
+  add("OutFp32OnCayman", CAY, mm_base, set("out_dtype", D(Dtype::FP32)), "mm.out_dtype", "out_dtype");
+  ok("OutFp32FromV4", V4P, mm_base, set("out_dtype", D(Dtype::FP32)));
   ok("OutBf16FromV4", V4P, mm_base, set("out_dtype", D(Dtype::BFLOAT16)));
   ok("OutZeroMeansFp32", ALL, mm_base, set("out_dtype", 0));
   add("OutFp16", ALL, mm_base, set("out_dtype", D(Dtype::FP16)), "mm.out_dtype", "out_dtype");

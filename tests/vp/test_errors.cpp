@@ -110,7 +110,7 @@ isa::RawInstruction matmul_sparse(Generation g) {
       .set("dst_mem_pattern.num_elem[1]", 1)
       .set("dst_mem_pattern.num_elem[2]", 1)
       .set("in_dtype", static_cast<int>(Dtype::BFLOAT16))
-      .set("out_dtype", static_cast<int>(Dtype::FP32))
+      .set("out_dtype", g == Generation::CAYMAN ? 0 : static_cast<int>(Dtype::FP32))  // v3: 0 = FP32
       .set("num_active_rows", 128)
       .set("num_active_cols", 128);
   if (!isa::is_maverick(g)) e.set("psum_accumulate_flags", pf::SINGLE);

@@ -101,7 +101,8 @@ RawInstruction encode_matmul(Generation g, const ArrayGeometry& geo, const Matmu
   set_pattern(e, "dst_mem_pattern", a.dst, 3);
   e.set("in_dtype", static_cast<int>(a.in_dtype))
       .set("fp32_mode", static_cast<int>(a.fp32_mode))
-      .set("out_dtype", static_cast<int>(a.out_dtype));
+      // NeuronCore-v3 encodes its one output dtype, FP32, as 0 (spec 000 section 8: has_valid_mm_out_dtype).
+      .set("out_dtype", g == Generation::CAYMAN && a.out_dtype == Dtype::FP32 ? 0 : static_cast<int>(a.out_dtype));
   set_active(e, a.num_active_rows, a.num_active_cols);
   set_placement(e, g, geo, a.tile);
   const bool accumulate = a.accumulate.value_or(default_accumulate(a.psum_flags));

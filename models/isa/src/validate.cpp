@@ -294,9 +294,9 @@ void check_out_dtype(Rules& r, std::int64_t out) {
   const bool bf16 = out == ordinal(Dtype::BFLOAT16);
   if (is_v4_plus(r.gen))
     PEVP_REQUIRE(r, fp32 || bf16, "out_dtype", Rule::kMmOutDtype, "out_dtype must be 0 (=FP32), FP32 or BFLOAT16");
-  else
-    PEVP_REQUIRE(r, fp32, "out_dtype", Rule::kMmOutDtype,
-                 "out_dtype must be 0 (=FP32) or FP32 (BFLOAT16 output starts at v4)");
+  else  // spec 000 section 8: "out_dtype == 0 (= FP32) on NC-v2/v3"
+    PEVP_REQUIRE(r, out == 0, "out_dtype", Rule::kMmOutDtype,
+                 "out_dtype must be 0 (= FP32) on NeuronCore-v3; FP32 and BFLOAT16 are the v4+ encodings");
 }
 
 // ---- PSUM groups -------------------------------------------------------------------------------
