@@ -156,6 +156,26 @@ TEST(Run, AFaultingProgramExitsWithStatus1AndTheRecord) {
   fs::remove_all(scratch("").parent_path());
 }
 
+// A validity fault found at run time keeps the offending value, as `asm` and `disasm` print it, also when the rule's
+// message starts with the field's name ("psum_zero_region must be 0..3").
+TEST(Run, ARuntimeFaultNamesTheFieldAndItsValue) {
+  auto prog = one_matmul(32, 32, 32);
+  isa::Encoder e(kGen, isa::Opcode::MATMUL);
+  const isa::Leaf* zero_region = e.leaf("psum_zero_region");
+  ASSERT_NE(zero_region, nullptr);
+  prog[1][zero_region->offset] = 9;
+  write_bin(scratch("p.bin"), prog);
+  platform::RunCommand cmd;
+  cmd.gen = kGen;
+  cmd.program = scratch("p.bin").string();
+  const Result r = run(cmd);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("instruction 1 (MATMUL): psum_zero_region = 9: psum_zero_region must be 0..3"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(scratch("").parent_path());
+}
+
 // Programs longer than the instruction queue (256): the script runs while the
 // driver still writes the program, and a fault past the queue depth is that fault.
 std::vector<isa::RawInstruction> long_program(unsigned matmuls, isa::EventsArgs first_events = {}) {

@@ -250,7 +250,10 @@ void Seq::fault(std::uint64_t index, const isa::Decoded& d, std::string rule, st
   e.value = value;
   const std::string op = d.opcode ? std::string(isa::name(*d.opcode)) : "opcode " + hex(d.opcode_byte, 2);
   e.message = "instruction " + std::to_string(index) + " (" + op + "): " +
-              (e.field.empty() || message.rfind(e.field, 0) == 0 ? "" : e.field + " = " + std::to_string(value) + ": ") +
+              // The value leads unless the message already names it ("field = value: ..."); a message that only
+              // starts with the field's name ("psum_zero_region must be 0..3") still gets it.
+              (e.field.empty() || message.rfind(e.field + " = ", 0) == 0 ? ""
+                                                                          : e.field + " = " + std::to_string(value) + ": ") +
               message + " [" + e.rule + "]";
   if (error_) {  // keep the first record; this one waits its turn
     deferred_faults_.push_back(std::move(e));
