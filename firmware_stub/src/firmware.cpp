@@ -142,6 +142,7 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   // bg_xpose_mode loads transposed as xpose does, on the background path (D-BG-XPOSE).
   op.transpose = i.transpose || i.bg_transpose != 0;
   op.background_transpose = i.bg_transpose != 0;
+  op.reverse_columns = i.load_order == static_cast<std::int64_t>(isa::PeLwOrder::FIRST_COL_FIRST);
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_mode);
   op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};

@@ -72,7 +72,14 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cyc
   Issued out;
   const TimingCsrs& csrs = csrs_now();
   if (config_.execute) {
-    out.result = array_.execute(op, csrs.queue.bypass_peregwrite_instr);
+    // The cluster CSR that stops weight loads early changes what a load fills: the micro-op carries it to the array.
+    if (op.kind == pe::MicroOpKind::WeightLoad && csrs.cluster.enable_wl_last_active_col) {
+      pe::MicroOp stopped = op;
+      stopped.wl_last_active_col = csrs.cluster.wl_last_active_col;
+      out.result = array_.execute(stopped, csrs.queue.bypass_peregwrite_instr);
+    } else {
+      out.result = array_.execute(op, csrs.queue.bypass_peregwrite_instr);
+    }
     if (!out.result.ok) {
       ++stats_.faults;
       out.push = out.start = out.complete = out.response = timeline_.push_time(ready, 1);

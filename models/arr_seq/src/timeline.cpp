@@ -108,8 +108,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   const bool is_wl = s.shape.kind == pe::MicroOpKind::WeightLoad;
   // enable_wl_last_active_col: a weight load stops at wl_last_active_col.
   if (is_wl && csrs.cluster.enable_wl_last_active_col) {
-    const unsigned last = csrs.cluster.wl_last_active_col;
-    s.shape.m = last < s.shape.tile.col0 ? 1 : std::min(s.shape.m, last - s.shape.tile.col0 + 1);
+    s.shape.m = pe::loaded_columns(s.shape.m, s.shape.tile.col0, csrs.cluster.wl_last_active_col);
   }
 
   if (zero_time_) {

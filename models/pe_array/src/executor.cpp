@@ -372,6 +372,13 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   } else {
     s.values = std::move(tilev);
   }
+  if (op.reverse_columns)  // FIRST_COL_FIRST: element j lands in column M - 1 - j (D-LOAD-ORDER)
+    for (std::size_t r = 0; r < s.k; ++r) std::reverse(s.values.begin() + r * m, s.values.begin() + (r + 1) * m);
+  if (op.wl_last_active_col) {  // the load stopped early: the columns past it hold 0
+    const std::size_t filled = loaded_columns(static_cast<unsigned>(m), tile.col0, *op.wl_last_active_col);
+    for (std::size_t r = 0; r < s.k; ++r)
+      std::fill(s.values.begin() + r * m + filled, s.values.begin() + (r + 1) * m, 0.0f);
+  }
   s.one_hot_row = one_hot_rows(s.values, s.k, s.m);
   if (op.seed != SeedMove::None)
     staged_identity_ = std::move(s);  // installed by the seed Matmul that moves through it

@@ -7,7 +7,9 @@
 // 003 section 4.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "pevp/isa/access_pattern.h"
 #include "pevp/isa/enums.h"
@@ -52,6 +54,12 @@ struct Unmodelled {
 // stochastic-rounding seeds in from SBUF (Load) or out to PSUM (Save), through the identity stationary.
 enum class SeedMove : std::uint8_t { None, Load, Save };
 
+// The columns a weight load of `m` columns at PE column `col0` fills when it stops at absolute column `last`
+// (enable_wl_last_active_col): the functional load and its time agree on it.
+inline unsigned loaded_columns(unsigned m, unsigned col0, unsigned last) {
+  return last < col0 ? 1u : std::min(m, last - col0 + 1);
+}
+
 struct MicroOp {
   MicroOpKind kind = MicroOpKind::Matmul;
   std::uint64_t instr_index = 0;  // position in the submitted stream (0-based)
@@ -73,6 +81,12 @@ struct MicroOp {
   std::int64_t in_dtype_raw = 0, fp32_mode_raw = 0;  // as encoded (an invalid code stays nameable)
   std::int64_t out_dtype = 0;  // Matmul: as encoded (0 = FP32)
   bool transpose = false;      // transpose_mode / flags.xpose_mode (LDWEIGHTS: or bg_xpose_mode)
+  // LDWEIGHTS flags.load_order = FIRST_COL_FIRST (v4+): the SBUF elements fill the columns in reverse, element j
+  // landing in column M - 1 - j; the default LAST_COL_FIRST keeps element j in column j (D-LOAD-ORDER).
+  bool reverse_columns = false;
+  // LDWEIGHTS: set by the sequencer (not the firmware) while the cluster CSR enable_wl_last_active_col is on: the
+  // load stops at absolute PE column wl_last_active_col (loaded_columns below), the columns past it hold 0.
+  std::optional<unsigned> wl_last_active_col;
   // LDWEIGHTS bg_xpose_mode (MARIANA*): the transposed load runs on the background load path, so its transpose
   // costs no extra pass (D-BG-XPOSE).
   bool background_transpose = false;

@@ -1,0 +1,104 @@
+// What controls a weight load besides its operands, on the whole platform, against sums of small integers (exact in
+// bf16 and fp32): flags.load_order (FIRST_COL_FIRST puts SBUF element j in column M - 1 - j; the default keeps it in
+// column j) and the cluster CSR enable_wl_last_active_col / wl_last_active_col (the load stops at that column: the
+// columns past it hold 0, and the load takes the time of the columns it filled).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pevp/isa/builders.h"
+#include "pevp/numerics/convert.h"
+#include "pevp/platform/config.h"
+#include "pevp/platform/driver.h"
+#include "pevp/platform/virtual_platform.h"
+
+namespace {
+
+using namespace pevp;
+constexpr unsigned K = 32, M = 128, N = 16;
+constexpr std::uint32_t kPsumPart = 16 * 1024;
+
+float st_value(unsigned k, unsigned j) { return static_cast<float>(static_cast<int>((k * 3 + j * 5) % 7) - 3); }
+float mv_value(unsigned k, unsigned n) { return static_cast<float>(static_cast<int>((k * 2 + n) % 5) - 2); }
+
+struct Outcome {
+  std::vector<float> c;     // M x N
+  std::uint64_t load_cycles = 0;
+};
+
+Outcome run(bool first_col_first, std::optional<unsigned> last_col) {
+  platform::VirtualPlatform vp(platform::preset(isa::Generation::MARIANA));
+  Outcome o;
+  vp.platform().arr_seq.observer = [&](const pe::MicroOp& op, const arrseq::Slot& s) {
+    if (op.kind == pe::MicroOpKind::WeightLoad) o.load_cycles = s.end - s.start;
+  };
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    if (last_col) {
+      d.write_field("cluster", "arr_cluster_cfg", "enable_wl_last_active_col", 1);
+      d.write_field("cluster", "arr_cluster_cfg", "wl_last_active_col", *last_col);
+    }
+    const std::uint32_t part = vp.platform().sbuf.config().partition_bytes;
+    for (unsigned k = 0; k < K; ++k) {
+      std::vector<std::uint16_t> st(M), mv(N);
+      for (unsigned j = 0; j < M; ++j) st[j] = num::to_bf16(st_value(k, j));
+      for (unsigned n = 0; n < N; ++n) mv[n] = num::to_bf16(mv_value(k, n));
+      d.write(d.map().sbuf + k * part, st.data(), M * 2);
+      d.write(d.map().sbuf + k * part + 0x1000, mv.data(), N * 2);
+    }
+    isa::LdweightsArgs l;
+    l.src = isa::Pattern::row(0, M);
+    l.num_active_rows = K;
+    l.num_active_cols = M;
+    l.load_order = first_col_first ? isa::PeLwOrder::FIRST_COL_FIRST : isa::PeLwOrder::LAST_COL_FIRST;
+    isa::MatmulArgs m;
+    m.src = isa::Pattern::row(0x1000, N);
+    m.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, N);
+    m.num_active_rows = K;
+    m.num_active_cols = M;
+    d.submit({isa::encode_ldweights(isa::Generation::MARIANA, l), isa::encode_matmul(isa::Generation::MARIANA, m)});
+    const platform::Completion c = d.wait_idle();
+    ASSERT_TRUE(c.done && !c.error) << (d.error_record() ? d.error_record()->describe() : "timeout");
+    o.c.resize(M * N);
+    for (unsigned p = 0; p < M; ++p) d.read(d.map().psum + p * kPsumPart, &o.c[p * N], N * 4);
+  });
+  return o;
+}
+
+float expected(unsigned column_source, unsigned n) {
+  float s = 0;
+  for (unsigned k = 0; k < K; ++k) s += st_value(k, column_source) * mv_value(k, n);
+  return s;
+}
+
+TEST(LoadOrder, LastColFirstKeepsElementJInColumnJ) {
+  const Outcome o = run(false, std::nullopt);
+  for (unsigned p = 0; p < M; ++p)
+    for (unsigned n = 0; n < N; ++n) ASSERT_EQ(o.c[p * N + n], expected(p, n)) << p << "," << n;
+  EXPECT_EQ(o.load_cycles, 32u) << "128 bf16 columns: max(128 / 4, 256 / 8)";
+}
+
+TEST(LoadOrder, FirstColFirstReversesTheColumns) {
+  const Outcome o = run(true, std::nullopt);
+  for (unsigned p = 0; p < M; ++p)
+    for (unsigned n = 0; n < N; ++n) ASSERT_EQ(o.c[p * N + n], expected(M - 1 - p, n)) << p << "," << n;
+  EXPECT_EQ(o.load_cycles, 32u) << "the order costs nothing";
+}
+
+TEST(WlLastActiveCol, TheLoadStopsThereInDataAndInTime) {
+  const unsigned last = 9;  // columns 0..9 loaded
+  const Outcome o = run(false, last);
+  for (unsigned p = 0; p < M; ++p)
+    for (unsigned n = 0; n < N; ++n) {
+      const float want = p <= last ? expected(p, n) : 0.0f;
+      ASSERT_EQ(o.c[p * N + n], want) << p << "," << n;
+      if (p > last) {
+        ASSERT_FALSE(std::signbit(o.c[p * N + n])) << "+0: the sum starts at +0";
+      }
+    }
+  EXPECT_EQ(o.load_cycles, 3u) << "10 columns: max(ceil(10 / 4), ceil(20 / 8))";
+}
+
+}  // namespace
