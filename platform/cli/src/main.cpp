@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <systemc>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "pevp/files/output_file.h"
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/demo.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/gemm.h"
@@ -61,37 +63,6 @@ int run_disasm(const std::string& gen, const std::string& path, bool json, const
   return static_cast<int>(status);
 }
 
-int run_demo(const std::string& out_dir) {
-  int failures = 0;
-  for (isa::Generation g : isa::kAllGenerations) {
-    const auto stream = platform::sample_stream(g);
-    std::cout << "== " << isa::name(g) << " (NeuronCore-v" << isa::core_version(g) << "): " << stream.size()
-              << " instructions ==\n";
-    std::vector<std::uint8_t> bytes;
-    isa::StreamChecker checker;
-    for (std::size_t i = 0; i < stream.size(); ++i) {
-      isa::Decoded d = isa::decode(g, stream[i].bytes);
-      for (auto& v : checker.check(d)) d.violations.push_back(std::move(v));
-      std::cout << "  # " << stream[i].comment << '\n';
-      std::cout << "  [" << i << "] " << isa::to_text(d) << '\n';
-      for (const auto& v : d.violations) std::cout << "      ! " << v.describe() << '\n', ++failures;
-      bytes.insert(bytes.end(), stream[i].bytes.begin(), stream[i].bytes.end());
-    }
-    if (!out_dir.empty()) {
-      const std::string path = out_dir + "/sample_" + std::string(isa::name(g)) + ".bin";
-      std::string error;
-      if (!files::write_file(path, bytes.data(), bytes.size(), &error)) {
-        std::cerr << "pe-vp demo: " << error << '\n';
-        return 2;  // a file cannot be written, as for every command
-      }
-      std::cout << "  wrote " << path << " (try: pe-vp disasm --gen " << isa::name(g) << " " << path << ")\n";
-    }
-    std::cout << '\n';
-  }
-  std::cout << (failures ? "demo: FAILED, sample streams break rules\n" : "demo: every sample instruction is valid\n");
-  return failures ? 1 : 0;
-}
-
 // The command line's one command, run.
 int run_command(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
@@ -114,7 +85,8 @@ int run_command(int argc, char* argv[]) {
   disasm->add_flag("--json", json, "One JSON object per instruction (JSON Lines)");
 
   std::string out_dir;
-  auto* demo = app.add_subcommand("demo", "Decode a sample instruction stream for every generation");
+  auto* demo = app.add_subcommand(
+      "demo", "Decode, check and run a sample instruction stream for every generation (each in a pe-vp run process)");
   demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here");
 
   std::string regfile_name = "top";
@@ -305,7 +277,12 @@ int run_command(int argc, char* argv[]) {
     return 0;
   }
   if (*disasm) return run_disasm(gen, path, json, config.geometry);
-  if (*demo) return run_demo(out_dir);
+  if (*demo) {
+    // The runs start this same executable (pe-vp run); /proc/self/exe is it whatever argv[0] says.
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, std::cout, std::cerr);
+  }
   return 2;
 }
 

@@ -60,7 +60,10 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
   sub.num_active_rows = 64;
   sub.num_active_cols = 64;
   sub.tile = v5 ? Placement{64, 64, 0, 128} : Placement{0, 64, 64, 64};
-  if (v5) sub.num_active_cols = 128;
+  if (v5) {  // the whole r64 x c128 tile: 128 columns, so 128 elements per partition
+    sub.num_active_cols = 128;
+    sub.src = Pattern::row(sbuf(0x4000), 128);
+  }
   out.push_back({v5 ? "fp8 stationary on the lower r64 x c128 tile" : "fp8 stationary on the 64x64 tile at rows 0, cols 64",
                  encode_ldweights(g, sub)});
   MatmulArgs subm = mm;
@@ -82,7 +85,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
 
     PeSeedArgs save;
     save.mode = PeSeedMode::SAVE_SEED;
-    save.identity = Pattern::row(sbuf(0x5000), 16);
+    save.identity = Pattern::row(sbuf(kSampleIdentityAddress), 16);
     save.dst_seed = Pattern{ArrayGeometry::kPsumBase, {1, 512}, {2, 8}};
     out.push_back({"PeManageSeed(SAVE): 2048 SR seeds -> PSUM", encode_pe_seed(g, save)});
 
@@ -97,7 +100,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
         .set("num_active_cols", 128)
         .set("row_grp", 0xF)
         .set("col_grp", 0xF);
-    out.push_back({"LdweightsMX: e4m3 MX stationary with E8M0 scales (v4)", mx.bytes()});
+    out.push_back({"LdweightsMX: e4m3 MX stationary with E8M0 scales (v4)", mx.bytes(), "the MX path is not modelled yet"});
   }
 
   if (v5) {
@@ -124,7 +127,8 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
         .set("tile_size.row", tile_size::R128)
         .set("tile_size.col", tile_size::C128)
         .set("perf_mode", static_cast<int>(MxPerfMode::OCT_ROW));
-    out.push_back({"Ldweights in MX mode (MXTENSOR_V2 source, fp4, OCT_ROW)", mx.bytes()});
+    out.push_back({"Ldweights in MX mode (MXTENSOR_V2 source, fp4, OCT_ROW)", mx.bytes(),
+                   "the MX path is not modelled yet"});
   }
   return out;
 }

@@ -1,0 +1,16 @@
+// pe-vp demo: every generation's sample stream (platform/samples.h) decoded, checked against the validity rules,
+// and run to completion on the platform -- each generation in a `pe-vp run` child process, since SystemC elaborates
+// one platform per process.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace pevp::platform {
+
+// `self`: the pe-vp executable the runs are started with. `out_dir` (optional): where sample_<GEN>.bin are written.
+// Exit status: 0 when every stream decodes valid and runs to completion, 1 when one does not, 2 when a file cannot
+// be written or a run cannot be started.
+int run_demo(const std::string& self, const std::string& out_dir, std::ostream& out, std::ostream& err);
+
+}  // namespace pevp::platform
