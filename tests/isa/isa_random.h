@@ -223,6 +223,11 @@ struct Gen {
         e.set(dims == 1 ? std::string("src_mem_pattern.num_elem")
                         : "src_mem_pattern.num_elem[" + std::to_string(k) + "]", n);
       }
+      if (src_kind == 1) {  // the indirect member's elements are per index (D-INDIRECT)
+        const auto indices = static_cast<unsigned>(r.uni(1, 4));
+        e.set("src_mem_pattern.num_index", indices);
+        count *= indices;
+      }
       parts = count;
     }
     psum_dst("dst_mem_pattern", parts, out, is_union, is_maverick(g) && t.second == 256 ? 2 : 0);

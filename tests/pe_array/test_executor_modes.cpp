@@ -357,6 +357,75 @@ TEST(ExecutorBgXpose, LoadsTheSameStationaryAsXpose) {
   EXPECT_EQ(std::memcmp(xposed.data(), background.data(), xposed.size() * 4), 0);
 }
 
+// ---- the indirect source member (D-INDIRECT) --------------------------------------------------------------------
+
+// An INDIRECT16B source: index vector {5, 0, 9} at SBUF 0x3000 (u32), 2 elements per index, step 1 -> elements
+// 5, 6, 0, 1, 9, 10 of each partition's row at the start.
+pe::MicroOp indirect(pe::MicroOp op, std::uint32_t start, std::uint32_t index_addr, std::uint32_t num_index,
+                     std::int32_t per_index) {
+  op.src.member = isa::PatternMember::Indirect16B;
+  op.src.start = op.src.start_raw = start;
+  op.src.index_addr = index_addr;
+  op.src.num_index = num_index;
+  op.src.dims = 1;
+  op.src.step = {1, 0, 0, 0};
+  op.src.num = {per_index, 0, 0, 0};
+  return op;
+}
+
+TEST(ExecutorIndirect, GathersTheIndexedElementsOfEveryPartition) {
+  const Generation g = Generation::MARIANA;
+  const pe::OperandType t{g, Dtype::BFLOAT16, Fp32Mode::None};
+  const unsigned K = 32, M = 6, N = 6;
+  std::mt19937 rng(37);
+  Mem mem(g);
+  const auto rows = random_operand(t, K * 16, rng, 0.0);  // 16 elements per partition at 0x100 and at 0x200
+  mem.put(0, 0x100, rows, K);
+  mem.put(0, 0x200, rows, K);
+  const std::uint32_t indices[] = {5, 0, 9};
+  std::memcpy(&mem.sbuf[0x3000], indices, sizeof indices);
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
+  auto l = ldw(t, 0x100, K, M);
+  l.tile = {0, 32, 0, 32};
+  expect_ok(ex.ldweights(indirect(dec(g, isa::encode_ldweights(g, l)), 0x100, 0x3000, 3, 2), mem.sbuf.data(),
+                         mem.sbuf.size()));
+  auto a = mm(t, 0x200, kPsum, K, M, N, pf::SINGLE);
+  a.tile = l.tile;
+  expect_ok(ex.matmul(indirect(dec(g, isa::encode_matmul(g, a)), 0x200, 0x3000, 3, 2), mem.sbuf.data(),
+                      mem.sbuf.size(), mem.psum.data(), mem.psum.size()));
+  // The same GEMM on the gathered tiles, laid out plainly.
+  const unsigned picked[] = {5, 6, 0, 1, 9, 10};
+  std::vector<std::uint8_t> st(K * M * 2), mv(K * N * 2);
+  for (unsigned k = 0; k < K; ++k)
+    for (unsigned j = 0; j < 6; ++j) {
+      std::memcpy(&st[(k * M + j) * 2], &rows[(k * 16 + picked[j]) * 2], 2);
+      std::memcpy(&mv[(k * N + j) * 2], &rows[(k * 16 + picked[j]) * 2], 2);
+    }
+  const auto ref = ref_sum(t, st, mv, K, M, N);
+  for (unsigned m = 0; m < M; ++m)
+    for (unsigned n = 0; n < N; ++n) ASSERT_EQ(psum_u32(mem, m, n * 4), bits(canon(ref[m * N + n]))) << m << "," << n;
+}
+
+TEST(ExecutorIndirect, BadIndicesAndIndexVectorsAreNamed) {
+  const Generation g = Generation::MARIANA;
+  const pe::OperandType t{g, Dtype::BFLOAT16, Fp32Mode::None};
+  Mem mem(g);
+  pe::ArrayExecutor ex(isa::preset_geometry(g));
+  auto l = ldw(t, 0x100, 32, 4);
+  l.tile = {0, 32, 0, 32};
+  const pe::MicroOp plain = dec(g, isa::encode_ldweights(g, l));
+  const std::uint32_t far[] = {1, 200000};  // element 200000 of a bf16 row: byte 400256, past the 256 KiB partition
+  std::memcpy(&mem.sbuf[0x3000], far, sizeof far);
+  const auto r1 = ex.ldweights(indirect(plain, 0x100, 0x3000, 2, 2), mem.sbuf.data(), mem.sbuf.size());
+  EXPECT_EQ(r1.rule, "exec.pattern_partition_bounds");
+  EXPECT_NE(r1.message.find("index 1 = 200000"), std::string::npos) << r1.message;
+  const std::uint32_t last_word = mem.part() - 4;  // an 8-byte vector starting 4 bytes before the partition's end
+  const auto r2 = ex.ldweights(indirect(plain, 0x100, last_word, 2, 2), mem.sbuf.data(), mem.sbuf.size());
+  EXPECT_EQ(r2.rule, "exec.pattern_region");
+  EXPECT_NE(r2.message.find("index vector is not inside one SBUF partition"), std::string::npos) << r2.message;
+  EXPECT_EQ(ex.stationary_count(), 0u);
+}
+
 // ---- fp8 double_row --------------------------------------------------------------------------------------------
 
 // Partition p's element pair (x[2i], x[2i+1]) as logical rows 2p and 2p + 1: [K][2C] bytes -> [2K][C].

@@ -57,7 +57,7 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   if (const auto at = isa::locate(op.src.start_raw, isa::Memory::Sbuf, geo)) s.first_partition = at->partition;
   if (op.kind == pe::MicroOpKind::Matmul) {
     // A seed move's moving free size is the partitions its seeds spread over (a Save's source is the seed state).
-    s.n = op.seed != pe::SeedMove::None ? op.seed_partitions : op.src.count() / s.pack;
+    s.n = op.seed != pe::SeedMove::None ? op.seed_partitions : op.src.elements() / s.pack;
     s.macs = s.transpose ? 0 : std::uint64_t{s.k} * s.pack * s.m * s.n;
     s.accumulate = op.psum.accumulate;
     // The PSUM banks the output reaches inside its partition, counted in fp32

@@ -12,6 +12,10 @@ std::uint64_t AccessPattern::count() const {
   return n;
 }
 
+std::uint64_t AccessPattern::elements() const {
+  return member == PatternMember::Indirect16B ? count() * num_index : count();
+}
+
 std::int64_t AccessPattern::lowest() const {
   std::int64_t lo = 0;
   for (unsigned k = 0; k < dims; ++k)

@@ -419,7 +419,7 @@ void check_dense(Rules& r, const I& i) {
     check_psum_group(r, i.psum);
     if (i.transpose && i.seed_mode == 0) {
       // A transposing matmul writes one PSUM partition per moving element (D-EXEC-XPOSE-MM).
-      const std::uint64_t free_size = i.src.count();
+      const std::uint64_t free_size = i.src.elements();
       PEVP_REQUIRE(r, free_size <= r.geo.partitions, dim_leaf(src, "num_elem", 0), Rule::kMmXposeFreeSize,
                    "a transposing matmul's moving free size (" + std::to_string(free_size) +
                        " elements per partition) must be at most the " + std::to_string(r.geo.partitions) +

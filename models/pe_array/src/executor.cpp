@@ -19,12 +19,13 @@ using isa::Generation;
 
 // The pattern a micro-op names, as a plain TENSOR pattern of 1 to 3 dimensions (the seed micro-ops' TENSOR1D / 2D
 // included), or why it is not one.
-ExecResult plain_3d(const isa::AccessPattern& p, const char* name) {
+ExecResult plain_3d(const isa::AccessPattern& p, const char* name, bool indirect_allowed = false) {
   const std::string n(name);
   if (p.member == isa::PatternMember::MxTensorV2)
     return ExecResult::error("exec.not_modelled", n + ": the MX tensor member is not modelled yet");
   if (p.member == isa::PatternMember::Indirect16B)
-    return ExecResult::error("exec.not_modelled", n + ": the indirect member is not modelled yet");
+    return indirect_allowed ? ExecResult::success()
+                            : ExecResult::error("exec.pattern_region", n + ": an indirect pattern cannot be written");
   if (p.dims < 1 || p.dims > 3)
     return ExecResult::error("exec.not_modelled", n + ": only a plain TENSOR pattern of 1 to 3 dimensions is modelled");
   return ExecResult::success();
@@ -91,6 +92,64 @@ ExecResult plan_access(const isa::AccessPattern& pat, const char* name, const Re
                                                          "-byte " + r.what + " buffer");
   }
   return ExecResult::success();
+}
+
+// An INDIRECT16B source (D-INDIRECT): `num_index` little-endian u32 element offsets at SBUF address index_addr (inside
+// one partition), index j giving num_elem elements from element index[j] of the pattern's start, step_elem apart, in
+// index order -- the same offsets in every partition.
+ExecResult plan_indirect(const isa::AccessPattern& pat, const char* name, const Region& r, std::size_t partitions,
+                         std::size_t elem_bytes, const std::uint8_t* sbuf, Access& a) {
+  const std::string pname(name);
+  // The start: where a one-element tensor pattern at it would be (region, alignment, partitions, buffer).
+  isa::AccessPattern base = pat;
+  base.member = isa::PatternMember::Tensor3D;
+  base.dims = 1;
+  base.num = {1, 0, 0, 0};
+  base.step = {0, 0, 0, 0};
+  if (auto e = plan_access(base, name, r, partitions, elem_bytes, a); !e.ok) return e;
+  const std::uint64_t index_bytes = std::uint64_t{pat.num_index} * 4;
+  const std::uint64_t at = pat.index_addr, in_part = at % r.partition_bytes;
+  if (at < r.base || at - r.base + index_bytes > r.buffer_bytes || in_part + index_bytes > r.partition_bytes)
+    return ExecResult::error("exec.pattern_region", pname + ".index_addr = " + hex(pat.index_addr) + ": the " +
+                                                        std::to_string(pat.num_index) +
+                                                        "-entry u32 index vector is not inside one SBUF partition");
+  a.plan.offsets.clear();
+  const std::int64_t eb = static_cast<std::int64_t>(elem_bytes);
+  std::size_t highest = 0;
+  for (std::uint32_t j = 0; j < pat.num_index; ++j) {
+    std::uint32_t index;
+    std::memcpy(&index, sbuf + (at - r.base) + 4 * j, 4);
+    for (std::int32_t i = 0; i < pat.num[0]; ++i) {
+      const std::int64_t off = static_cast<std::int64_t>(a.start_in_partition) +
+                               (std::int64_t{index} + std::int64_t{i} * pat.step[0]) * eb;
+      if (off < 0 || off + eb > static_cast<std::int64_t>(r.partition_bytes))
+        return ExecResult::error("exec.pattern_partition_bounds",
+                                 pname + ": index " + std::to_string(j) + " = " + std::to_string(index) + ", element " +
+                                     std::to_string(i) + " at partition byte offset " + std::to_string(off) +
+                                     " leaves the " + std::to_string(r.partition_bytes) + "-byte " + r.what +
+                                     " partition");
+      a.plan.offsets.push_back(static_cast<std::size_t>(off));
+      highest = std::max(highest, static_cast<std::size_t>(off));
+    }
+  }
+  if (partitions > 0 && !a.plan.offsets.empty()) {
+    const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
+    if (last + elem_bytes > r.buffer_bytes)
+      return ExecResult::error("exec.buffer_bounds", pname + ": " + r.what + " address " + hex(r.base + last) +
+                                                         " is beyond the " + std::to_string(r.buffer_bytes) +
+                                                         "-byte " + r.what + " buffer");
+  }
+  a.plan.contiguous = true;
+  for (std::size_t i = 1; i < a.plan.offsets.size() && a.plan.contiguous; ++i)
+    a.plan.contiguous = a.plan.offsets[i] == a.plan.offsets[0] + i * elem_bytes;
+  return ExecResult::success();
+}
+
+// A LDWEIGHTS / MATMUL source: a tensor pattern, or the indirect member.
+ExecResult plan_source(const isa::AccessPattern& pat, const char* name, const Region& r, std::size_t partitions,
+                       std::size_t elem_bytes, const std::uint8_t* sbuf, Access& a) {
+  if (pat.member == isa::PatternMember::Indirect16B) return plan_indirect(pat, name, r, partitions, elem_bytes, sbuf, a);
+  return plan_access(pat, name, r, partitions, elem_bytes, a);
 }
 
 // Decodes `partitions` x in_part.size() elements of type t into dst (partition-major): straight from the buffer
@@ -329,7 +388,7 @@ void ArrayExecutor::reset() {
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
   OperandType t;
   if (auto r = check_common(op, MicroOpKind::WeightLoad, t); !r.ok) return r;
-  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (op.double_row && op.transpose)
     return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
                                                     "transposed load");
@@ -340,16 +399,17 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   // (D-EXEC-XPOSE): M partitions of K elements, stationary[k][m] = sbuf_tile[m][k].
   const std::size_t pair = op.double_row ? 2 : 1;
   const std::size_t parts = xpose ? m : k, per = (xpose ? k : m) * pair;
-  if (op.src.count() != per)
+  if (op.src.elements() != per)
     return ExecResult::error("exec.pattern_count",
-                             "src_mem_pattern yields " + std::to_string(op.src.count()) + " elements per partition, " +
+                             "src_mem_pattern yields " + std::to_string(op.src.elements()) + " elements per partition, " +
                                  (xpose ? "num_active_rows (K, transposed) = " + std::to_string(k)
                                         : op.double_row ? "2 x num_active_cols (M element pairs, double_row) = " +
                                                               std::to_string(per)
                                                         : "num_active_cols (M) = " + std::to_string(m)));
   const std::size_t eb = operand_bytes(t.dtype);
   Access acc;
-  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), parts, eb, acc); !r.ok) return r;
+  if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), parts, eb, sbuf, acc); !r.ok)
+    return r;
   std::vector<float> tilev(parts * per);
   if (!decode_access(t, sbuf, acc, parts, row_, tilev.data()))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
@@ -398,7 +458,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   OperandType t;
   if (auto r = check_common(op, MicroOpKind::Matmul, t); !r.ok) return r;
   if (op.seed != SeedMove::None) return seed_matmul(op, sbuf, sbuf_bytes, psum, psum_bytes);
-  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
   if (op.double_row && op.transpose)
     return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
@@ -438,7 +498,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                    ": only FP32 (and BFLOAT16 from v4) PSUM output is modelled");
   }
   const std::size_t ob = out_bf16 ? 2 : 4;
-  const std::size_t src_count = op.src.count();
+  const std::size_t src_count = op.src.elements();
   if (src_count % pair != 0)
     return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(src_count) +
                                                        " elements per partition: double_row needs element pairs");
@@ -464,7 +524,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                             std::to_string(geo_.partitions) + ")");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
-  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sa); !r.ok) return r;
+  if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sbuf, sa); !r.ok) return r;
   if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), out.partitions(), ob, da); !r.ok)
     return r;
   if (op.transpose) {

@@ -39,6 +39,9 @@ struct AccessPattern {
 
   // Elements the plain dimensions enumerate (0 when a dimension is empty).
   std::uint64_t count() const;
+  // Elements per partition the pattern yields: count(), times num_index for the indirect member, whose num_elem
+  // elements are per index (D-INDIRECT).
+  std::uint64_t elements() const;
   // The element offsets, relative to the start, of the lowest and highest
   // element (negative steps pull the low end below 0). A dimension of 0 or 1
   // elements reaches nothing.
