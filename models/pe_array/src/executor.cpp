@@ -283,13 +283,14 @@ std::string one_hot_problem(const Stationary& st, std::size_t mi) {
 // fp8 their exact fp32 value; a bf16 output of a wider input rounds RNE. With `add` the value is added in fp32 to
 // `existing(i, mi)` (or to +0 when `accumulate` without `add`: a BEGIN that accumulates), NaN canonical.
 template <typename Existing>
-void transpose_moving(const OperandType& t, const Stationary& st, const std::uint8_t* sbuf, const Access& sa,
-                      bool out_bf16, bool add, bool accumulate, Existing existing, std::vector<std::uint32_t>& xposed_) {
+void transpose_moving(const OperandType& t, const Stationary& st, const std::vector<std::int32_t>& one_hot_row,
+                      const std::uint8_t* sbuf, const Access& sa, bool out_bf16, bool add, bool accumulate,
+                      Existing existing, std::vector<std::uint32_t>& xposed_) {
   const std::size_t m = st.m, n = sa.count();
   xposed_.assign(n * m, 0);
   const RowDecoder decode = row_decoder(t);
   for (std::size_t mi = 0; mi < m; ++mi) {
-    const std::size_t row = static_cast<std::size_t>(st.one_hot_row[mi]);
+    const std::size_t row = static_cast<std::size_t>(one_hot_row[mi]);
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint8_t* e = sbuf + sa.at(row, i);
       std::uint32_t bits = 0;  // fp32 bits, or bf16 bits when out_bf16
@@ -439,7 +440,6 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
     for (std::size_t r = 0; r < s.k; ++r)
       std::fill(s.values.begin() + r * m + filled, s.values.begin() + (r + 1) * m, 0.0f);
   }
-  s.one_hot_row = one_hot_rows(s.values, s.k, s.m);
   if (op.seed != SeedMove::None)
     staged_identity_ = std::move(s);  // installed by the seed Matmul that moves through it
   else
@@ -527,9 +527,13 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sbuf, sa); !r.ok) return r;
   if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), out.partitions(), ob, da); !r.ok)
     return r;
+  // A transposing matmul's routing: the row of each stationary column's 1 (worked out here, not at every load, so
+  // plain GEMMs never pay for it).
+  std::vector<std::int32_t> one_hot_row;
   if (op.transpose) {
+    one_hot_row = one_hot_rows(st->values, st->k, st->m);
     for (std::size_t mi = 0; mi < m; ++mi)
-      if (st->one_hot_row[mi] < 0)
+      if (one_hot_row[mi] < 0)
         return ExecResult::error("exec.xpose_stationary", "xpose_mode = 1: " + one_hot_problem(*st, mi) +
                                                               "; a transposing matmul routes through a 0/1 "
                                                               "stationary with one 1 per column (the identity)");
@@ -621,7 +625,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     }
   };
   if (op.transpose) {
-    transpose_moving(t, *st, sbuf, sa, out_bf16, accumulate && !zero, accumulate,
+    transpose_moving(t, *st, one_hot_row, sbuf, sa, out_bf16, accumulate && !zero, accumulate,
                      [&](std::size_t r, std::size_t j) { return load_out(r, j); }, xposed_);
     zero_region();
     // Commit: the values are bit patterns of the output dtype, so a transpose moves NaN payloads.
@@ -716,15 +720,16 @@ ExecResult ArrayExecutor::seed_matmul(const MicroOp& op, const std::uint8_t* sbu
                                                        "the tile (" + tile_text(op.tile) + ")");
   const Stationary* st = &*identity;
   // The identity's value is checked here, at run time (spec 5.1: "the magic tensor required by HW").
+  const std::vector<std::int32_t> one_hot_row = one_hot_rows(st->values, st->k, st->m);
   for (std::size_t m = 0; m < st->m; ++m)
-    if (st->k != per || st->m != per || st->one_hot_row[m] != static_cast<std::int32_t>(m))
+    if (st->k != per || st->m != per || one_hot_row[m] != static_cast<std::int32_t>(m))
       return ExecResult::error(
           "exec.seed_identity",
           "identity_mem_pattern: " +
               (st->k != per || st->m != per ? "a " + std::to_string(st->k) + " x " + std::to_string(st->m) + " stationary"
-                                            : st->one_hot_row[m] < 0 ? one_hot_problem(*st, m)
-                                                                     : "column " + std::to_string(m) + " holds its 1 in row " +
-                                                                           std::to_string(st->one_hot_row[m])) +
+                                            : one_hot_row[m] < 0 ? one_hot_problem(*st, m)
+                                                                 : "column " + std::to_string(m) + " holds its 1 in row " +
+                                                                       std::to_string(one_hot_row[m])) +
               "; the seed micro-ops route through the " + std::to_string(per) + " x " + std::to_string(per) +
               " identity");
   const std::size_t parts = op.seed_partitions;

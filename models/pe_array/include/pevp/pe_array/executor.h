@@ -52,9 +52,6 @@ struct Stationary {
   OperandType type;
   bool double_row = false;  // loaded with perf_opt FP8_DOUBLE_ROW: k counts logical rows (2 per partition)
   std::vector<float> values;
-  // Per column, the row of its single 1 when the column is 0/1 with exactly one 1 (what a transposing matmul
-  // routes through), else -1.
-  std::vector<std::int32_t> one_hot_row;
 };
 
 // How a Matmul's fp32 result rounds to a bf16 PSUM output (the "drain"): to nearest even, or stochastically from
