@@ -28,8 +28,8 @@ struct Outcome {
   std::uint64_t load_cycles = 0;
 };
 
-Outcome run(bool first_col_first, std::optional<unsigned> last_col) {
-  platform::VirtualPlatform vp(platform::preset(isa::Generation::MARIANA));
+Outcome run(isa::Generation g, bool first_col_first, std::optional<unsigned> last_col) {
+  platform::VirtualPlatform vp(platform::preset(g));
   Outcome o;
   vp.platform().arr_seq.observer = [&](const pe::MicroOp& op, const arrseq::Slot& s) {
     if (op.kind == pe::MicroOpKind::WeightLoad) o.load_cycles = s.end - s.start;
@@ -58,7 +58,7 @@ Outcome run(bool first_col_first, std::optional<unsigned> last_col) {
     m.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, N);
     m.num_active_rows = K;
     m.num_active_cols = M;
-    d.submit({isa::encode_ldweights(isa::Generation::MARIANA, l), isa::encode_matmul(isa::Generation::MARIANA, m)});
+    d.submit({isa::encode_ldweights(g, l), isa::encode_matmul(g, m)});
     const platform::Completion c = d.wait_idle();
     ASSERT_TRUE(c.done && !c.error) << (d.error_record() ? d.error_record()->describe() : "timeout");
     o.c.resize(M * N);
@@ -73,23 +73,25 @@ float expected(unsigned column_source, unsigned n) {
   return s;
 }
 
-TEST(LoadOrder, LastColFirstKeepsElementJInColumnJ) {
-  const Outcome o = run(false, std::nullopt);
+class LoadControls : public ::testing::TestWithParam<isa::Generation> {};
+
+TEST_P(LoadControls, LastColFirstKeepsElementJInColumnJ) {
+  const Outcome o = run(GetParam(), false, std::nullopt);
   for (unsigned p = 0; p < M; ++p)
     for (unsigned n = 0; n < N; ++n) ASSERT_EQ(o.c[p * N + n], expected(p, n)) << p << "," << n;
   EXPECT_EQ(o.load_cycles, 32u) << "128 bf16 columns: max(128 / 4, 256 / 8)";
 }
 
-TEST(LoadOrder, FirstColFirstReversesTheColumns) {
-  const Outcome o = run(true, std::nullopt);
+TEST_P(LoadControls, FirstColFirstReversesTheColumns) {
+  const Outcome o = run(GetParam(), true, std::nullopt);
   for (unsigned p = 0; p < M; ++p)
     for (unsigned n = 0; n < N; ++n) ASSERT_EQ(o.c[p * N + n], expected(M - 1 - p, n)) << p << "," << n;
   EXPECT_EQ(o.load_cycles, 32u) << "the order costs nothing";
 }
 
-TEST(WlLastActiveCol, TheLoadStopsThereInDataAndInTime) {
+TEST_P(LoadControls, WlLastActiveColStopsTheLoadInDataAndInTime) {
   const unsigned last = 9;  // columns 0..9 loaded
-  const Outcome o = run(false, last);
+  const Outcome o = run(GetParam(), false, last);
   for (unsigned p = 0; p < M; ++p)
     for (unsigned n = 0; n < N; ++n) {
       const float want = p <= last ? expected(p, n) : 0.0f;
@@ -100,5 +102,13 @@ TEST(WlLastActiveCol, TheLoadStopsThereInDataAndInTime) {
     }
   EXPECT_EQ(o.load_cycles, 3u) << "10 columns: max(ceil(10 / 4), ceil(20 / 8))";
 }
+
+// load_order exists from v4 (CAYMAN has no flags byte); the cluster CSR on every generation, tested with it here.
+INSTANTIATE_TEST_SUITE_P(V4Plus, LoadControls,
+                         ::testing::Values(isa::Generation::MARIANA, isa::Generation::MARIANA_PLUS,
+                                           isa::Generation::MAVERICK),
+                         [](const ::testing::TestParamInfo<isa::Generation>& i) {
+                           return std::string(isa::name(i.param));
+                         });
 
 }  // namespace

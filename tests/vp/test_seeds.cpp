@@ -19,7 +19,7 @@ using isa::Dtype;
 
 constexpr std::uint32_t kPsumPart = 16 * 1024, kBank = 2048;
 
-isa::RawInstruction seed(isa::PeSeedMode mode) {
+isa::RawInstruction seed(isa::Generation g, isa::PeSeedMode mode) {
   isa::PeSeedArgs a;
   a.mode = mode;
   a.identity = isa::Pattern::row(0x1000, 16);
@@ -28,12 +28,11 @@ isa::RawInstruction seed(isa::PeSeedMode mode) {
     a.src_seed = {0x2000, {1, 0}, {128, 1}};
   else
     a.dst_seed = {isa::ArrayGeometry::kPsumBase, {1, 512}, {2, 8}};
-  return isa::encode_pe_seed(isa::Generation::MARIANA, a);
+  return isa::encode_pe_seed(g, a);
 }
 
 // A 64 x 128 x 96 fp32 -> bf16 matmul into PSUM bank 4.
-std::vector<isa::RawInstruction> bf16_matmul() {
-  const auto g = isa::Generation::MARIANA;
+std::vector<isa::RawInstruction> bf16_matmul(isa::Generation g) {
   isa::LdweightsArgs l;
   l.src = isa::Pattern::row(0x8000, 128);
   l.in_dtype = Dtype::FP32;
@@ -51,8 +50,11 @@ std::vector<isa::RawInstruction> bf16_matmul() {
   return {isa::encode_ldweights(g, l), isa::encode_matmul(g, m)};
 }
 
-TEST(PeManageSeedPlatform, ACheckpointedStochasticStepReplaysBitForBit) {
-  platform::VpConfig cfg = platform::preset(isa::Generation::MARIANA);
+class PeManageSeedPlatform : public ::testing::TestWithParam<isa::Generation> {};
+
+TEST_P(PeManageSeedPlatform, ACheckpointedStochasticStepReplaysBitForBit) {
+  const isa::Generation g = GetParam();
+  platform::VpConfig cfg = platform::preset(g);
   platform::apply_override(cfg, "tensor_engine.psum_rounding=stochastic");
   platform::VirtualPlatform vp(cfg);
   const std::uint32_t part = cfg.geometry.sbuf_partition_bytes;
@@ -88,19 +90,19 @@ TEST(PeManageSeedPlatform, ACheckpointedStochasticStepReplaysBitForBit) {
         d.read(d.map().psum + p * kPsumPart + 4 * kBank, &out[p * 96], 96 * 2);
       return out;
     };
-    run({seed(isa::PeSeedMode::SAVE_SEED)});
+    run({seed(g, isa::PeSeedMode::SAVE_SEED)});
     // The saved layout: partition p, bank b, word i = seed 2b + i of partition p. Transposed for LoadSeed.
     std::vector<std::uint32_t> sbuf_seeds(16 * 128);
     for (std::uint32_t p = 0; p < 128; ++p)
       for (std::uint32_t s = 0; s < 16; ++s)
         d.read(d.map().psum + p * kPsumPart + (s / 2) * kBank + (s % 2) * 4, &sbuf_seeds[s * 128 + p], 4);
     for (std::uint32_t s = 0; s < 16; ++s) d.write(d.map().sbuf + s * part + 0x2000, &sbuf_seeds[s * 128], 128 * 4);
-    run(bf16_matmul());
+    run(bf16_matmul(g));
     first = result();
-    run(bf16_matmul());
+    run(bf16_matmul(g));
     second = result();
-    run({seed(isa::PeSeedMode::LOAD_SEED)});
-    run(bf16_matmul());
+    run({seed(g, isa::PeSeedMode::LOAD_SEED)});
+    run(bf16_matmul(g));
     replay = result();
   });
   EXPECT_NE(first, second) << "the seeds advance: the same matmul rounds differently the second time";
@@ -110,5 +112,12 @@ TEST(PeManageSeedPlatform, ACheckpointedStochasticStepReplaysBitForBit) {
   EXPECT_EQ(seed_cycles[0], 128u);
   EXPECT_EQ(seed_cycles[1], 128u);
 }
+
+// Both NeuronCore-v4 generations have the PSUM seeds (PeManageSeed is v4 only).
+INSTANTIATE_TEST_SUITE_P(V4, PeManageSeedPlatform,
+                         ::testing::Values(isa::Generation::MARIANA, isa::Generation::MARIANA_PLUS),
+                         [](const ::testing::TestParamInfo<isa::Generation>& i) {
+                           return std::string(isa::name(i.param));
+                         });
 
 }  // namespace
