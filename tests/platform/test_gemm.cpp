@@ -196,6 +196,25 @@ TEST(GemmCommand, BadArgumentsAndFilesExitWithStatus2AndSayWhy) {
   EXPECT_EQ(r.first, 2);
   EXPECT_NE(r.second.find("GiB of host memory"), std::string::npos) << r.second;
 
+  // Given operands are sized the same way: 120 KB files whose product C is 30000 x 30000 (with the references
+  // about 23 GiB of host memory) are refused before C is allocated, naming the sizes, with status 2.
+  {
+    const fs::path pa = scratch("tall.npy"), pb = scratch("wide.npy");
+    host::write_npy(pa.string(), host::Matrix(30000, 1, 0.5f));
+    host::write_npy(pb.string(), host::Matrix(1, 30000, 0.25f));
+    auto files = base;
+    files.a_path = pa.string();
+    files.b_path = pb.string();
+    r = run(files);
+    EXPECT_EQ(r.first, 2);
+    EXPECT_NE(r.second.find("M=30000, K=1, N=30000 needs about"), std::string::npos) << r.second;
+    EXPECT_NE(r.second.find("GiB of host memory for the operands and references (limit 16.0 GiB); --no-check saves "
+                            "the references"),
+              std::string::npos)
+        << r.second;
+    fs::remove_all(pa.parent_path());
+  }
+
   auto tile0 = base;
   tile0.tile_n = 0;
   r = run(tile0);
