@@ -145,7 +145,7 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   op.reverse_columns = i.load_order == static_cast<std::int64_t>(isa::PeLwOrder::FIRST_COL_FIRST);
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode};
   set_seed(i.seed_mode, gen, op);
   return op;
 }
@@ -159,7 +159,7 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   op.transpose = i.transpose;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   op.rate_div = perf_divisor(i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode, 0};
+  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode};
   op.psum = psum_group(i.psum);
   set_seed(i.seed_mode, gen, op);
   if (op.seed != pe::SeedMove::None) op.psum = {};  // a seed move is no accumulation

@@ -203,9 +203,6 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
   if (u.perf_mode != 0)
     return ExecResult::error("exec.not_modelled", "perf_mode = " + std::to_string(u.perf_mode) +
                                                       ": the MX QUAD_ROW / OCT_ROW pumping is not modelled yet");
-  if (u.bg_xpose != 0)  // lowered as a transposed load since D-BG-XPOSE; a hand-built micro-op may still set it
-    return ExecResult::error("exec.not_modelled", "bg_xpose_mode = " + std::to_string(u.bg_xpose) +
-                                                      ": background transpose is not modelled yet");
   return ExecResult::success();
 }
 

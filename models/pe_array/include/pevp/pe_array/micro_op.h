@@ -47,7 +47,6 @@ struct Unmodelled {
   std::int64_t seed_mode = 0;    // flags.seed_mode
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
   std::int64_t perf_mode = 0;    // MX_PERF_MODE (QUAD_ROW / OCT_ROW pumping of MX sources)
-  std::int64_t bg_xpose = 0;     // bg_xpose_mode: executed since D-BG-XPOSE (kept 0)
 };
 
 // What a seed micro-op moves (PeManageSeed, spec 000 section 5.1; flags.seed_mode on v4): the 2048 PSUM
