@@ -1,7 +1,8 @@
 // What controls a weight load besides its operands, on the whole platform, against sums of small integers (exact in
 // bf16 and fp32): flags.load_order (FIRST_COL_FIRST puts SBUF element j in column M - 1 - j; the default keeps it in
-// column j) and the cluster CSR enable_wl_last_active_col / wl_last_active_col (the load stops at that column: the
-// columns past it hold 0, and the load takes the time of the columns it filled).
+// column j), the cluster CSR enable_wl_last_active_col / wl_last_active_col (the load stops at that column: the
+// columns past it hold 0, and the load takes the time of the columns it filled), and the transposed load in the
+// foreground (flags.xpose_mode) and in the background (bg_xpose_mode): one stationary, two times.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,6 +103,73 @@ TEST_P(LoadControls, WlLastActiveColStopsTheLoadInDataAndInTime) {
     }
   EXPECT_EQ(o.load_cycles, 3u) << "10 columns: max(ceil(10 / 4), ceil(20 / 8))";
 }
+
+// bg_xpose_mode (v4): the same transposed stationary as flags.xpose_mode, loaded in the background, so without the
+// foreground transpose pass: bf16 [M = 128 partitions][K = 32] -> 32 cycles instead of 32 + max(128, min(64, 32)).
+struct XposeCase {
+  isa::Generation gen;
+  bool background;
+};
+class BackgroundTranspose : public ::testing::TestWithParam<XposeCase> {};
+
+TEST_P(BackgroundTranspose, SameStationaryAsXposeWithoutTheTransposePass) {
+  const isa::Generation g = GetParam().gen;
+  const bool background = GetParam().background;
+  std::vector<float> result(M * N);
+  std::uint64_t cycles = 0;
+  platform::VirtualPlatform vp(platform::preset(g));  // one platform per test process (SystemC elaborates once)
+  vp.platform().arr_seq.observer = [&](const pe::MicroOp& op, const arrseq::Slot& s) {
+    if (op.kind == pe::MicroOpKind::WeightLoad) cycles = s.end - s.start;
+  };
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    const std::uint32_t part = vp.platform().sbuf.config().partition_bytes;
+    for (unsigned p = 0; p < M; ++p) {  // the [M][K] tile: partition p holds column p's K weights
+      std::vector<std::uint16_t> row(K);
+      for (unsigned k = 0; k < K; ++k) row[k] = num::to_bf16(st_value(k, p));
+      d.write(d.map().sbuf + p * part, row.data(), K * 2);
+    }
+    for (unsigned k = 0; k < K; ++k) {
+      std::vector<std::uint16_t> mv(N);
+      for (unsigned n = 0; n < N; ++n) mv[n] = num::to_bf16(mv_value(k, n));
+      d.write(d.map().sbuf + k * part + 0x1000, mv.data(), N * 2);
+    }
+    isa::LdweightsArgs l;
+    l.src = isa::Pattern::row(0, K);
+    l.num_active_rows = K;
+    l.num_active_cols = M;
+    l.xpose = !background;
+    isa::RawInstruction lw = isa::encode_ldweights(g, l);
+    if (background) {
+      const isa::Encoder e(g, isa::Opcode::LDWEIGHTS);
+      lw[e.leaf("bg_xpose_mode")->offset] = 1;
+    }
+    isa::MatmulArgs m;
+    m.src = isa::Pattern::row(0x1000, N);
+    m.dst = isa::Pattern::row(isa::ArrayGeometry::kPsumBase, N);
+    m.num_active_rows = K;
+    m.num_active_cols = M;
+    d.submit({lw, isa::encode_matmul(g, m)});
+    const platform::Completion c = d.wait_idle();
+    ASSERT_TRUE(c.done && !c.error) << (d.error_record() ? d.error_record()->describe() : "timeout");
+    for (unsigned p = 0; p < M; ++p) d.read(d.map().psum + p * kPsumPart, &result[p * N], N * 4);
+  });
+  for (unsigned p = 0; p < M; ++p)
+    for (unsigned n = 0; n < N; ++n) ASSERT_EQ(result[p * N + n], expected(p, n)) << p << "," << n;
+  if (background)
+    EXPECT_EQ(cycles, 32u) << "in the background: the load alone";
+  else
+    EXPECT_EQ(cycles, 32u + 128u) << "a foreground transposed load: the load and a transpose pass";
+}
+
+INSTANTIATE_TEST_SUITE_P(V4, BackgroundTranspose,
+                         ::testing::Values(XposeCase{isa::Generation::MARIANA, false},
+                                           XposeCase{isa::Generation::MARIANA, true},
+                                           XposeCase{isa::Generation::MARIANA_PLUS, false},
+                                           XposeCase{isa::Generation::MARIANA_PLUS, true}),
+                         [](const ::testing::TestParamInfo<XposeCase>& i) {
+                           return std::string(isa::name(i.param.gen)) + (i.param.background ? "_bg_xpose" : "_xpose");
+                         });
 
 // load_order exists from v4 (CAYMAN has no flags byte); the cluster CSR on every generation, tested with it here.
 INSTANTIATE_TEST_SUITE_P(V4Plus, LoadControls,
