@@ -69,12 +69,15 @@ isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
 std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const StreamSpec& s, unsigned pairs,
                                                     bool distinct) {
   std::vector<isa::RawInstruction> out;
-  if (s.seed) {  // SaveSeed after SaveSeed: each an identity load and a 16-row transposing move of 128 partitions
+  if (s.seed) {  // seed move after seed move: each an identity load and a 16-row transposing move of 128 partitions
     isa::PeSeedArgs a;
-    a.mode = isa::PeSeedMode::SAVE_SEED;
+    a.mode = static_cast<isa::PeSeedMode>(s.seed);
     a.identity = isa::Pattern::row(0, 16);
     a.identity_dtype = isa::Dtype::BFLOAT16;
-    a.dst_seed = {kPsumBase, {1, 512}, {2, 8}};
+    if (a.mode == isa::PeSeedMode::SAVE_SEED)
+      a.dst_seed = {kPsumBase, {1, 512}, {2, 8}};
+    else
+      a.src_seed = {0x10000, {1, 0}, {128, 1}};  // 16 partitions x 128 seeds
     for (unsigned i = 0; i < pairs; ++i) {
       a.events.update_value = static_cast<std::uint16_t>(distinct ? i : 0);  // distinct records when asked
       if (distinct) a.events.update_mode = isa::UpdateMode::SET;
@@ -159,8 +162,9 @@ std::vector<StreamSpec> calibration_table_streams(isa::Generation gen) {
                    0, true});
   out.push_back({"fp32 transpose, N=128", isa::Dtype::FP32, isa::Fp32Mode::High, 128, 128, false, 0, true});
   if (isa::is_v4(gen))
-    out.push_back({"PeManageSeed SaveSeed", isa::Dtype::FP32, isa::Fp32Mode::High, isa::kSeedCols, isa::kSeedRows,
-                   false, 0, false, true});
+    for (const std::uint8_t mode : {std::uint8_t{1}, std::uint8_t{2}})
+      out.push_back({mode == 1 ? "PeManageSeed LoadSeed" : "PeManageSeed SaveSeed", isa::Dtype::FP32,
+                     isa::Fp32Mode::High, isa::kSeedCols, isa::kSeedRows, false, 0, false, mode});
   if (isa::is_maverick(gen)) {
     // The whole 128 x 256 array: a c256 tile folds columns 128-255 into the destination's upper half.
     for (unsigned n : {128u, 512u})

@@ -26,7 +26,9 @@ struct StreamSpec {
   bool reload_weights = false;  // a new stationary before every Matmul (LS + MM pairs)
   std::uint8_t perf = 0;        // perf_opt: 1 = fp8 double_row (two contraction rows per partition: K = 256)
   bool transpose = false;       // transposing Matmuls (the TensorE transpose through the identity)
-  bool seed = false;            // PeManageSeed SaveSeed instructions (v4): the seed move through the 16 x 16 identity
+  // PeManageSeed instructions (v4) of this mode (1 LoadSeed, 2 SaveSeed; 0: none): the seed move through the 16 x 16
+  // identity.
+  std::uint8_t seed = 0;
 
   unsigned rows() const { return perf == 1 ? 256u : 128u; }  // logical contraction rows K
 };
