@@ -41,10 +41,10 @@ struct PsumGroup {
   std::int64_t zero_region = 0; // psum_zero_region as encoded
 };
 
-// Features the instruction asks for that the array does not execute yet: the
-// executor refuses them with the field and value named (exec.not_modelled).
+// Features the instruction asks for that the array does not execute: the executor refuses them with the field and
+// value named (exec.not_modelled) -- fields the spec names without saying what they do, and the MX path.
 struct Unmodelled {
-  std::int64_t seed_mode = 0;    // flags.seed_mode
+  std::int64_t seed_mode = 0;    // flags.seed_mode of MAVERICK's seed micro-ops (v4's execute: MicroOp::seed)
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
   std::int64_t perf_mode = 0;    // MX_PERF_MODE (QUAD_ROW / OCT_ROW pumping of MX sources)
 };
