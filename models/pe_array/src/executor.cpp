@@ -53,6 +53,27 @@ struct Access {
   std::size_t at(std::size_t p, std::size_t i) const { return (first_partition + p) * partition_bytes + plan.offsets[i]; }
 };
 
+// The buffer may be smaller than the region (a test's short buffer): the highest element of the last partition must
+// fit.
+ExecResult check_buffer_end(const Access& a, std::size_t partitions, const Region& r, std::size_t elem_bytes,
+                            const std::string& pname) {
+  if (partitions == 0 || a.plan.offsets.empty()) return ExecResult::success();
+  const std::size_t highest = *std::max_element(a.plan.offsets.begin(), a.plan.offsets.end());
+  const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
+  if (last + elem_bytes > r.buffer_bytes)
+    return ExecResult::error("exec.buffer_bounds", pname + ": " + r.what + " address " + hex(r.base + last) +
+                                                       " is beyond the " + std::to_string(r.buffer_bytes) + "-byte " +
+                                                       r.what + " buffer");
+  return ExecResult::success();
+}
+
+// Whether elements first .. first + count - 1 of a plan are one contiguous run.
+bool contiguous_run(const isa::PartitionPlan& plan, std::size_t first, std::size_t count, std::size_t elem_bytes) {
+  for (std::size_t i = 1; i < count; ++i)
+    if (plan.offsets[first + i] != plan.offsets[first] + i * elem_bytes) return false;
+  return true;
+}
+
 ExecResult plan_access(const isa::AccessPattern& pat, const char* name, const Region& r, std::size_t partitions,
                        std::size_t elem_bytes, Access& a) {
   const std::string pname(name);
@@ -81,17 +102,7 @@ ExecResult plan_access(const isa::AccessPattern& pat, const char* name, const Re
                                  std::to_string(out->index[1]) + "][" + std::to_string(out->index[2]) +
                                  "] at partition byte offset " + std::to_string(out->offset) + " leaves the " +
                                  std::to_string(r.partition_bytes) + "-byte " + r.what + " partition");
-  // The buffer may be smaller than the region (a test's short buffer): the highest element of the last partition
-  // must fit.
-  if (partitions > 0 && !a.plan.offsets.empty()) {
-    const std::size_t highest = *std::max_element(a.plan.offsets.begin(), a.plan.offsets.end());
-    const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
-    if (last + elem_bytes > r.buffer_bytes)
-      return ExecResult::error("exec.buffer_bounds", pname + ": " + r.what + " address " + hex(r.base + last) +
-                                                         " is beyond the " + std::to_string(r.buffer_bytes) +
-                                                         "-byte " + r.what + " buffer");
-  }
-  return ExecResult::success();
+  return check_buffer_end(a, partitions, r, elem_bytes, pname);
 }
 
 // An INDIRECT16B source (D-INDIRECT): `num_index` little-endian u32 element offsets at SBUF address index_addr (inside
@@ -115,7 +126,6 @@ ExecResult plan_indirect(const isa::AccessPattern& pat, const char* name, const 
                                                         "-entry u32 index vector is not inside one SBUF partition");
   a.plan.offsets.clear();
   const std::int64_t eb = static_cast<std::int64_t>(elem_bytes);
-  std::size_t highest = 0;
   for (std::uint32_t j = 0; j < pat.num_index; ++j) {
     std::uint32_t index;
     std::memcpy(&index, sbuf + (at - r.base) + 4 * j, 4);
@@ -129,20 +139,10 @@ ExecResult plan_indirect(const isa::AccessPattern& pat, const char* name, const 
                                      " leaves the " + std::to_string(r.partition_bytes) + "-byte " + r.what +
                                      " partition");
       a.plan.offsets.push_back(static_cast<std::size_t>(off));
-      highest = std::max(highest, static_cast<std::size_t>(off));
     }
   }
-  if (partitions > 0 && !a.plan.offsets.empty()) {
-    const std::size_t last = (a.first_partition + partitions - 1) * r.partition_bytes + highest;
-    if (last + elem_bytes > r.buffer_bytes)
-      return ExecResult::error("exec.buffer_bounds", pname + ": " + r.what + " address " + hex(r.base + last) +
-                                                         " is beyond the " + std::to_string(r.buffer_bytes) +
-                                                         "-byte " + r.what + " buffer");
-  }
-  a.plan.contiguous = true;
-  for (std::size_t i = 1; i < a.plan.offsets.size() && a.plan.contiguous; ++i)
-    a.plan.contiguous = a.plan.offsets[i] == a.plan.offsets[0] + i * elem_bytes;
-  return ExecResult::success();
+  a.plan.contiguous = contiguous_run(a.plan, 0, a.plan.offsets.size(), elem_bytes);
+  return check_buffer_end(a, partitions, r, elem_bytes, pname);
 }
 
 // A LDWEIGHTS / MATMUL source: a tensor pattern, or the indirect member.
@@ -226,12 +226,6 @@ unsigned banks_touched(const isa::PartitionPlan& plan, std::size_t bank_bytes) {
   return mask;
 }
 
-// Whether elements first .. first + count - 1 of a plan are one contiguous run.
-bool contiguous_run(const isa::PartitionPlan& plan, std::size_t first, std::size_t count, std::size_t elem_bytes) {
-  for (std::size_t i = 1; i < count; ++i)
-    if (plan.offsets[first + i] != plan.offsets[first] + i * elem_bytes) return false;
-  return true;
-}
 
 std::string bank_list(unsigned mask) {
   std::string s;
@@ -357,6 +351,13 @@ std::uint16_t ArrayExecutor::drain_bf16(float value, std::size_t at, bool stocha
   std::uint32_t& seed = seeds_[partition * seeds_per_partition() + s];
   seed = xorshift32(seed);
   return num::to_bf16_sr(value, seed >> 16);  // the high half: xorshift's low bits are its weakest
+}
+
+unsigned ArrayExecutor::open_banks() const {
+  unsigned mask = 0;
+  for (unsigned b = 0; b < kBanks; ++b)
+    if (open_[b]) mask |= 1u << b;
+  return mask;
 }
 
 void ArrayExecutor::install(Stationary s) {
@@ -551,9 +552,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     if (g.begin && g.begin_accumulate)
       return ExecResult::error("exec.psum_flags", "psum_accumulate_flags = " + std::to_string(g.flags) +
                                                       ": BEGIN and BEGIN_ACCUM together");
-    unsigned open = 0;
-    for (unsigned b = 0; b < kBanks; ++b)
-      if (open_[b]) open |= 1u << b;
+    const unsigned open = open_banks();
     if ((g.begin || g.begin_accumulate) && (touched & open))
       return ExecResult::error("exec.psum_group_open", "psum_accumulate_flags = " + isa::psum_flags_name(g.flags) +
                                                            ": a group is already open in PSUM bank " +
@@ -748,12 +747,10 @@ ExecResult ArrayExecutor::seed_matmul(const MicroOp& op, const std::uint8_t* sbu
       for (std::size_t s = 0; s < per; ++s) std::memcpy(&seeds_[p * per + s], sbuf + sa.at(s, p), kWord);
   } else {
     // The header: "Neuron must evict all data out of PSUM ... before running this PeSaveSeed instruction".
-    std::string open;
-    for (unsigned b = 0; b < kBanks; ++b)
-      if (open_[b]) open += (open.empty() ? "" : ", ") + std::to_string(b);
-    if (!open.empty())
+    if (const unsigned open = open_banks(); open != 0)
       return ExecResult::error("exec.psum_group_open", "SaveSeed writes every PSUM bank: an accumulation group is "
-                                                       "still open in PSUM bank " + open + " (evict PSUM first)");
+                                                       "still open in PSUM bank " + bank_list(open) +
+                                                       " (evict PSUM first)");
     if (auto r = plain_3d(op.dst, "dst_seed_mem_pattern"); !r.ok) return r;
     Access da;
     if (auto r = plan_access(op.dst, "dst_seed_mem_pattern", psum_region(geo_, psum_bytes), parts, kWord, da); !r.ok)

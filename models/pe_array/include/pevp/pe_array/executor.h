@@ -94,6 +94,7 @@ class ArrayExecutor {
 
  private:
   void install(Stationary s);
+  unsigned open_banks() const;  // bit b = PSUM bank b's group is open
   ExecResult seed_matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
                          std::size_t psum_bytes);
   // The bf16 drain of `value` into PSUM buffer byte `at` (stochastic on v4 when configured: advances the seed that
