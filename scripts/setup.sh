@@ -17,6 +17,9 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer harnesses with ASan/UBSan (scripts/fuzz.sh, docs/reliability.md)
   llvm-14                   # llvm-symbolizer-14: function names and lines in sanitizer and fuzzer reports
   python3
+  python3-matplotlib       # PNG plots of sweep results (scripts/sweep_plots.py)
+  libtomlplusplus-dev       # sweep spec files in TOML
+  slurm-wlm munge           # the Slurm sweep backend; CI starts a single-node cluster (scripts/slurm-cluster.sh)
 )
 
 missing=()

@@ -50,18 +50,22 @@ host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64&
   return m;
 }
 
-GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
-                      const VpConfig& config, const RecorderOptions& outputs) {
+GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
+                       const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
+                       Progress* progress) {
   const bool data = config.mode != SimMode::Timing;
+  if (data && (a == nullptr || b == nullptr))
+    throw std::invalid_argument("run_gemm_steps: mode " + std::string(name(config.mode)) + " needs both operands");
+  const host::GemmPlan& plan = header;
   VirtualPlatform vp(config);
   Recorder recorder(vp.platform(), outputs);
   GemmRun r;
-  r.c = host::Matrix(plan.shape.m, plan.shape.n);
+  if (data) r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
     d.arm();
     std::vector<std::uint8_t> row, gather;
-    for (std::size_t s = 0; s < plan.steps.size(); ++s) {
-      const host::Step& step = plan.steps[s];
+    std::size_t s = 0;
+    walk([&](const host::Step& step) {
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
         if (!data) {  // the same bus time, no bytes: timing is identical with and without data
@@ -69,7 +73,7 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
           continue;
         }
         // One row per partition, straight from the operand where it holds the rows (B) or from a gather (A).
-        const host::LoadRows rows = host::load_rows(load, a, b, gather);
+        const host::LoadRows rows = host::load_rows(load, *a, *b, gather);
         d.write_rows(bus_sbuf(d.map(), host::sbuf_address(config.geometry, load.partition0, load.offset)),
                      config.geometry.sbuf_partition_bytes, rows.data, rows.stride, per, load.partitions());
       }
@@ -79,7 +83,7 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
         r.error = d.error_record();
         r.timed_out = c.timed_out;
         r.failed_step = s;
-        return;
+        return false;
       }
       d.clear_done();
       for (const host::PsumRead& rd : step.reads) {
@@ -93,7 +97,11 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
                     config.geometry.psum_partition_bytes(), row.data(), per, per, rd.partitions);
         host::store_read(rd, row.data(), r.c);
       }
-    }
+      ++s;
+      if (progress) progress->advance(step.program.size());
+      return true;
+    });
+    if (r.error || r.timed_out) return;
     r.retired = d.read_counter48("vp", "retired_cnt_lsb");
     // The perf counters a driver would read: the full-array tile is what the
     // plan uses for 128-row k-tiles and 128-column m-blocks.
@@ -107,14 +115,26 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
       r.weight_load_counter += d.read_counter48("top", "arr_seq_ififo_perf_weight_load." + name + "_instr_cnt_lsb");
     }
   });
+  if (progress) progress->finish();
   r.stats = run_stats(vp.platform());
   recorder.finish(&r.output_error);
   return r;
 }
 
+GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
+                      const VpConfig& config, const RecorderOptions& outputs) {
+  const StepWalk steps = [&](const StepSink& visit) {
+    for (const host::Step& step : plan.steps)
+      if (!visit(step)) return;
+  };
+  return run_gemm_steps(plan, steps, &a, &b, config, outputs, nullptr);
+}
+
 int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   VpConfig config = cmd.config ? *cmd.config : preset(cmd.gen);
   if (cmd.mode) config.mode = *cmd.mode;
+  // Timing-only generates, converts, loads and checks no operand: it costs the simulation alone.
+  const bool data = config.mode != SimMode::Timing;
   host::Matrix a, b;
   host::GemmOptions options;
   host::GemmPlan plan;
@@ -145,7 +165,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
           << " (limit " << kLimitGiB << " GiB)" << (cmd.check ? "; --no-check saves the references" : "") << '\n';
       return false;
     };
-    if (cmd.a_path.empty() && !fits_host(m, k, n)) return 2;
+    if (data && cmd.a_path.empty() && !fits_host(m, k, n)) return 2;
     if (!cmd.a_path.empty()) {
       a = host::read_npy_matrix(cmd.a_path);
       b = host::read_npy_matrix(cmd.b_path);
@@ -174,8 +194,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         }
       }
       m = a.rows, k = a.cols, n = b.cols;
-      if (!fits_host(m, k, n)) return 2;
-    } else {
+      if (!data) a = b = host::Matrix();  // only their shapes are needed
+      if (data && !fits_host(m, k, n)) return 2;
+    } else if (data) {
       std::mt19937_64 rng(cmd.seed);
       a = random_operand(m, k, rng);
       b = random_operand(k, n, rng);
@@ -225,9 +246,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry, cmd.gen).n_default);
     options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
-    plan = host::plan_gemm({m, k, n}, options);
-    ea = host::encode_operand(a, cmd.gen, options.dtype);
-    eb = host::encode_operand(b, cmd.gen, options.dtype);
+    plan = host::plan_summary({m, k, n}, options);
+    if (data) {
+      ea = host::encode_operand(a, cmd.gen, options.dtype);
+      eb = host::encode_operand(b, cmd.gen, options.dtype);
+    }
   } catch (const std::exception& e) {
     err << "pe-vp gemm: " << e.what() << '\n';
     return 2;
@@ -247,7 +270,6 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
 
-  const bool data = config.mode != SimMode::Timing;
   if (!data && !cmd.out_path.empty()) {
     err << "pe-vp gemm: --out needs data, and mode timing moves none (use --mode both)\n";
     return 2;
@@ -255,7 +277,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   GemmRun run;
   try {
-    run = run_gemm_plan(plan, ea, eb, config, cmd.outputs);
+    Progress progress(err, cmd.progress, total, "pe-vp gemm", "instructions");
+    const host::GemmShape shape = plan.shape;
+    const host::GemmOptions walk_options = plan.options;
+    const StepWalk steps = [&](const StepSink& sink) { host::walk_gemm(shape, walk_options, sink); };
+    run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress);
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;

@@ -144,6 +144,8 @@ int run_command(int argc, char* argv[]) {
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
+  bool gemm_quiet = false;
+  gemm->add_flag("--quiet", gemm_quiet, "No progress on stderr (shown for runs longer than a second)");
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
   std::string mode;
   unsigned threads = 0;  // 0: not given (every CPU the process may use)
@@ -252,6 +254,7 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.gen = config.gen();
     gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
+    gemm_cmd.progress = platform::Progress::for_stderr(gemm_quiet);
     gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;
     gemm_cmd.n_given = gemm->get_option("--n")->count() > 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "pevp/isa/builders.h"
 #include "pevp/numerics/convert.h"
@@ -127,6 +128,33 @@ isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_
   return isa::encode_matmul(o.gen, geo, a);
 }
 
+// The instructions a plan has encoded, by their arguments. A plan repeats few distinct instructions (the SBUF
+// layout of every step and the PSUM banks of every round recur), and encoding one costs far more than finding it:
+// large timing runs would otherwise spend more host time encoding than simulating.
+class InstructionCache {
+ public:
+  explicit InstructionCache(const GemmOptions& o) : o_(o) {}
+  const isa::RawInstruction& ldweights(std::uint32_t addr, std::size_t k, std::size_t m) {
+    return find_or_encode({isa::Opcode::LDWEIGHTS, addr, 0, k, m, 0, 0}, [&] { return host::ldweights(o_, addr, k, m); });
+  }
+  const isa::RawInstruction& matmul(std::uint32_t src, std::uint32_t dst, std::size_t k, std::size_t m, std::size_t n,
+                                    std::uint8_t flags) {
+    return find_or_encode({isa::Opcode::MATMUL, src, dst, k, m, n, flags},
+                          [&] { return host::matmul(o_, src, dst, k, m, n, flags, o_.tile_n); });
+  }
+
+ private:
+  using Key = std::tuple<isa::Opcode, std::uint32_t, std::uint32_t, std::size_t, std::size_t, std::size_t, std::uint8_t>;
+  template <class Encode>
+  const isa::RawInstruction& find_or_encode(const Key& key, Encode encode) {
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, encode()).first;
+    return it->second;
+  }
+  const GemmOptions& o_;
+  std::map<Key, isa::RawInstruction> cache_;
+};
+
 // PSUM banks one output tile holds: its tile_n fp32 values per partition, twice where m-blocks fold.
 unsigned bank_span(const GemmShape& shape, const GemmOptions& o) {
   const isa::ArrayGeometry& geo = geometry_of(o);
@@ -167,7 +195,7 @@ KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std
 // that m-block's output tiles, output tile u of the round into PSUM banks u x span ...
 void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
                    std::size_t t, std::size_t tiles, const KtileLayout& at, const GemmOptions& o, unsigned span,
-                   Step& step, PlanStats& stats) {
+                   InstructionCache& encoded, Step& step, PlanStats& stats) {
   const auto pos = [](const std::vector<std::size_t>& v, std::size_t x) {
     return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
   };
@@ -176,14 +204,14 @@ void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vecto
     const isa::Placement p = tile_for(geometry_of(o), m.size);
     const isa::TileRect rect{p.row0, p.rows, p.col0, p.cols};
     if (std::find(stats.tiles.begin(), stats.tiles.end(), rect) == stats.tiles.end()) stats.tiles.push_back(rect);
-    step.program.push_back(ldweights(o, sbuf_address(geometry_of(o), 0, at.a[ip]), k.size, m.size));
+    step.program.push_back(encoded.ldweights(sbuf_address(geometry_of(o), 0, at.a[ip]), k.size, m.size));
     ++stats.instructions[isa::Opcode::LDWEIGHTS];
     for (std::size_t u = 0; u < r.units.size(); ++u) {
       if (r.units[u].first != r.mblocks[ip]) continue;
       const Span& n = nt[r.units[u].second];
       const std::uint32_t src = sbuf_address(geometry_of(o), 0, at.b[pos(r.ntiles, r.units[u].second)]);
       const std::uint32_t dst = psum_address(geometry_of(o), 0, static_cast<std::uint32_t>(u * span), 0);
-      step.program.push_back(matmul(o, src, dst, k.size, m.size, n.size, group_flags(t, tiles), o.tile_n));
+      step.program.push_back(encoded.matmul(src, dst, k.size, m.size, n.size, group_flags(t, tiles)));
       ++stats.instructions[isa::Opcode::MATMUL];
       stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
     }
@@ -210,8 +238,9 @@ void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Sp
 
 // Plans one round: its k-tiles split into as few steps as the SBUF budget allows, balanced (D-GEMM-STREAM); the
 // PSUM groups open in the first step and close in the last, which alone reads back.
-void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const std::vector<Span>& kt,
-                unsigned span, GemmPlan& plan) {
+// Returns false when `visit` stopped the walk.
+bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const std::vector<Span>& kt,
+                unsigned span, InstructionCache& encoded, GemmPlan& plan, const StepVisitor& visit) {
   const std::size_t per_step = std::min(kt.size(), budget_of(plan.options) / r.bytes_per_ktile);
   const std::size_t nsteps = (kt.size() + per_step - 1) / per_step;
   if (nsteps > 1) ++plan.stats.k_split_rounds;
@@ -223,13 +252,15 @@ void plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
     for (std::size_t end = t + count; t < end; ++t) {
       const KtileLayout at =
           lay_out_ktile(r, mb, nt, kt[t], plan.element_bytes, rows_per_partition(plan.options), offset, step);
-      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, step, plan.stats);
+      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, encoded, step, plan.stats);
     }
     for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
     plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
     if (s + 1 == nsteps) add_reads(r, mb, nt, plan.options, span, step, plan.stats);
-    plan.steps.push_back(std::move(step));
+    ++plan.stats.steps;
+    if (!visit(step)) return false;
   }
+  return true;
 }
 
 std::string text(std::size_t v) { return std::to_string(v); }
@@ -261,7 +292,7 @@ std::uint32_t psum_address(const isa::ArrayGeometry& geo, std::uint32_t partitio
   return isa::ArrayGeometry::kPsumBase + partition * geo.psum_partition_bytes() + bank * geo.psum_bank_bytes + offset;
 }
 
-void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
+void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t max_matmuls) {
   for (const auto& [dim, v] : {std::pair{"M", shape.m}, std::pair{"K", shape.k}, std::pair{"N", shape.n}})
     if (v == 0) throw PlanError(std::string("shape: ") + dim + " = 0: every GEMM dimension must be at least 1");
   const isa::ArrayGeometry& geo = geometry_of(o);
@@ -286,18 +317,20 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
                     std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
-  // The plan is materialised (64 bytes per instruction), so a shape whose program could not be held in memory is
-  // refused up front with its size rather than failing in an allocation half way.
+  // A materialised plan holds 64 bytes per instruction, so a shape whose program could not be held in memory is
+  // refused up front with its size rather than failing in an allocation half way; a walked one holds one step.
   // Ceiling divisions that cannot wrap for a dimension near SIZE_MAX; every count is >= 1 (checked above).
   auto tiles_of = [](std::size_t v, std::size_t t) -> std::uint64_t { return v / t + (v % t != 0); };
   const std::size_t k_tile = limits.k * rows_per_partition(o);
   const std::uint64_t tiles[] = {tiles_of(shape.m, limits.m), tiles_of(shape.k, k_tile), tiles_of(shape.n, o.tile_n)};
-  const bool too_many = tiles[0] > kMaxMatmuls || tiles[1] > kMaxMatmuls / tiles[0] ||
-                        tiles[2] > kMaxMatmuls / (tiles[0] * tiles[1]);
+  const bool too_many = tiles[0] > max_matmuls || tiles[1] > max_matmuls / tiles[0] ||
+                        tiles[2] > max_matmuls / (tiles[0] * tiles[1]);
   if (too_many)
     throw PlanError("shape " + text(shape.m) + " x " + text(shape.k) + " x " + text(shape.n) + " with tile_n " +
-                    text(o.tile_n) + ": needs more than " + text(kMaxMatmuls) +
-                    " matmuls, the most one plan holds (a 1 GiB program); split the GEMM");
+                    text(o.tile_n) + ": needs more than " + text(max_matmuls) + " matmuls, the most " +
+                    (max_matmuls == kMaxMatmuls ? "one materialised plan holds (a 1 GiB program)"
+                                                : "a walked plan runs (days of simulation)") +
+                    "; split the GEMM");
   const std::size_t es = pe::operand_bytes(o.dtype) * rows_per_partition(o);  // per free element (pairs: x 2)
   const std::size_t need =
       region_bytes(std::min(shape.m, limits.m), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
@@ -320,8 +353,8 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o) {
   }
 }
 
-GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
-  validate_gemm(shape, options);
+GemmPlan walk_gemm(const GemmShape& shape, const GemmOptions& options, const StepVisitor& visit) {
+  validate_gemm(shape, options, kMaxWalkedMatmuls);
   GemmPlan plan;
   plan.shape = shape;
   plan.options = options;
@@ -334,14 +367,30 @@ GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
   const auto rounds = make_rounds(mb, nt, plan.element_bytes * rows_per_partition(options), budget_of(options),
                                   geo.psum_banks / span);
   plan.stats.rounds = rounds.size();
+  InstructionCache encoded(plan.options);
   try {
-    for (const Round& r : rounds) plan_round(r, mb, nt, kt, span, plan);
+    for (const Round& r : rounds)
+      if (!plan_round(r, mb, nt, kt, span, encoded, plan, visit)) break;
   } catch (const isa::EncodeError& e) {
     // validate_gemm() admits only encodable options, so this is a planner bug; still an error, not a crash.
     throw PlanError(std::string("internal: an instruction of the plan does not encode: ") + e.what());
   }
-  plan.stats.steps = plan.steps.size();
   return plan;
+}
+
+GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
+  validate_gemm(shape, options);
+  std::vector<Step> steps;
+  GemmPlan plan = walk_gemm(shape, options, [&](Step& step) {
+    steps.push_back(std::move(step));
+    return true;
+  });
+  plan.steps = std::move(steps);
+  return plan;
+}
+
+GemmPlan plan_summary(const GemmShape& shape, const GemmOptions& options) {
+  return walk_gemm(shape, options, [](Step&) { return true; });
 }
 
 void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <random>
@@ -20,6 +21,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/progress.h"
 #include "pevp/platform/recorder.h"
 
 namespace pevp::platform {
@@ -48,6 +50,8 @@ struct GemmCommand {
   std::optional<SimMode> mode;
   // --trace / --vcd / --stats-json ("" = none).
   RecorderOptions outputs;
+  // Progress on stderr (Progress::for_stderr(--quiet)).
+  Progress::Style progress = Progress::Style::Off;
 };
 
 // The random operands of `pe-vp gemm` (no --a/--b): rows x cols values uniform in [-1, 1) from the top 24 bits of
@@ -73,6 +77,16 @@ struct GemmRun {
 // then only take their bus time. One SystemC simulation: call it once per process.
 GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
                       const VpConfig& config, const RecorderOptions& outputs);
+
+// The same driver program over steps that need not be held: `walk(sink)` hands the steps to `sink` in order and
+// stops when it returns false (host::walk_gemm, or a materialised plan's steps). `header` is the plan without its
+// steps (its shape and stats). `a` and `b` may be null in timing-only mode only. `progress` (optional) advances by
+// each step's instructions.
+using StepSink = std::function<bool(const host::Step&)>;
+using StepWalk = std::function<void(const StepSink&)>;
+GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
+                       const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
+                       Progress* progress);
 
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the
 // exit status: 0 success, 1 the result differs from the defined-order reference,

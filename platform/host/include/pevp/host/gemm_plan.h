@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -44,8 +45,10 @@ struct TileLimits {
   bool folds = false;      // m-blocks wider than the partitions fold (MAVERICK's c256 tiles)
 };
 TileLimits tile_limits(const isa::ArrayGeometry& geo, isa::Generation gen);
-// The most MATMULs one plan holds: plans are materialised, and 2^24 matmuls is a 1 GiB program.
+// The most MATMULs one materialised plan holds (plan_gemm): 2^24 matmuls is a 1 GiB program.
 inline constexpr std::uint64_t kMaxMatmuls = std::uint64_t{1} << 24;
+// The most MATMULs a walked plan runs (walk_gemm holds one step at a time): 2^32 is days of simulation.
+inline constexpr std::uint64_t kMaxWalkedMatmuls = std::uint64_t{1} << 32;
 
 struct GemmShape {
   std::size_t m = 0, k = 0, n = 0;  // C is m x n, A is m x k, B is k x n
@@ -126,9 +129,20 @@ struct GemmPlan {
 // cannot address, a zero dimension, tile_n outside 1..tile_limits().n, a dtype that is not a dense matmul input, an
 // fp32_mode that does not fit the dtype, more than kMaxMatmuls matmuls, an SBUF budget larger than the geometry's
 // partition, or an SBUF partition (or budget) smaller than one k-tile of one output tile needs.
-void validate_gemm(const GemmShape& shape, const GemmOptions& options);
+// `max_matmuls`: kMaxMatmuls for a materialised plan, kMaxWalkedMatmuls for a walked one.
+void validate_gemm(const GemmShape& shape, const GemmOptions& options, std::uint64_t max_matmuls = kMaxMatmuls);
 
+// The whole plan, every step held (what tests and the plain-C++ runner inspect).
 GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options);
+
+// The same plan walked step by step without holding it, for shapes whose program would not fit in memory (timing
+// runs of any size): `visit` receives each step as it is planned and may move from it; returning false stops the
+// walk. Returns the plan with `steps` empty and the stats of the steps walked (of the whole plan unless stopped).
+using StepVisitor = std::function<bool(Step&)>;
+GemmPlan walk_gemm(const GemmShape& shape, const GemmOptions& options, const StepVisitor& visit);
+
+// The plan's header and stats without its steps (a walk that keeps nothing).
+GemmPlan plan_summary(const GemmShape& shape, const GemmOptions& options);
 
 // The geometry `options` plan for: options.geometry or the generation's preset.
 const isa::ArrayGeometry& geometry_of(const GemmOptions& options);
