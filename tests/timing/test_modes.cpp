@@ -102,7 +102,8 @@ TEST(Modes, GemmPrintsCyclesUtilisationAndTflops) {
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_NE(b.out.find("timing (both, 2.40 GHz): "), std::string::npos) << b.out;
   EXPECT_NE(b.out.find("array utilisation "), std::string::npos);
-  EXPECT_NE(b.out.find(" TFLOPS achieved (bf16 peak 78.6)"), std::string::npos);
+  EXPECT_NE(b.out.find(" TFLOPS achieved of a peak of 78.6 (its dtype and mode)"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("  array PE-cycles not useful: "), std::string::npos) << b.out;
 }
 
 TEST(Modes, CommandLineErrors) {

@@ -140,7 +140,8 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
   switch (s.kind) {
     case pe::MicroOpKind::WeightLoad: {
       const std::uint64_t bytes = std::uint64_t{s.m} * s.pack * s.elem_bytes;
-      c.unthrottled = std::max(weight_load_cycles(s), read_cycles(bytes, false));
+      c.compute = weight_load_cycles(s);
+      c.unthrottled = std::max(c.compute, read_cycles(bytes, false));
       c.occupancy = std::max(weight_load_cycles(s), read_cycles(bytes, sbuf_throttled));
       break;
     }
@@ -151,7 +152,10 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
       const auto psum_cycles = [&](bool throttle) -> std::uint64_t {
         return throttle ? ceil_cycles(static_cast<double>(s.n) / p_.throttle_fraction) : 0;
       };
-      c.unthrottled = std::max(matmul_ii(s), read_cycles(bytes, false));
+      c.compute = matmul_ii(s);
+      if (!s.transpose)
+        c.data_cycles = static_cast<double>(s.n) * (s.fp32 ? p_.fp32_factor : 1) / std::max(1u, s.rate_div);
+      c.unthrottled = std::max(c.compute, read_cycles(bytes, false));
       c.occupancy = std::max({matmul_ii(s), read_cycles(bytes, sbuf_throttled), psum_cycles(psum_throttled)});
       c.fill_drain = std::uint64_t{p_.sbuf_access_cycles} + std::uint64_t{p_.fill_cycles_per_row} * s.k +
                      std::uint64_t{p_.drain_cycles_per_col} * s.m;
@@ -160,7 +164,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
       break;
     }
     case pe::MicroOpKind::PeRegWrite:
-      c.unthrottled = c.occupancy = p_.pe_regwrite_cycles;
+      c.compute = c.unthrottled = c.occupancy = p_.pe_regwrite_cycles;
       break;
   }
   return c;

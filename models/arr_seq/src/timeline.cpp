@@ -1,8 +1,31 @@
 #include "pevp/arr_seq/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pevp::arrseq {
+namespace {
+
+Cycle ceil_of(double cycles) { return static_cast<Cycle>(std::ceil(cycles)); }
+
+// Credits a streaming Matmul's tile-cycles to ArrayAccounting (timeline.h): its active k x m PEs over the
+// occupancy split into the data's full-rate cycles and what stretched them, the rest of its tile as mapping.
+void account(const Slot& s, ArrayAccounting& a) {
+  const double tile = static_cast<double>(s.shape.tile.rows) * s.shape.tile.cols;
+  const double occupancy = static_cast<double>(s.cost.occupancy);
+  if (s.shape.transpose) {
+    a.transpose += tile * occupancy;
+    return;
+  }
+  const double active = static_cast<double>(s.shape.k) * s.shape.m;
+  a.useful += active * s.cost.data_cycles;
+  a.short_stream += active * (static_cast<double>(s.cost.compute) - s.cost.data_cycles);
+  a.sbuf_bandwidth += active * static_cast<double>(s.cost.unthrottled - s.cost.compute);
+  a.throttle += active * static_cast<double>(s.cost.occupancy - s.cost.unthrottled);
+  a.mapping += (tile - active) * occupancy;
+}
+
+}  // namespace
 
 // One rgN counter register set and one stagger register per row group, for the
 // row groups every preset geometry has (check_geometry keeps them fixed).
@@ -18,6 +41,8 @@ const char* name(Stall s) {
     case Stall::P2fFull: return "p2f_full";
     case Stall::InterInstrDelay: return "inter_instr_delay";
     case Stall::StaggerWake: return "stagger_wake";
+    case Stall::SbufBandwidth: return "sbuf_bandwidth";
+    case Stall::ShortStream: return "short_stream";
   }
   return "?";
 }
@@ -173,6 +198,8 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
     // 5. The phases.
     s.cost = cost_.cost(s.shape, csrs.throttled);
     s.stalls[static_cast<unsigned>(Stall::Throttle)] = s.cost.occupancy - s.cost.unthrottled;
+    s.stalls[static_cast<unsigned>(Stall::SbufBandwidth)] = s.cost.unthrottled - s.cost.compute;
+    s.stalls[static_cast<unsigned>(Stall::ShortStream)] = is_mm && !s.shape.transpose ? s.cost.compute - ceil_of(s.cost.data_cycles) : 0;
     s.start = start;
     s.end = start + s.cost.occupancy;
     s.complete = is_mm ? s.end + s.cost.fill_drain + s.cost.commit : s.end;
@@ -213,7 +240,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   ++st.micro_ops[kind];
   st.busy_cycles[kind] += s.cost.occupancy;
   st.macs += s.shape.macs;
-  if (is_mm) st.pe_stream_cycles += s.cost.occupancy * s.shape.k * s.shape.m;
+  if (is_mm) account(s, st.pe_cycles);
   for (unsigned i = 0; i < kStallKinds; ++i) {
     st.stall_cycles[i] += s.stalls[i];
     st.stalled_ops[i] += s.stalls[i] > 0;

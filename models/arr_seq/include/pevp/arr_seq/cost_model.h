@@ -123,6 +123,11 @@ struct OpCost {
   // (Matmul: its initiation interval), or the tile (PeRegWrite).
   std::uint64_t occupancy = 0;
   std::uint64_t unthrottled = 0;  // occupancy had no XBUS been throttled
+  // The compute alone, before the SBUF read could stretch it: a Matmul's II, a weight load's load cycles.
+  std::uint64_t compute = 0;
+  // A Matmul: the cycles its moving data needs at the full rate of its dtype and mode, n x c / rate_div
+  // (fractional when rate_div does not divide it); 0 for a transpose and the other kinds.
+  double data_cycles = 0;
   // Matmul, after the stream: SBUF access + fill + drain, then the PSUM commit.
   std::uint64_t fill_drain = 0;
   std::uint64_t commit = 0;

@@ -32,8 +32,10 @@ enum class Stall : unsigned {
   P2fFull,          // the P2F response FIFO at its almost-full threshold
   InterInstrDelay,  // arr_cluster_cfg.en_inter_instr_dly between responses
   StaggerWake,      // a row group woke after idling past its array_stagger limit
+  SbufBandwidth,    // the SBUF read of the micro-op's operand outlasted its compute (occupancy beyond the II)
+  ShortStream,      // a Matmul's II floor (MM_INIT_LATENCY) exceeded its moving data's cycles
 };
-constexpr unsigned kStallKinds = 7;
+constexpr unsigned kStallKinds = 9;
 const char* name(Stall s);  // "ififo_full", "dependency", ...
 
 // The CSR state timing depends on, as the sequencer sees it for one micro-op.
@@ -100,11 +102,26 @@ struct RowGroupCounters {
   std::uint64_t idle(Cycle now) const { return now > origin + busy.counted() ? now - origin - busy.counted() : 0; }
 };
 
+// Where the array's PE-cycles went (docs/timing.md "Array cycle accounting"): every streaming Matmul holds its
+// tile's rows x cols PEs for its occupancy; of the active k x m of them, `useful` is what the moving data needs at
+// the full rate of the micro-op's dtype and mode (n x fp32_factor / rate_div cycles each), and the rest of the
+// occupancy is lost to the II floor, the SBUF read or a throttle; the inactive PEs of the tile are `mapping`. A
+// transposing Matmul moves data (no MACs): all of its tile-cycles are `transpose`. Sums in PE-cycles.
+struct ArrayAccounting {
+  double useful = 0;            // full-rate work: what the MACs of the run cost at their dtype's peak
+  double short_stream = 0;      // the II floor over the data cycles (N x c below MM_INIT_LATENCY)
+  double sbuf_bandwidth = 0;    // the SBUF read over the II
+  double throttle = 0;          // a throttled XBUS over the unthrottled occupancy
+  double mapping = 0;           // PEs of a streaming tile outside its active k x m
+  double transpose = 0;         // tile-cycles of transposing Matmuls
+  double streaming() const { return useful + short_stream + sbuf_bandwidth + throttle + mapping + transpose; }
+};
+
 struct TimelineStats {
   std::array<std::uint64_t, 3> micro_ops{};     // by pe::MicroOpKind
   std::array<std::uint64_t, 3> busy_cycles{};   // occupancy by kind
   std::uint64_t macs = 0;
-  std::uint64_t pe_stream_cycles = 0;           // sum over Matmuls of occupancy x k x m (PE-cycles)
+  ArrayAccounting pe_cycles;                    // where the streaming tiles' PE-cycles went
   std::array<std::uint64_t, kStallKinds> stall_cycles{};
   std::array<std::uint64_t, kStallKinds> stalled_ops{};
   bool any = false;
