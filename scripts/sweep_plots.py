@@ -1,0 +1,913 @@
+#!/usr/bin/python3
+"""PNG plots of a `pe-vp sweep` results CSV, or a SCALE-Sim style COMPUTE_REPORT.csv.
+
+    sweep_plots.py RESULTS_CSV OUT_DIR                      # PNG plots into OUT_DIR
+    sweep_plots.py RESULTS_CSV OUT_DIR --max-configs 8      # per-layer plots: up to 8 configurations
+    sweep_plots.py RESULTS_CSV OUT_DIR --format scalesim    # OUT_DIR/COMPUTE_REPORT.csv, no plots
+
+Options: --format png|scalesim (default png: the plots below; scalesim: only COMPUTE_REPORT.csv);
+--max-configs N (default 4: configurations drawn in each layers_<workload>.png). OUT_DIR is created
+if missing; files already there with the same names are overwritten.
+
+Input
+-----
+RESULTS_CSV has one row per sweep point; columns are read by name, in any order:
+
+  identity    key, status (ok | failed), error, workload, layer, count (times the layer runs in the
+              network), m, k, n, macs (m*k*n of one run), gen, dtype
+  parameters  every column named p:<name> (p:geometry.pe_rows, p:tile_n, ...), numbers or strings
+  metrics     cycles, time_ns, utilisation (0..1), tflops, peak_tflops, stall:<reason>, instr:<opcode>, wall_s
+
+Required columns: status, workload, layer, count, cycles, utilisation (and m, k with --format scalesim).
+Rows whose status is not `ok` have empty metrics: they are left out and their number is printed.
+An `ok` row must have numbers in count, cycles and utilisation; any other metric it has must be a number.
+
+Configurations and networks
+---------------------------
+A configuration is one combination of the values of every p: column. If a workload still has the same
+layer twice within one configuration, the sweep varied something no p: column names, so `gen` and then
+`dtype` join the configuration (only where that is needed, and they then show in the labels).
+A network point is one (workload, configuration): the layers of that workload in that configuration.
+A network point with a failed layer is incomplete and is left out of the network-level plots (1-3),
+which would otherwise understate its cycles; stdout says which.
+
+Network-level metrics, over the ok layers L of a network point, each weighted by count(L):
+
+  cycles       sum(count * cycles)
+  utilisation  sum(count * utilisation * cycles) / sum(count * cycles)
+               (cycle-weighted; equal to sum(count * macs) / (PEs * sum(count * cycles)) when the rows'
+               utilisation is macs / (PEs * cycles))
+  tflops       flops / seconds / 1e12 with flops = sum(count * 2 * macs) and
+               seconds = sum(count * time_ns) * 1e-9, i.e. sum(count * 2 * macs) / sum(count * time_ns) / 1e3
+               (macs falls back to m*k*n where the macs cell is empty)
+  peak_tflops  sum(count * peak_tflops * time_ns) / sum(count * time_ns) (time-weighted; the row value when
+               all layers share it)
+  stall:<r>    sum(count * stall:<r>)
+
+Plots (--format png, the default)
+--------------------------------
+Each plot is OUT_DIR/<name>.png, drawn with matplotlib's Agg renderer (no display needed).
+
+  util_vs_<param>.png   one per numeric p: parameter with more than one value (a parameter with a value
+                        that is not a number is skipped, saying so): network utilisation against that
+                        parameter, one line per workload. Where other parameters vary too, one line per
+                        (workload, combination of the others), colour = workload and line style = the
+                        others; past 8 lines, one panel per combination of the others (at most 12 panels;
+                        stdout says when more were left out), one line per workload in each.
+  tflops_vs_tile_n.png  network TFLOPS against p:tile_n (a numeric axis, or a categorical one when a value,
+                        e.g. `auto`, is not a number), lines or panels as above; with a peak_tflops column
+                        also each combination's network peak_tflops as a grey dotted line labelled with its
+                        value. Needs p:tile_n with two values or more, time_ns, and macs (or m, k, n).
+  stalls.png            stacked bars of the stall breakdown: one panel per workload, one bar per configuration
+                        (one panel with a bar per workload when nothing varies), stacked by stall reason
+                        (the stall:* columns, count-weighted sums). An incomplete point keeps its slot and is
+                        marked `incomplete`. Needs stall:* columns.
+  layers_<workload>.png one per workload with more than one layer: a bar of count*cycles per layer, layers
+                        in CSV order, bars grouped by configuration; a failed layer is marked `failed`.
+                        Only the first --max-configs configurations (default 4, CSV order) are drawn, and
+                        stdout says so when there are more.
+
+stdout: `skipped N row(s) with status S`; `note: ...` lines (incomplete network points, truncations);
+one line per file written (its path); `skip: <plot>: <reason>` for a plot whose inputs are absent.
+Errors go to stderr as `sweep_plots.py: error: ...`.
+
+COMPUTE_REPORT.csv (--format scalesim)
+--------------------------------------
+SCALE-Sim v2's compute report layout (as its simulator writes it): the header line
+`LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,` and then one
+line per ok row, fields joined by ", " and each line ending in "," (then a newline). Cycle counts are
+written as integers (when whole), percentages as decimals rounded to 6 places. The columns:
+
+  LayerID               the row's 0-based index among the data rows of RESULTS_CSV (failed rows are left
+                        out, so their indices are missing and every line maps back to its results row)
+  Total Cycles          cycles
+  Stall Cycles          the sum of the row's stall:* columns (0 when the CSV has none)
+  Overall Util %        utilisation * 100 (SCALE-Sim: MACs * 100 / (cycles * PEs), the same quantity)
+  Mapping Efficiency %  the share of the PE array the layer's tiles occupy, averaged over its folds (the
+                        mean of min(k left, R) * min(m left, C) / (R*C) over the ceil(k/R) * ceil(m/C) folds),
+                        i.e. k*m / (ceil(k/R)*R * ceil(m/C)*C) * 100 -- K runs down the R PE rows and M across
+                        the C PE columns (docs/gemm-tiling.md). R, C come from the row's p:geometry.pe_rows /
+                        p:geometry.pe_cols, else array_rows / array_cols columns, else the generation's
+                        default (128 x 128; MAVERICK: 128 x 256, docs/configuration.md)
+  Compute Util %        utilisation * 100 (SCALE-Sim's compute utilisation leaves out the memory stalls;
+                        the results CSV has no such figure, so the overall one stands in)
+
+Exit status: 0 done; 2 for a missing or unreadable RESULTS_CSV, a CSV without the required columns (named),
+a bad value in an ok row, or an OUT_DIR that cannot be created or written.
+
+Python standard library and matplotlib (Agg, no display; only for the plots).
+"""
+
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+import tempfile
+
+EXIT_INPUT = 2
+PROG = "sweep_plots.py"
+
+REQUIRED = ("status", "workload", "layer", "count", "cycles", "utilisation")
+REQUIRED_SCALESIM = REQUIRED + ("m", "k")
+# numeric columns an ok row may carry (besides stall:* and instr:*), checked when present and non-empty
+NUMERIC = ("count", "m", "k", "n", "macs", "cycles", "time_ns", "utilisation", "tflops", "peak_tflops",
+           "wall_s")
+MUST_HAVE = ("count", "cycles", "utilisation")  # non-empty in every ok row
+HIDDEN_DIMS = ("gen", "dtype")  # join the configuration only when the p: columns do not separate rows
+
+ROW_COLUMNS = ("p:geometry.pe_rows", "array_rows", "p:array_rows")
+COL_COLUMNS = ("p:geometry.pe_cols", "array_cols", "p:array_cols")
+DEFAULT_ARRAY = (128, 128)
+GEN_ARRAY = {"MAVERICK": (128, 256), "V5": (128, 256)}
+
+SCALESIM_HEADER = ("LayerID", "Total Cycles", "Stall Cycles", "Overall Util %", "Mapping Efficiency %",
+                   "Compute Util %")
+
+MAX_LINES_ONE_AXES = 8
+MAX_PANELS = 12
+
+
+class InputError(Exception):
+    """A problem with the command's inputs or output directory: exit status 2 with this message."""
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+def parse_number(text):
+    """The finite float in `text`, or None when it is empty or not a finite number."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+class Row:
+    """One results row: `index` (0-based data row), `raw` (column -> text) and `num` (column -> float)."""
+
+    def __init__(self, index, line, raw):
+        self.index = index
+        self.line = line
+        self.raw = raw
+        self.num = {}
+
+    @property
+    def status(self):
+        return self.raw["status"].strip().lower()
+
+    @property
+    def workload(self):
+        return self.raw["workload"]
+
+    @property
+    def layer(self):
+        return self.raw["layer"]
+
+    def __repr__(self):
+        return "Row(%d, %s/%s)" % (self.index, self.workload, self.layer)
+
+
+class Results:
+    """A parsed results CSV."""
+
+    def __init__(self, path, fieldnames, rows):
+        self.path = path
+        self.fieldnames = fieldnames
+        self.rows = rows
+        self.params = [c for c in fieldnames if c.startswith("p:")]
+        self.stall_cols = [c for c in fieldnames if c.startswith("stall:")]
+        self.instr_cols = [c for c in fieldnames if c.startswith("instr:")]
+        self.ok = [r for r in rows if r.status == "ok"]
+        self.skipped = {}
+        for r in rows:
+            if r.status != "ok":
+                self.skipped[r.status] = self.skipped.get(r.status, 0) + 1
+        self.dims = choose_dims(self)
+        self.duplicate_layers = _has_duplicate_layers(rows, self.dims)
+
+    def has(self, *cols):
+        return all(c in self.fieldnames for c in cols)
+
+    def config(self, row):
+        return tuple(row.raw.get(d, "") for d in self.dims)
+
+    def distinct(self, dim, rows=None):
+        """The distinct values of `dim`, in order of first appearance."""
+        seen = {}
+        for r in self.rows if rows is None else rows:
+            seen.setdefault(r.raw.get(dim, ""), None)
+        return list(seen)
+
+    def varying_dims(self):
+        return [d for d in self.dims if len(self.distinct(d)) > 1]
+
+
+def choose_dims(results):
+    """The configuration's columns: every p: column, then gen / dtype where needed to tell rows apart."""
+    dims = list(results.params)
+    for extra in HIDDEN_DIMS:
+        if extra not in results.fieldnames:
+            continue
+        if _has_duplicate_layers(results.rows, dims):
+            dims.append(extra)
+    return dims
+
+
+def _has_duplicate_layers(rows, dims):
+    seen = set()
+    for r in rows:
+        k = (r.workload, r.layer) + tuple(r.raw.get(d, "") for d in dims)
+        if k in seen:
+            return True
+        seen.add(k)
+    return False
+
+
+def read_results(path, required=REQUIRED):
+    """Read and check RESULTS_CSV; raise InputError with a precise message on any problem."""
+    if not os.path.exists(path):
+        raise InputError("%s: no such file" % path)
+    if os.path.isdir(path):
+        raise InputError("%s: is a directory, not a results CSV" % path)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f)
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise InputError("%s: empty file (no header row); required columns: %s"
+                                 % (path, ", ".join(required)))
+            header = [h.strip() for h in header]
+            dups = sorted({h for h in header if header.count(h) > 1 and h})
+            if dups:
+                raise InputError("%s: duplicate column(s): %s" % (path, ", ".join(dups)))
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputError("%s: missing required column(s): %s (has: %s)"
+                                 % (path, ", ".join(missing), ", ".join(h for h in header if h) or "none"))
+            rows = []
+            for cells in reader:
+                if not any(c.strip() for c in cells):
+                    continue  # blank line
+                line = reader.line_num
+                if len(cells) > len(header):
+                    raise InputError("%s:%d: %d fields, the header has %d" % (path, line, len(cells), len(header)))
+                cells = cells + [""] * (len(header) - len(cells))
+                rows.append(Row(len(rows), line, dict(zip(header, cells))))
+    except UnicodeDecodeError as e:
+        raise InputError("%s: not UTF-8 text (%s)" % (path, e.reason))
+    except csv.Error as e:
+        raise InputError("%s: malformed CSV: %s" % (path, e))
+    except OSError as e:
+        raise InputError("%s: cannot read: %s" % (path, e.strerror or e))
+
+    numeric = [c for c in header if c in NUMERIC or c.startswith("stall:") or c.startswith("instr:")]
+    for r in rows:
+        if r.status != "ok":
+            continue
+        for c in numeric:
+            text = r.raw[c].strip()
+            if not text:
+                if c in MUST_HAVE:
+                    raise InputError("%s:%d: status ok but %s is empty (%s/%s)"
+                                     % (path, r.line, c, r.workload, r.layer))
+                continue
+            value = parse_number(text)
+            if value is None:
+                raise InputError("%s:%d: %s = %r is not a number (%s/%s)"
+                                 % (path, r.line, c, text, r.workload, r.layer))
+            r.num[c] = value
+    return Results(path, header, rows)
+
+
+# ------------------------------------------------------------------------------------ network metrics
+
+def _count(layer):
+    return layer.get("count", 1.0)
+
+
+def _macs(layer):
+    if "macs" in layer:
+        return layer["macs"]
+    if all(d in layer for d in ("m", "k", "n")):
+        return layer["m"] * layer["k"] * layer["n"]
+    return None
+
+
+def network_cycles(layers):
+    """sum(count * cycles) over `layers` (mappings of column -> number)."""
+    return sum(_count(l) * l["cycles"] for l in layers)
+
+
+def network_utilisation(layers):
+    """Cycle-weighted utilisation: sum(count * utilisation * cycles) / sum(count * cycles); None if no cycles."""
+    total = network_cycles(layers)
+    if total <= 0:
+        return None
+    return sum(_count(l) * l["utilisation"] * l["cycles"] for l in layers) / total
+
+
+def network_tflops(layers):
+    """sum(count * 2 * macs) / (sum(count * time_ns) * 1e-9) / 1e12; None without macs or time_ns."""
+    layers = list(layers)
+    if not layers or any(_macs(l) is None or "time_ns" not in l for l in layers):
+        return None
+    ns = sum(_count(l) * l["time_ns"] for l in layers)
+    if ns <= 0:
+        return None
+    flops = sum(_count(l) * 2.0 * _macs(l) for l in layers)
+    return flops / (ns * 1e-9) / 1e12
+
+
+def network_peak_tflops(layers):
+    """Time-weighted mean of peak_tflops; None when a layer lacks it or time_ns."""
+    layers = list(layers)
+    if not layers or any("peak_tflops" not in l or "time_ns" not in l for l in layers):
+        return None
+    ns = sum(_count(l) * l["time_ns"] for l in layers)
+    if ns <= 0:
+        return None
+    return sum(_count(l) * l["peak_tflops"] * l["time_ns"] for l in layers) / ns
+
+
+def network_stalls(layers, stall_cols):
+    """{stall column: sum(count * value)} (an empty cell counts 0)."""
+    return {c: sum(_count(l) * l.get(c, 0.0) for l in layers) for c in stall_cols}
+
+
+class Network:
+    """One network point: a workload in one configuration."""
+
+    def __init__(self, workload, config):
+        self.workload = workload
+        self.config = config
+        self.rows = []  # every row, ok or not, CSV order
+
+    @property
+    def ok_rows(self):
+        return [r for r in self.rows if r.status == "ok"]
+
+    @property
+    def complete(self):
+        return all(r.status == "ok" for r in self.rows)
+
+    def layers(self):
+        return [r.num for r in self.ok_rows]
+
+    def utilisation(self):
+        return network_utilisation(self.layers())
+
+    def cycles(self):
+        return network_cycles(self.layers())
+
+    def tflops(self):
+        return network_tflops(self.layers())
+
+    def peak_tflops(self):
+        return network_peak_tflops(self.layers())
+
+    def stalls(self, stall_cols):
+        return network_stalls(self.layers(), stall_cols)
+
+
+def networks(results):
+    """{(workload, configuration tuple): Network}, in CSV order of first appearance."""
+    out = {}
+    for r in results.rows:
+        key = (r.workload, results.config(r))
+        if key not in out:
+            out[key] = Network(*key)
+        out[key].rows.append(r)
+    return out
+
+
+def network_table(results):
+    """{(workload, configuration): {cycles, utilisation, tflops, peak_tflops, stalls, complete}}."""
+    table = {}
+    for key, net in networks(results).items():
+        table[key] = {
+            "complete": net.complete,
+            "cycles": net.cycles(),
+            "utilisation": net.utilisation(),
+            "tflops": net.tflops(),
+            "peak_tflops": net.peak_tflops(),
+            "stalls": net.stalls(results.stall_cols),
+        }
+    return table
+
+
+# --------------------------------------------------------------------------------- SCALE-Sim report
+
+def array_dims(results, row):
+    """(R, C): PE rows and columns for `row`, from its columns or the generation's default."""
+    gen = row.raw.get("gen", "").strip().upper()
+    dims = list(GEN_ARRAY.get(gen, DEFAULT_ARRAY))
+    for i, candidates in enumerate((ROW_COLUMNS, COL_COLUMNS)):
+        for c in candidates:
+            if c in results.fieldnames:
+                v = parse_number(row.raw[c])
+                if v is not None and v >= 1:
+                    dims[i] = int(v)
+                    break
+    return dims[0], dims[1]
+
+
+def mapping_efficiency(k, m, rows, cols):
+    """k*m / (ceil(k/R)*R * ceil(m/C)*C): the share of the R x C array the layer's tiles occupy."""
+    if k <= 0 or m <= 0:
+        return 0.0
+    return (k * m) / (math.ceil(k / rows) * rows * math.ceil(m / cols) * cols)
+
+
+def _fmt_int_or_float(v):
+    return str(int(v)) if float(v).is_integer() else repr(round(v, 6))
+
+
+def _fmt_pct(v):
+    return repr(round(v, 6))
+
+
+def scalesim_rows(results):
+    """The COMPUTE_REPORT.csv data rows: lists of the six fields as text, one per ok row."""
+    out = []
+    for r in results.ok:
+        for c in ("m", "k"):
+            if c not in r.num:
+                raise InputError("%s:%d: status ok but %s is empty (%s/%s)"
+                                 % (results.path, r.line, c, r.workload, r.layer))
+        rows, cols = array_dims(results, r)
+        stall = sum(r.num.get(c, 0.0) for c in results.stall_cols)
+        util = r.num["utilisation"] * 100.0
+        out.append([str(r.index), _fmt_int_or_float(r.num["cycles"]), _fmt_int_or_float(stall), _fmt_pct(util),
+                    _fmt_pct(mapping_efficiency(r.num["k"], r.num["m"], rows, cols) * 100.0), _fmt_pct(util)])
+    return out
+
+
+def write_scalesim(results, out_dir):
+    path = os.path.join(out_dir, "COMPUTE_REPORT.csv")
+    lines = [", ".join(SCALESIM_HEADER) + ",\n"]
+    lines += [", ".join(fields) + ",\n" for fields in scalesim_rows(results)]
+    try:
+        with open(path, "w", newline="") as f:
+            f.writelines(lines)
+    except OSError as e:
+        raise InputError("%s: cannot write: %s" % (path, e.strerror or e))
+    if not results.stall_cols:
+        print("note: no stall:* columns: Stall Cycles is 0")
+    return [path]
+
+
+# --------------------------------------------------------------------------------------------- plots
+
+def _label_name(dim):
+    return dim[2:] if dim.startswith("p:") else dim
+
+
+def _combo_label(dims, values):
+    return ", ".join("%s=%s" % (_label_name(d), v) for d, v in zip(dims, values))
+
+
+def _short_names(dims):
+    """Display names for `dims`: the part after the last '.', unless two dims would then share one."""
+    names = [_label_name(d) for d in dims]
+    short = [n.rsplit(".", 1)[-1] for n in names]
+    return short if len(set(short)) == len(short) else names
+
+
+def _safe(name):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "x"
+
+
+def _numeric_param(results, dim):
+    """The param's values as floats if every non-empty one is a finite number, else None."""
+    values = [v for v in results.distinct(dim) if v.strip()]
+    nums = [parse_number(v) for v in values]
+    if not values or any(n is None for n in nums):
+        return None
+    return nums
+
+
+def _mpl():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    from matplotlib import ticker
+    return Figure, ticker
+
+
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _set_x_axis(ax, ticker, xs, labels, numeric):
+    if numeric:
+        pos = [x for x in xs if x > 0]
+        if len(pos) == len(xs) and len(xs) > 2 and max(xs) / min(xs) >= 8 and \
+                all(math.log2(x).is_integer() for x in xs):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_minor_locator(ticker.NullLocator())
+        ax.set_xticks(xs)
+        ax.set_xticklabels(labels)
+    else:
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels)
+        ax.set_xlim(-0.5, len(labels) - 0.5)
+
+
+def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False, peak=False):
+    """Network-level `metric` against `xdim`; returns a note (or None) for stdout."""
+    Figure, ticker = _mpl()
+    others = [d for d in results.varying_dims() if d != xdim]
+    workloads = results.distinct("workload")
+    xvals = [v for v in results.distinct(xdim) if v.strip()]
+    nums = _numeric_param(results, xdim)
+    numeric = nums is not None
+    if numeric:
+        order = sorted(range(len(xvals)), key=lambda i: nums[i])
+        xvals = [xvals[i] for i in order]
+        xpos = {v: parse_number(v) for v in xvals}
+    else:
+        xpos = {v: i for i, v in enumerate(xvals)}
+    di = results.dims.index(xdim)
+    oi = [results.dims.index(d) for d in others]
+
+    # series: (workload, others' values) -> [(x, y, peak)]
+    series = {}
+    for (wl, config), row in table.items():
+        if not row["complete"] or row[metric] is None:
+            continue
+        x = config[di]
+        if x not in xpos:
+            continue
+        key = (wl, tuple(config[i] for i in oi))
+        series.setdefault(key, []).append((xpos[x], row[metric], row["peak_tflops"] if peak else None))
+    if not series:
+        return None, "no complete network point has %s" % metric
+    combos = []
+    for _, c in series:
+        if c not in combos:
+            combos.append(c)
+    wl_color = {w: "C%d" % (i % 10) for i, w in enumerate(workloads)}
+
+    panels = [None] if len(series) <= MAX_LINES_ONE_AXES or not others else combos[:MAX_PANELS]
+    note = None
+    if panels != [None] and len(combos) > MAX_PANELS:
+        note = "%s: %d combinations of %s, showing the first %d panels" % (
+            os.path.basename(path), len(combos), ", ".join(_label_name(d) for d in others), MAX_PANELS)
+    ncols = 1 if panels == [None] else min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = Figure(figsize=(7.0 if ncols == 1 else 4.8 * ncols, 4.2 if nrows == 1 else 3.4 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    ys = [p[1] for pts in series.values() for p in pts] + \
+         [p[2] for pts in series.values() for p in pts if peak and p[2] is not None]
+    ymax = max(ys) * 1.1 if ys and max(ys) > 0 else 1.0  # shared by the panels; room for the peak labels
+    handles = {}
+    for pi, panel in enumerate(panels):
+        ax = axes[pi // ncols][pi % ncols]
+        for (wl, combo), pts in sorted(series.items(),
+                                       key=lambda kv: (workloads.index(kv[0][0]), combos.index(kv[0][1]))):
+            if panel is not None and combo != panel:
+                continue
+            pts.sort(key=lambda p: p[0])
+            ci = combos.index(combo)
+            if panel is None:
+                style, marker = LINESTYLES[ci % len(LINESTYLES)], MARKERS[ci % len(MARKERS)]
+                label = wl if not others else "%s, %s" % (wl, _combo_label(others, combo))
+            else:
+                style, marker, label = "-", "o", wl
+            h, = ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker=marker,
+                         color=wl_color[wl], label=label)
+            handles.setdefault(label, h)
+        if peak:
+            _draw_peaks(ax, [(c, pts) for (_, c), pts in series.items() if panel is None or c == panel],
+                        others if panel is None else [], handles)
+        _set_x_axis(ax, ticker, [xpos[v] for v in xvals], xvals, numeric)
+        ax.grid(True, alpha=0.3)
+        if panel is not None:
+            ax.set_title(_combo_label(others, panel), fontsize="small")
+        if pi // ncols == nrows - 1:
+            ax.set_xlabel(_label_name(xdim))
+        if pi % ncols == 0:
+            ax.set_ylabel(ylabel)
+        if percent:
+            ax.set_ylim(0, 1.05)
+            ax.yaxis.set_major_formatter(ticker.PercentFormatter(xmax=1))
+        else:
+            ax.set_ylim(0, ymax)
+    for pi in range(len(panels), nrows * ncols):
+        axes[pi // ncols][pi % ncols].set_visible(False)
+    fig.suptitle(title)
+    if PEAK_LABEL in handles:
+        handles[PEAK_LABEL] = handles.pop(PEAK_LABEL)  # last in the legend
+    if panels == [None]:
+        axes[0][0].legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.02, 0.5),
+                          fontsize="small")
+    else:
+        fig.legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.0, 0.5),
+                   fontsize="small")
+    _save(fig, path)
+    return path, note
+
+
+PEAK_LABEL = "peak_tflops (dotted)"
+
+
+def _draw_peaks(ax, combo_points, others, handles):
+    """Grey dotted peak_tflops: one horizontal line per distinct peak (labelled with the combinations that
+    share it), or a curve where the peak changes along the x axis."""
+    per_combo = {}
+    for combo, pts in combo_points:
+        for x, _, pk in pts:
+            if pk is not None:
+                per_combo.setdefault(combo, {})[x] = pk
+    levels = {}
+    for combo, by_x in per_combo.items():
+        values = sorted(by_x.values())
+        if values[-1] - values[0] <= 1e-9 * max(1.0, abs(values[-1])):
+            levels.setdefault(round(values[0], 6), []).append(combo)
+        else:
+            xs = sorted(by_x)
+            h, = ax.plot(xs, [by_x[x] for x in xs], linestyle=":", color="0.35", linewidth=1)
+            handles.setdefault(PEAK_LABEL, h)
+    for value, combos in sorted(levels.items()):
+        h = ax.axhline(value, linestyle=":", color="0.35", linewidth=1)
+        handles.setdefault(PEAK_LABEL, h)
+        text = "peak %.4g" % value
+        if others:
+            text += " (%s)" % "; ".join(_combo_label(others, c) for c in combos)
+        ax.text(0.99, value, text, transform=ax.get_yaxis_transform(), ha="right", va="bottom",
+                fontsize="x-small", color="0.35", clip_on=True)
+
+
+def _save(fig, path):
+    try:
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    except OSError as e:
+        raise InputError("%s: cannot write: %s" % (path, e.strerror or e))
+
+
+def plot_utilisation(results, table, out_dir, emit):
+    params = [p for p in results.params if len([v for v in results.distinct(p) if v.strip()]) > 1]
+    numeric = [p for p in params if _numeric_param(results, p) is not None]
+    for p in params:
+        if p not in numeric:
+            emit("skip: util_vs_%s.png: %s has non-numeric values" % (_safe(_label_name(p)), p))
+    if not numeric:
+        why = "no p: column" if not results.params else \
+            "no numeric p: parameter with more than one value (p: columns: %s)" % ", ".join(results.params)
+        emit("skip: util_vs_<param>.png: %s" % why)
+        return
+    for p in numeric:
+        path = os.path.join(out_dir, "util_vs_%s.png" % _safe(_label_name(p)))
+        written, note = _line_plot(results, table, p, "utilisation", "network utilisation (cycle-weighted)",
+                                   "Network utilisation vs %s" % _label_name(p), path, percent=True)
+        if written is None:
+            emit("skip: %s: %s" % (os.path.basename(path), note))
+            continue
+        if note:
+            emit("note: " + note)
+        emit(written)
+
+
+def plot_tflops(results, table, out_dir, emit):
+    name = "tflops_vs_tile_n.png"
+    if "p:tile_n" not in results.fieldnames:
+        emit("skip: %s: no p:tile_n column" % name)
+        return
+    values = [v for v in results.distinct("p:tile_n") if v.strip()]
+    if len(values) < 2:
+        emit("skip: %s: p:tile_n has %s" % (name, "one value (%s)" % values[0] if values else "no values"))
+        return
+    missing = [c for c in ("time_ns",) if c not in results.fieldnames]
+    if "macs" not in results.fieldnames and not results.has("m", "k", "n"):
+        missing.append("macs (or m, k, n)")
+    if missing:
+        emit("skip: %s: no %s column" % (name, " or ".join(missing)))
+        return
+    peak = "peak_tflops" in results.fieldnames
+    path = os.path.join(out_dir, name)
+    written, note = _line_plot(results, table, "p:tile_n", "tflops", "network TFLOPS",
+                               "Network TFLOPS vs tile_n", path, peak=peak)
+    if written is None:
+        emit("skip: %s: %s" % (name, note))
+        return
+    if note:
+        emit("note: " + note)
+    emit(written)
+
+
+def plot_stalls(results, table, out_dir, emit):
+    name = "stalls.png"
+    if not results.stall_cols:
+        emit("skip: %s: no stall:* columns" % name)
+        return
+    points = [(k, v) for k, v in table.items() if v["complete"]]
+    if not points:
+        emit("skip: %s: no complete network point" % name)
+        return
+    Figure, ticker = _mpl()
+    varying = results.varying_dims()
+    vi = [results.dims.index(d) for d in varying]
+    short = _short_names(varying)
+    reasons = [c for c in results.stall_cols if any(v["stalls"][c] for _, v in points)]
+    workloads = [w for w in results.distinct("workload") if any(k[0] == w for k, _ in points)]
+    if varying:
+        # one panel per workload, one bar per configuration
+        # incomplete points keep their slot (marked), so a configuration sits at the same x in every panel
+        panels = [(w, [(k, v) for k, v in table.items() if k[0] == w]) for w in workloads]
+        n_bars = max(len(bars) for _, bars in panels)
+        compact = n_bars > 12
+        if compact:  # values only, rotated; the axis label names the parameters
+            def tick(key):
+                return " / ".join(key[1][i] for i in vi)
+            xlabel = " / ".join(short)
+        else:
+            def tick(key):
+                return "\n".join("%s=%s" % (n, key[1][i]) for n, i in zip(short, vi))
+            xlabel = "configuration"
+    else:
+        panels = [(None, points)]
+        n_bars, compact = len(points), len(points) > 12
+
+        def tick(key):
+            return key[0]
+        xlabel = "workload"
+    longest = max(len(part) for _, bars in panels for k, _ in bars for part in tick(k).split("\n"))
+    per_bar = 0.32 if compact else max(0.8, 0.075 * longest)
+    width = min(40.0, max(6.0, n_bars * per_bar + 2.5))
+    tall = 0.09 * longest if compact else 0.18 * (len(short) if varying else 1)
+    fig = Figure(figsize=(width, len(panels) * (3.0 + tall) + 0.6))
+    axes = fig.subplots(len(panels), 1, squeeze=False)
+    for pi, (wl, bars) in enumerate(panels):
+        ax = axes[pi][0]
+        xs = list(range(len(bars)))
+        bottom = [0.0] * len(bars)
+        for i, c in enumerate(reasons):
+            hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
+            ax.bar(xs, hs, bottom=bottom, label=c[len("stall:"):], color="C%d" % (i % 10), width=0.7)
+            bottom = [b + h for b, h in zip(bottom, hs)]
+        for x, (_, v) in zip(xs, bars):
+            if not v["complete"]:
+                ax.text(x, 0, "incomplete", rotation=90, ha="center", va="bottom", fontsize="x-small", color="red")
+        if not reasons:
+            ax.text(0.5, 0.5, "no stall cycles", transform=ax.transAxes, ha="center", va="center")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([tick(k) for k, _ in bars], fontsize="small", rotation=90 if compact else 0)
+        ax.set_xlim(-0.6, max(n_bars, 1) - 0.4)
+        ax.set_ylabel("stall cycles\n(sum of count x cycles)")
+        ax.grid(True, axis="y", alpha=0.3)
+        if wl is not None:
+            ax.set_title(wl, fontsize="medium")
+        if pi == len(panels) - 1:
+            ax.set_xlabel(xlabel)
+    fig.suptitle("Stall breakdown per workload and configuration")
+    if reasons:
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small",
+                   title="stall reason")
+    fig.tight_layout()
+    path = os.path.join(out_dir, name)
+    _save(fig, path)
+    emit(path)
+
+
+def plot_layers(results, out_dir, emit, max_configs=4):
+    nets = networks(results)
+    workloads = results.distinct("workload")
+    single = []
+    used = set()
+    varying = results.varying_dims()
+    vi = [results.dims.index(d) for d in varying]
+    for wl in workloads:
+        wl_rows = [r for r in results.rows if r.workload == wl]
+        layers = list(dict.fromkeys(r.layer for r in wl_rows))
+        if len(layers) < 2:
+            single.append(wl)
+            continue
+        configs = [c for (w, c) in nets if w == wl]
+        shown = configs[:max_configs]
+        Figure, ticker = _mpl()
+        fig = Figure(figsize=(min(30.0, max(6.0, 0.25 * len(layers) * len(shown) + 0.3 * len(layers) + 3.0)), 4.5))
+        ax = fig.subplots()
+        width = 0.8 / len(shown)
+        for ci, config in enumerate(shown):
+            net = nets[(wl, config)]
+            per_layer = {}
+            failed = set()
+            for r in net.rows:
+                if r.status == "ok":
+                    per_layer[r.layer] = per_layer.get(r.layer, 0.0) + r.num.get("count", 1.0) * r.num["cycles"]
+                else:
+                    failed.add(r.layer)
+            xs = [li + (ci - (len(shown) - 1) / 2.0) * width for li in range(len(layers))]
+            hs = [per_layer.get(l, 0.0) for l in layers]
+            label = _combo_label(varying, [config[i] for i in vi]) or None
+            ax.bar(xs, hs, width=width * 0.95, color="C%d" % (ci % 10), label=label)
+            for x, l in zip(xs, layers):
+                if l in failed and l not in per_layer:
+                    ax.text(x, 0, "failed", rotation=90, ha="center", va="bottom", fontsize="x-small", color="red")
+        ax.set_xticks(range(len(layers)))
+        ax.set_xticklabels(layers, rotation=0 if len(layers) <= 10 else 90)
+        ax.set_xlabel("layer (CSV order)")
+        ax.set_ylabel("cycles x count")
+        more = " (first %d of %d configurations)" % (len(shown), len(configs)) if len(configs) > len(shown) else ""
+        ax.set_title("%s: per-layer cycles%s" % (wl, more))
+        ax.grid(True, axis="y", alpha=0.3)
+        if any(_combo_label(varying, [c[i] for i in vi]) for c in shown):
+            ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", title="configuration")
+        base = "layers_%s" % _safe(wl)
+        name, n = base, 2
+        while name in used:
+            name, n = "%s_%d" % (base, n), n + 1
+        used.add(name)
+        path = os.path.join(out_dir, name + ".png")
+        if len(configs) > len(shown):
+            emit("note: %s: %d configurations, showing the first %d (--max-configs)"
+                 % (os.path.basename(path), len(configs), len(shown)))
+        _save(fig, path)
+        emit(path)
+    if single:
+        if len(single) == len(workloads):
+            emit("skip: layers_<workload>.png: no workload has more than one layer")
+        else:
+            emit("skip: layers_<workload>.png for %d single-layer workload(s): %s" % (len(single), ", ".join(single)))
+
+
+def make_plots(results, out_dir, emit, max_configs=4):
+    table = network_table(results)
+    if results.duplicate_layers:
+        emit("note: a workload has the same layer more than once in one configuration: its rows are summed")
+    for net in networks(results).values():
+        if not net.complete:
+            where = _combo_label(results.dims, net.config) or "the only configuration"
+            emit("note: %s at %s is incomplete (%d of %d layer row(s) not ok): left out of the network-level plots"
+                 % (net.workload, where, len(net.rows) - len(net.ok_rows), len(net.rows)))
+    plot_utilisation(results, table, out_dir, emit)
+    plot_tflops(results, table, out_dir, emit)
+    plot_stalls(results, table, out_dir, emit)
+    plot_layers(results, out_dir, emit, max_configs=max_configs)
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+def prepare_out_dir(out_dir):
+    """Create OUT_DIR if needed and check a file can be written there; InputError if not."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError("%s: output directory is an existing file" % out_dir)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise InputError("%s: cannot create output directory: %s" % (out_dir, e.strerror or e))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".sweep_plots.", dir=out_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError("%s: output directory is not writable: %s" % (out_dir, e.strerror or e))
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", metavar="RESULTS_CSV", help="results CSV written by `pe-vp sweep`")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="output directory (created if missing)")
+    p.add_argument("--format", choices=("png", "scalesim"), default="png",
+                   help="png: the plots (default); scalesim: OUT_DIR/COMPUTE_REPORT.csv only")
+    p.add_argument("--max-configs", type=int, default=4, metavar="N",
+                   help="configurations drawn per per-layer plot (default 4, the first in CSV order)")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.max_configs < 1:
+        print("%s: error: --max-configs must be at least 1" % PROG, file=sys.stderr)
+        return EXIT_INPUT
+
+    def emit(text):
+        print(text, flush=True)
+
+    try:
+        results = read_results(args.results, REQUIRED_SCALESIM if args.format == "scalesim" else REQUIRED)
+        prepare_out_dir(args.out_dir)
+        for status, n in results.skipped.items():
+            emit("skipped %d row(s) with status %s" % (n, status or "(empty)"))
+        if args.format == "scalesim":
+            for path in write_scalesim(results, args.out_dir):
+                emit(path)
+        else:
+            if not results.ok:
+                emit("note: no ok rows: nothing to plot")
+            make_plots(results, args.out_dir, emit, max_configs=args.max_configs)
+    except InputError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return EXIT_INPUT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
