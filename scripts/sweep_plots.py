@@ -206,6 +206,15 @@ class Results:
     def varying_dims(self):
         return [d for d in self.dims if len(self.distinct(d)) > 1]
 
+    def moves_with(self, a, b):
+        """Whether `a` and `b` vary together (a zipped pair): each value of one goes with one value of the other."""
+        ab, ba = {}, {}
+        for r in self.rows:
+            va, vb = r.raw.get(a, ""), r.raw.get(b, "")
+            if ab.setdefault(va, vb) != vb or ba.setdefault(vb, va) != va:
+                return False
+        return True
+
 
 def choose_dims(results):
     """The configuration's columns: every p: column, then gen / dtype where needed to tell rows apart."""
@@ -522,7 +531,8 @@ def _set_x_axis(ax, ticker, xs, labels, numeric):
 def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False, peak=False):
     """Network-level `metric` against `xdim`; returns a note (or None) for stdout."""
     Figure, ticker = _mpl()
-    others = [d for d in results.varying_dims() if d != xdim]
+    # A parameter zipped with xdim moves with it: it is no other dimension of the plot.
+    others = [d for d in results.varying_dims() if d != xdim and not results.moves_with(xdim, d)]
     workloads = results.distinct("workload")
     xvals = [v for v in results.distinct(xdim) if v.strip()]
     nums = _numeric_param(results, xdim)
@@ -662,7 +672,13 @@ def plot_utilisation(results, table, out_dir, emit):
             "no numeric p: parameter with more than one value (p: columns: %s)" % ", ".join(results.params)
         emit("skip: util_vs_<param>.png: %s" % why)
         return
+    plotted = []
     for p in numeric:
+        twin = next((q for q in plotted if results.moves_with(q, p)), None)
+        if twin is not None:
+            emit("skip: util_vs_%s.png: %s varies with %s (zipped): see its plot" % (_safe(_label_name(p)), p, twin))
+            continue
+        plotted.append(p)
         path = os.path.join(out_dir, "util_vs_%s.png" % _safe(_label_name(p)))
         written, note = _line_plot(results, table, p, "utilisation", "network utilisation (cycle-weighted)",
                                    "Network utilisation vs %s" % _label_name(p), path, percent=True)

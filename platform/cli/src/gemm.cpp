@@ -52,7 +52,7 @@ host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64&
 
 GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
                        const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
-                       Progress* progress) {
+                       Progress* progress, const std::vector<CsrWrite>& csrs) {
   const bool data = config.mode != SimMode::Timing;
   if (data && (a == nullptr || b == nullptr))
     throw std::invalid_argument("run_gemm_steps: mode " + std::string(name(config.mode)) + " needs both operands");
@@ -63,6 +63,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
   if (data) r.c = host::Matrix(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
     d.arm();
+    for (const CsrWrite& w : csrs) d.write(w.reg, w.value);
     std::vector<std::uint8_t> row, gather;
     std::size_t s = 0;
     walk([&](const host::Step& step) {
@@ -121,6 +122,31 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
   return r;
 }
 
+CsrWrite parse_csr_write(const AddressMap& map, const std::string& text) {
+  const auto colon = text.find(':'), eq = text.find('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+    throw std::invalid_argument("--csr '" + text + "': expected FACE:REGISTER[.FIELD]=VALUE, e.g. "
+                                "cluster:arr_cluster_cfg.inter_instr_dly_cnt=32");
+  CsrWrite w;
+  w.reg = resolve_register(map, text.substr(0, colon), text.substr(colon + 1, eq - colon - 1));
+  const std::string value = text.substr(eq + 1);
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(value, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (value.empty() || used != value.size() || value[0] == '-')
+    throw std::invalid_argument("--csr '" + text + "': the value '" + value + "' is not an unsigned integer");
+  const unsigned width = w.reg.field ? w.reg.field->width : 32;
+  if (width < 64 && v >> width != 0)
+    throw std::invalid_argument("--csr '" + text + "': " + std::to_string(v) + " does not fit " + w.reg.name() +
+                                " (" + std::to_string(width) + " bits)");
+  w.value = static_cast<std::uint32_t>(v);
+  return w;
+}
+
 GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a, const host::EncodedOperand& b,
                       const VpConfig& config, const RecorderOptions& outputs) {
   const StepWalk steps = [&](const StepSink& visit) {
@@ -139,7 +165,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   host::GemmOptions options;
   host::GemmPlan plan;
   host::EncodedOperand ea, eb;
+  std::vector<CsrWrite> csrs;
   try {
+    for (const std::string& c : cmd.csr_writes) csrs.push_back(parse_csr_write(config.platform.map, c));
     if (cmd.config && cmd.config->gen() != cmd.gen) {
       err << "pe-vp gemm: the configuration is for " << isa::name(cmd.config->gen()) << ", the command for "
           << isa::name(cmd.gen) << '\n';
@@ -281,7 +309,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     const host::GemmShape shape = plan.shape;
     const host::GemmOptions walk_options = plan.options;
     const StepWalk steps = [&](const StepSink& sink) { host::walk_gemm(shape, walk_options, sink); };
-    run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress);
+    run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress, csrs);
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;

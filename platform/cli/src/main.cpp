@@ -22,6 +22,7 @@
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/platform/sweep_cmd.h"
 #include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/samples.h"
@@ -144,6 +145,9 @@ int run_command(int argc, char* argv[]) {
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
+  gemm->add_option("--csr", gemm_cmd.csr_writes,
+                   "FACE:REGISTER[.FIELD]=VALUE: a register write after arming, e.g. "
+                   "cluster:arr_cluster_cfg.inter_instr_dly_cnt=32 (repeatable; `pe-vp regs` lists them)");
   bool gemm_quiet = false;
   gemm->add_flag("--quiet", gemm_quiet, "No progress on stderr (shown for runs longer than a second)");
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
@@ -177,6 +181,33 @@ int run_command(int argc, char* argv[]) {
   auto* calibrate = app.add_subcommand(
       "calibrate", "Measure the timing model's back-to-back intervals against the public figures (docs/timing.md)");
   calibrate->add_option("--gen", calibrate_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+
+  platform::SweepCommand sweep_cmd;
+  bool sweep_quiet = false;
+  auto* sweep = app.add_subcommand(
+      "sweep", "Run an exploration sweep: every point of SPEC as its own simulation, merged into CSV, JSON and plots");
+  sweep->add_option("spec", sweep_cmd.spec_path, "The sweep spec (.toml or .json; docs/sweeps.md)");
+  sweep->add_option("--out", sweep_cmd.out_dir, "Folder of the sweep: its plan, one record per point, the results")
+      ->required();
+  sweep->add_option("--backend", sweep_cmd.backend, "local (a process pool) or slurm (an sbatch job array)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  sweep->add_option("-j,--jobs", sweep_cmd.jobs, "local: simulations at once (default: the machine's cores)")
+      ->check(integer_in(1, 4096));
+  sweep->add_flag("--resume", sweep_cmd.resume, "Continue the sweep in --out: skip the points already recorded");
+  sweep->add_flag("--retry-failed", sweep_cmd.retry_failed, "With --resume: run the failed points again");
+  sweep->add_flag("--collect", sweep_cmd.collect, "Only merge the records in --out into results.csv, summary.json, plots");
+  sweep->add_option("--run-chunk", sweep_cmd.run_chunk, "(a Slurm array task) run chunk N of --out's points");
+  bool no_plots = false;
+  sweep->add_flag("--no-plots", no_plots, "No PNG plots (scripts/sweep_plots.py, matplotlib)");
+  sweep->add_flag("--scalesim-report", sweep_cmd.scalesim_report, "Also write COMPUTE_REPORT.csv in SCALE-Sim's columns");
+  sweep->add_option("--partition", sweep_cmd.partition, "slurm: the partition (sbatch --partition)");
+  sweep->add_option("--time", sweep_cmd.time, "slurm: the time limit per array task (sbatch --time)");
+  sweep->add_option("--sbatch-arg", sweep_cmd.sbatch_args, "slurm: one more sbatch argument, passed as it is (repeatable)");
+  sweep->add_option("--chunk-size", sweep_cmd.chunk_size, "slurm: points per array task (default: about 32 tasks)")
+      ->check(integer_in(1, 1000000));
+  sweep->add_flag("--wait", sweep_cmd.wait, "slurm: wait for the job array, then collect");
+  sweep->add_flag("--quiet", sweep_quiet, "No progress on stderr");
 
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
@@ -259,6 +290,14 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;
     gemm_cmd.n_given = gemm->get_option("--n")->count() > 0;
     return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
+  }
+  if (*sweep) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    sweep_cmd.pe_vp = ec ? std::string(argv[0]) : self.string();
+    sweep_cmd.plots = !no_plots;
+    sweep_cmd.progress = platform::Progress::for_stderr(sweep_quiet);
+    return platform::run_sweep(sweep_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
     // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.

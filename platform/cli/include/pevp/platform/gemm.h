@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,9 @@ struct GemmCommand {
   std::optional<SimMode> mode;
   // --trace / --vcd / --stats-json ("" = none).
   RecorderOptions outputs;
+  // Register writes after arming, before the first step ("FACE:REGISTER[.FIELD]=VALUE", --csr): the knobs a
+  // driver would set (inter-instruction delay, dependency check, FIFO size, throttle...).
+  std::vector<std::string> csr_writes;
   // Progress on stderr (Progress::for_stderr(--quiet)).
   Progress::Style progress = Progress::Style::Off;
 };
@@ -82,11 +86,20 @@ GemmRun run_gemm_plan(const host::GemmPlan& plan, const host::EncodedOperand& a,
 // stops when it returns false (host::walk_gemm, or a materialised plan's steps). `header` is the plan without its
 // steps (its shape and stats). `a` and `b` may be null in timing-only mode only. `progress` (optional) advances by
 // each step's instructions.
+// A register write of --csr, resolved on the platform's address map.
+struct CsrWrite {
+  RegisterRef reg;
+  std::uint32_t value = 0;
+};
+// Parses "FACE:REGISTER[.FIELD]=VALUE" (VALUE decimal or 0x hex, within the field). Throws std::invalid_argument
+// naming the part that is wrong.
+CsrWrite parse_csr_write(const AddressMap& map, const std::string& text);
+
 using StepSink = std::function<bool(const host::Step&)>;
 using StepWalk = std::function<void(const StepSink&)>;
 GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
                        const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
-                       Progress* progress);
+                       Progress* progress, const std::vector<CsrWrite>& csrs = {});
 
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the
 // exit status: 0 success, 1 the result differs from the defined-order reference,

@@ -1,0 +1,295 @@
+// `pe-vp sweep` (see sweep_cmd.h and docs/sweeps.md).
+#include "pevp/platform/sweep_cmd.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "pevp/isa/generation.h"
+#include "pevp/platform/config.h"
+#include "pevp/platform/gemm.h"
+#include "pevp/sweep/results.h"
+#include "pevp/sweep/runner.h"
+#include "pevp/sweep/spec.h"
+
+extern char** environ;
+
+namespace pevp::platform {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string plan_path(const std::string& dir) { return dir + "/sweep.json"; }
+
+std::string describe(const sweep::Point& p) {
+  std::string s;
+  for (const sweep::Param& q : p.params) s += (s.empty() ? "" : ", ") + q.name + "=" + sweep::value_text(q.value);
+  return s.empty() ? "the defaults" : s;
+}
+
+std::string param_or(const sweep::Point& p, const char* name, const std::string& fallback) {
+  const json* v = sweep::find_param(p, name);
+  return v ? sweep::value_text(*v) : fallback;
+}
+
+// The configuration a point's `pe-vp gemm` will run, as that command builds it: the generation's preset, then the
+// configuration keys in the spec's order, then the mode. Throws with the spec's words when a key or value is bad.
+VpConfig effective_config(const sweep::Point& p, const std::string& source) {
+  const std::string gen = param_or(p, "gen", "MARIANA");
+  const auto g = isa::parse_generation(gen);
+  if (!g)
+    throw sweep::SpecError(source + ": gen = " + gen + ": unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)");
+  VpConfig config = preset(*g);
+  try {
+    for (const sweep::Param& q : p.params)
+      if (sweep::param_kind(q.name, q.name) == sweep::ParamKind::ConfigKey)
+        apply_override(config, q.name + "=" + sweep::value_text(q.value));
+    apply_override(config, "mode=" + param_or(p, "mode", "timing"));
+    validate(config);
+  } catch (const std::exception& e) {
+    throw sweep::SpecError(source + ": the configuration " + describe(p) + ": " + e.what());
+  }
+  return config;
+}
+
+// Every point with its key and arguments. The key hashes what the point simulates -- the whole effective
+// configuration, the GEMM and its options, the register writes -- so equal points share it whatever the spec spells.
+sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
+  sweep::SweepPlan plan;
+  plan.name = spec.name;
+  plan.spec_path = fs::absolute(spec.source).string();
+  plan.swept = spec.swept();
+  std::map<std::size_t, std::pair<json, std::vector<std::string>>> configurations;  // config JSON, csr writes
+  for (sweep::Point& p : sweep::expand(spec)) {
+    sweep::PlannedPoint pp;
+    pp.args = sweep::gemm_arguments(p);
+    auto it = configurations.find(p.configuration);
+    if (it == configurations.end()) {
+      const VpConfig config = effective_config(p, spec.source);
+      std::vector<std::string> csrs;
+      for (std::size_t i = 0; i + 1 < pp.args.size(); ++i)
+        if (pp.args[i] == "--csr") {
+          try {
+            parse_csr_write(config.platform.map, pp.args[i + 1]);
+          } catch (const std::exception& e) {
+            throw sweep::SpecError(spec.source + ": the configuration " + describe(p) + ": " + e.what());
+          }
+          csrs.push_back(pp.args[i + 1]);
+        }
+      it = configurations.emplace(p.configuration, std::make_pair(to_json(config), csrs)).first;
+    }
+    pp.gen = it->second.first.value("generation", "MARIANA");
+    pp.dtype = param_or(p, "dtype", "bf16");
+    const json what = {{"configuration", it->second.first},
+                       {"gemm",
+                        {{"m", p.layer.m},
+                         {"k", p.layer.k},
+                         {"n", p.layer.n},
+                         {"dtype", pp.dtype},
+                         {"fp32_mode", param_or(p, "fp32_mode", "")},
+                         {"tile_n", param_or(p, "tile_n", "default")},
+                         {"double_row", param_or(p, "double_row", "false")},
+                         {"sbuf_budget", param_or(p, "sbuf_budget", "all")},
+                         {"check", param_or(p, "check", "false")}}},
+                       {"csrs", it->second.second}};
+    pp.key = sweep::key_of(what.dump());
+    pp.point = std::move(p);
+    plan.points.push_back(std::move(pp));
+  }
+  return plan;
+}
+
+sweep::SweepPlan read_plan(const std::string& dir) {
+  std::ifstream f(plan_path(dir));
+  if (!f) throw sweep::SpecError(plan_path(dir) + ": no sweep here (run pe-vp sweep SPEC --out " + dir + " first)");
+  try {
+    return sweep::plan_from_json(json::parse(f), plan_path(dir));
+  } catch (const json::exception& e) {
+    throw sweep::SpecError(plan_path(dir) + ": " + e.what());
+  }
+}
+
+std::vector<std::optional<json>> read_records(const sweep::SweepPlan& plan, const std::string& dir) {
+  std::vector<std::optional<json>> records;
+  for (const sweep::PlannedPoint& p : plan.points) records.push_back(sweep::read_record(dir, p.key));
+  return records;
+}
+
+// The plotting script: PEVP_SWEEP_PLOTS, else the source tree's.
+std::string plots_script() {
+  if (const char* e = std::getenv("PEVP_SWEEP_PLOTS")) return e;
+  return PEVP_SCRIPTS_DIR "/sweep_plots.py";
+}
+
+// Runs the plotting script; returns "" or why it did not.
+std::string run_plots(const std::string& dir, const std::vector<std::string>& extra, const std::string& log) {
+  const std::string script = plots_script();
+  if (!fs::exists(script)) return script + " not found (set PEVP_SWEEP_PLOTS)";
+  std::vector<std::string> argv = {"/usr/bin/python3", script, dir + "/results.csv", dir + "/plots"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  if (extra.size() >= 2 && extra[0] == "--format") argv[3] = dir;  // the SCALE-Sim report goes beside results.csv
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return "cannot start /usr/bin/python3";
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return "waitpid failed";
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return script + " failed (see " + log + ")";
+  return "";
+}
+
+int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream& out, std::ostream& err) {
+  const auto records = read_records(plan, cmd.out_dir);
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"results.csv", sweep::results_csv(plan, records)},
+        {"summary.json", sweep::summary(plan, records).dump(2) + "\n"}}) {
+    if (const std::string e = sweep::write_text_atomically(cmd.out_dir + "/" + name, text); !e.empty()) {
+      err << "pe-vp sweep: " << e << '\n';
+      return 2;
+    }
+  }
+  std::size_t ok = 0, failed = 0, missing = 0;
+  std::set<std::string> errors;
+  for (const auto& r : records) {
+    if (!r) ++missing;
+    else if (r->value("status", "") == "ok") ++ok;
+    else {
+      ++failed;
+      errors.insert(r->value("error", ""));
+    }
+  }
+  out << "pe-vp sweep: " << plan.name << ": " << plan.points.size() << " points: " << ok << " ok, " << failed
+      << " failed, " << missing << " missing\n";
+  constexpr std::size_t kShownErrors = 3;
+  std::size_t shown = 0;
+  for (const std::string& e : errors)
+    if (shown++ < kShownErrors) out << "  failed: " << e << '\n';
+  out << "  wrote:  " << cmd.out_dir << "/results.csv, " << cmd.out_dir << "/summary.json\n";
+  if (cmd.plots && ok > 0) {
+    const std::string e = run_plots(cmd.out_dir, {}, cmd.out_dir + "/plots.log");
+    if (e.empty()) out << "  wrote:  " << cmd.out_dir << "/plots/*.png\n";
+    else err << "pe-vp sweep: no plots: " << e << '\n';
+  }
+  if (cmd.scalesim_report && ok > 0) {
+    const std::string e = run_plots(cmd.out_dir, {"--format", "scalesim"}, cmd.out_dir + "/plots.log");
+    if (e.empty()) out << "  wrote:  " << cmd.out_dir << "/COMPUTE_REPORT.csv\n";
+    else err << "pe-vp sweep: no COMPUTE_REPORT.csv: " << e << '\n';
+  }
+  return failed + missing == 0 ? 0 : 1;
+}
+
+unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+}  // namespace
+
+int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
+  try {
+    if (cmd.out_dir.empty()) {
+      err << "pe-vp sweep: --out DIR is required\n";
+      return 2;
+    }
+    if (cmd.run_chunk) {  // a Slurm task: its chunk, one point after another
+      const sweep::SweepPlan plan = read_plan(cmd.out_dir);
+      const std::vector<std::size_t> todo = sweep::read_chunk(cmd.out_dir, *cmd.run_chunk);
+      sweep::run_local(plan, todo, {cmd.pe_vp, cmd.out_dir, 1}, [&](const sweep::PlannedPoint& p, const json& r) {
+        out << p.key << " " << p.point.workload << "/" << p.point.layer.name << ": " << r.value("status", "") << '\n';
+      });
+      return 0;
+    }
+    if (cmd.collect) return collect(cmd, read_plan(cmd.out_dir), out, err);
+
+    if (cmd.spec_path.empty()) {
+      err << "pe-vp sweep: give the spec file (or --collect)\n";
+      return 2;
+    }
+    if (cmd.backend != "local" && cmd.backend != "slurm") {
+      err << "pe-vp sweep: --backend " << cmd.backend << ": local or slurm\n";
+      return 2;
+    }
+    const sweep::SweepPlan plan = make_plan(sweep::read_spec(cmd.spec_path));
+    std::error_code ec;
+    fs::create_directories(sweep::points_dir(cmd.out_dir), ec);
+    if (ec) {
+      err << "pe-vp sweep: --out " << cmd.out_dir << ": " << ec.message() << '\n';
+      return 2;
+    }
+    if (fs::exists(plan_path(cmd.out_dir)) && !cmd.resume) {
+      err << "pe-vp sweep: " << cmd.out_dir << " holds a sweep already (sweep.json): --resume continues it, or "
+          << "choose another --out\n";
+      return 2;
+    }
+    if (const std::string e = sweep::write_text_atomically(plan_path(cmd.out_dir), sweep::to_json(plan).dump(1) + "\n");
+        !e.empty()) {
+      err << "pe-vp sweep: " << e << '\n';
+      return 2;
+    }
+    // What is left to run: each key once (equal points share it), without the recorded ones on --resume.
+    std::vector<std::size_t> todo;
+    std::set<std::string> keys;
+    std::size_t recorded = 0;
+    for (const sweep::PlannedPoint& p : plan.points) {
+      if (!keys.insert(p.key).second) continue;
+      const auto r = sweep::read_record(cmd.out_dir, p.key);
+      if (r && (r->value("status", "") == "ok" || !cmd.retry_failed)) {
+        ++recorded;
+        continue;
+      }
+      todo.push_back(p.point.index);
+    }
+    out << "pe-vp sweep: " << plan.name << ": " << plan.points.size() << " points (" << keys.size()
+        << " distinct), " << recorded << " already recorded, " << todo.size() << " to run\n";
+    if (cmd.backend == "slurm" && !todo.empty()) {
+      sweep::SlurmOptions o{fs::absolute(cmd.pe_vp).string(), fs::absolute(cmd.out_dir).string(), cmd.partition,
+                            cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait};
+      const auto chunks = sweep::chunks_of(todo, cmd.chunk_size);
+      std::string id;
+      try {
+        id = sweep::submit_slurm(chunks, o);
+      } catch (const std::exception& e) {
+        err << "pe-vp sweep: " << e.what() << '\n';
+        return 3;
+      }
+      out << "  submitted: Slurm job " << id << ", an array of " << chunks.size() << " task(s)\n";
+      if (!cmd.wait) {
+        out << "  when it has ended: pe-vp sweep --collect --out " << cmd.out_dir << '\n';
+        return 0;
+      }
+    } else if (!todo.empty()) {
+      Progress progress(err, cmd.progress, todo.size(), "pe-vp sweep", "points");
+      try {
+        sweep::run_local(plan, todo, {cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()},
+                         [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
+      } catch (const std::exception& e) {
+        err << "pe-vp sweep: " << e.what() << '\n';
+        return 3;
+      }
+      progress.finish();
+    }
+    return collect(cmd, plan, out, err);
+  } catch (const sweep::SpecError& e) {
+    err << "pe-vp sweep: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    err << "pe-vp sweep: " << e.what() << '\n';
+    return 3;
+  }
+}
+
+}  // namespace pevp::platform

@@ -1,0 +1,63 @@
+// A sweep's files (docs/sweeps.md "Outputs"): the plan of the sweep (DIR/sweep.json: every point with its key and
+// its `pe-vp gemm` arguments, so the backends and --collect need no spec), one record per point
+// (DIR/points/KEY.json, written atomically when the point ends), and the merged results (results.csv, summary.json).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pevp/sweep/spec.h"
+
+namespace pevp::sweep {
+
+// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits: a point's key is that of the canonical JSON of its
+// whole effective configuration and workload, so two points that would simulate the same thing share a key.
+std::string key_of(const std::string& text);
+
+// A planned point: where it comes from, what it runs, its key.
+struct PlannedPoint {
+  Point point;
+  std::string key;
+  std::vector<std::string> args;  // `pe-vp gemm` arguments, without --stats-json and --quiet
+  std::string gen, dtype;         // effective (for the CSV)
+};
+
+struct SweepPlan {
+  std::string name;
+  std::string spec_path;
+  std::vector<std::string> swept;  // the swept parameter names
+  std::vector<PlannedPoint> points;
+};
+
+nlohmann::json to_json(const SweepPlan& plan);
+// Throws SpecError naming `source` and what is malformed.
+SweepPlan plan_from_json(const nlohmann::json& doc, const std::string& source);
+
+// The per-point files.
+std::string points_dir(const std::string& out_dir);
+std::string record_path(const std::string& out_dir, const std::string& key);
+// The record of a finished point, or none when it has not finished (or its record is unreadable: it reruns).
+std::optional<nlohmann::json> read_record(const std::string& out_dir, const std::string& key);
+// Writes the record atomically (a temporary file renamed over it). Returns "" or the error.
+std::string write_record(const std::string& out_dir, const std::string& key, const nlohmann::json& record);
+// The record of a successful point from the `pe-vp gemm --stats-json` document: the figures the CSV reports.
+nlohmann::json ok_record(const nlohmann::json& stats, double wall_s);
+nlohmann::json failed_record(const std::string& error, int exit_status, double wall_s);
+
+// One row per point in the plan's order: identity, the swept parameters (p:NAME), the figures, stall:REASON,
+// acct:SHARE, instr:OPCODE (the union over the points), wall_s. A point without a record is status "missing".
+// `with_wall`: false leaves wall_s out (to compare two runs of one sweep).
+std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records,
+                        bool with_wall = true);
+// Network-level totals per (configuration, workload): cycles = sum of count x cycles, time, MACs, TFLOPS, the
+// cycle-weighted utilisation, the points ok / failed / missing.
+nlohmann::json summary(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records);
+
+// Writes `text` to `path` atomically. Returns "" or the error.
+std::string write_text_atomically(const std::string& path, const std::string& text);
+
+}  // namespace pevp::sweep

@@ -1,0 +1,48 @@
+// Running a sweep's points: a pool of `pe-vp gemm` processes on this machine (one simulation per process, since
+// SystemC elaborates once per process), and the Slurm job array whose tasks run chunks of them. Each point ends in
+// its record (results.h), written atomically, so a killed run loses only the points in flight and a rerun with
+// --resume skips what is done.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pevp/sweep/results.h"
+
+namespace pevp::sweep {
+
+struct LocalOptions {
+  std::string pe_vp;    // the pe-vp binary the points run
+  std::string out_dir;  // records go to out_dir/points
+  unsigned jobs = 1;    // processes at once
+};
+
+// Runs every point of `todo` (indices into plan.points), at most options.jobs at once, and records each. `done` is
+// called in the parent after each point's record is written (for progress). Throws std::runtime_error when a
+// process cannot be started or a record cannot be written (the records already written stay).
+void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& options,
+               const std::function<void(const PlannedPoint&, const nlohmann::json& record)>& done);
+
+struct SlurmOptions {
+  std::string pe_vp, out_dir;  // absolute paths: the tasks run them from wherever Slurm starts them
+  std::string partition, time;  // --partition, --time ("" = the cluster's defaults)
+  std::vector<std::string> sbatch_args;  // passed through as they are
+  std::size_t chunk_size = 0;  // points per array task; 0 = about 32 tasks
+  bool wait = false;           // sbatch --wait: return when every task has ended
+};
+
+// The chunks of `todo`, in order, of chunk_size points (the last one shorter); chunk_size 0 = as many as make about
+// 32 tasks (at least 1 point each).
+std::vector<std::vector<std::size_t>> chunks_of(const std::vector<std::size_t>& todo, std::size_t chunk_size);
+
+// Writes out_dir/slurm/chunks.json and the task script out_dir/slurm/task.sh, then submits a job array of one task
+// per chunk with sbatch. Returns the job id. Throws std::runtime_error with sbatch's own message when it fails.
+std::string submit_slurm(const std::vector<std::vector<std::size_t>>& chunks, const SlurmOptions& options);
+
+// The points of chunk `chunk` (for `pe-vp sweep --run-chunk`), from out_dir/slurm/chunks.json.
+std::vector<std::size_t> read_chunk(const std::string& out_dir, std::size_t chunk);
+
+}  // namespace pevp::sweep

@@ -1,0 +1,286 @@
+// A sweep's files (see results.h).
+#include "pevp/sweep/results.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace pevp::sweep {
+namespace {
+
+using nlohmann::json;
+
+// CSV fields: quoted when they hold a separator, a quote or a line break (RFC 4180).
+std::string field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// Numbers as the CSV spells them: integers exactly, others with 10 significant digits (enough for every figure,
+// and the same text for the same double on every backend).
+std::string number(const json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number_float()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", v.get<double>());
+    return text;
+  }
+  if (v.is_null()) return "";
+  return value_text(v);
+}
+
+const json& at(const json& doc, const char* key) {
+  static const json null;
+  const auto it = doc.find(key);
+  return it == doc.end() ? null : *it;
+}
+
+}  // namespace
+
+std::string key_of(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+json to_json(const SweepPlan& plan) {
+  json points = json::array();
+  for (const PlannedPoint& p : plan.points) {
+    json params = json::array();
+    for (const Param& q : p.point.params) params.push_back({{"name", q.name}, {"value", q.value}});
+    points.push_back({{"key", p.key},
+                      {"index", p.point.index},
+                      {"configuration", p.point.configuration},
+                      {"workload", p.point.workload},
+                      {"layer_index", p.point.layer_index},
+                      {"layer", {{"name", p.point.layer.name}, {"m", p.point.layer.m}, {"k", p.point.layer.k},
+                                 {"n", p.point.layer.n}, {"count", p.point.layer.count}}},
+                      {"params", params},
+                      {"gen", p.gen},
+                      {"dtype", p.dtype},
+                      {"args", p.args}});
+  }
+  return {{"format", "pe-vp sweep plan 1"}, {"name", plan.name}, {"spec", plan.spec_path},
+          {"swept", plan.swept},            {"points", points}};
+}
+
+SweepPlan plan_from_json(const json& doc, const std::string& source) {
+  try {
+    if (doc.value("format", "") != "pe-vp sweep plan 1")
+      throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
+    SweepPlan plan;
+    plan.name = doc.at("name").get<std::string>();
+    plan.spec_path = doc.at("spec").get<std::string>();
+    plan.swept = doc.at("swept").get<std::vector<std::string>>();
+    for (const json& j : doc.at("points")) {
+      PlannedPoint p;
+      p.key = j.at("key").get<std::string>();
+      p.point.index = j.at("index").get<std::size_t>();
+      p.point.configuration = j.at("configuration").get<std::size_t>();
+      p.point.workload = j.at("workload").get<std::string>();
+      p.point.layer_index = j.at("layer_index").get<std::size_t>();
+      const json& l = j.at("layer");
+      p.point.layer = {l.at("name").get<std::string>(), l.at("m").get<std::uint64_t>(), l.at("k").get<std::uint64_t>(),
+                       l.at("n").get<std::uint64_t>(), l.at("count").get<std::uint64_t>()};
+      for (const json& q : j.at("params")) p.point.params.push_back({q.at("name").get<std::string>(), q.at("value")});
+      p.gen = j.at("gen").get<std::string>();
+      p.dtype = j.at("dtype").get<std::string>();
+      p.args = j.at("args").get<std::vector<std::string>>();
+      plan.points.push_back(std::move(p));
+    }
+    return plan;
+  } catch (const json::exception& e) {
+    throw SpecError(source + ": a malformed sweep plan: " + e.what());
+  }
+}
+
+std::string points_dir(const std::string& out_dir) { return out_dir + "/points"; }
+
+std::string record_path(const std::string& out_dir, const std::string& key) {
+  return points_dir(out_dir) + "/" + key + ".json";
+}
+
+std::optional<json> read_record(const std::string& out_dir, const std::string& key) {
+  std::ifstream f(record_path(out_dir, key));
+  if (!f) return std::nullopt;
+  try {
+    json doc = json::parse(f);
+    if (!doc.is_object() || !doc.contains("status")) return std::nullopt;
+    return doc;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return tmp + ": cannot create: " + std::strerror(errno);
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return tmp + ": write failed";
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string e = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return path + ": cannot rename into place: " + e;
+  }
+  return "";
+}
+
+std::string write_record(const std::string& out_dir, const std::string& key, const json& record) {
+  return write_text_atomically(record_path(out_dir, key), record.dump(1) + "\n");
+}
+
+json ok_record(const json& stats, double wall_s) {
+  json instr = json::object();
+  for (const auto& [op, v] : at(at(stats, "instructions"), "by_opcode").items())
+    instr[op] = v.value("instructions_retired", std::uint64_t{0});
+  json r = {{"status", "ok"},
+            {"wall_s", wall_s},
+            {"cycles", at(stats, "cycles")},
+            {"time_ns", at(stats, "simulated_time_ns")},
+            {"utilisation", at(stats, "utilisation")},
+            {"tflops", at(stats, "tflops")},
+            {"peak_tflops", at(stats, "peak_tflops")},
+            {"macs", at(stats, "macs")},
+            {"stall_cycles", at(stats, "stall_cycles")},
+            {"array_accounting", at(stats, "array_accounting")},
+            {"instructions", instr}};
+  if (stats.contains("scalesim")) r["scalesim"] = stats["scalesim"];
+  return r;
+}
+
+json failed_record(const std::string& error, int exit_status, double wall_s) {
+  return {{"status", "failed"}, {"error", error}, {"exit_status", exit_status}, {"wall_s", wall_s}};
+}
+
+std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<json>>& records, bool with_wall) {
+  // The union of the object-valued figures' names, sorted: every row has every column.
+  std::set<std::string> stalls, shares, opcodes;
+  bool scalesim = false;
+  for (const auto& r : records) {
+    if (!r || r->value("status", "") != "ok") continue;
+    for (const auto& [k, v] : at(*r, "stall_cycles").items()) stalls.insert(k);
+    for (const auto& [k, v] : at(*r, "array_accounting").items()) shares.insert(k);
+    for (const auto& [k, v] : at(*r, "instructions").items()) opcodes.insert(k);
+    scalesim = scalesim || r->contains("scalesim");
+  }
+  std::ostringstream out;
+  std::vector<std::string> header = {"key", "status", "error", "workload", "layer", "count", "m", "k", "n",
+                                     "macs", "gen", "dtype"};
+  for (const std::string& s : plan.swept) header.push_back("p:" + s);
+  for (const char* h : {"cycles", "time_ns", "utilisation", "tflops", "peak_tflops"}) header.push_back(h);
+  for (const std::string& s : stalls) header.push_back("stall:" + s);
+  for (const std::string& s : shares) header.push_back("acct:" + s);
+  for (const std::string& s : opcodes) header.push_back("instr:" + s);
+  if (scalesim) header.insert(header.end(), {"scalesim_folds", "scalesim_total_cycles"});
+  if (with_wall) header.push_back("wall_s");
+  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << field(header[i]);
+  out << "\n";
+  for (std::size_t i = 0; i < plan.points.size(); ++i) {
+    const PlannedPoint& p = plan.points[i];
+    const json r = i < records.size() && records[i] ? *records[i] : json{{"status", "missing"}};
+    const bool ok = r.value("status", "") == "ok";
+    std::vector<std::string> row = {p.key,
+                                    r.value("status", ""),
+                                    r.value("error", ""),
+                                    p.point.workload,
+                                    p.point.layer.name,
+                                    std::to_string(p.point.layer.count),
+                                    std::to_string(p.point.layer.m),
+                                    std::to_string(p.point.layer.k),
+                                    std::to_string(p.point.layer.n),
+                                    std::to_string(macs(p.point.layer)),
+                                    p.gen,
+                                    p.dtype};
+    for (const std::string& s : plan.swept) {
+      const json* v = find_param(p.point, s);
+      row.push_back(v ? value_text(*v) : "");
+    }
+    for (const char* f : {"cycles", "time_ns", "utilisation", "tflops", "peak_tflops"})
+      row.push_back(ok ? number(at(r, f)) : "");
+    for (const std::string& s : stalls) row.push_back(ok ? number(at(at(r, "stall_cycles"), s.c_str())) : "");
+    for (const std::string& s : shares) row.push_back(ok ? number(at(at(r, "array_accounting"), s.c_str())) : "");
+    for (const std::string& s : opcodes) {
+      const json& n = at(at(r, "instructions"), s.c_str());
+      row.push_back(ok ? (n.is_null() ? "0" : number(n)) : "");
+    }
+    if (scalesim) {
+      row.push_back(ok ? number(at(at(r, "scalesim"), "folds")) : "");
+      row.push_back(ok ? number(at(at(r, "scalesim"), "total_cycles")) : "");
+    }
+    if (with_wall) row.push_back(number(at(r, "wall_s")));
+    for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << field(row[c]);
+    out << "\n";
+  }
+  return out.str();
+}
+
+json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& records) {
+  struct Total {
+    json params = json::object();
+    double cycles = 0, weighted_util = 0, time_ns = 0, macs = 0;
+    std::size_t ok = 0, failed = 0, missing = 0;
+  };
+  std::map<std::pair<std::size_t, std::string>, Total> totals;
+  std::size_t ok = 0, failed = 0, missing = 0;
+  for (std::size_t i = 0; i < plan.points.size(); ++i) {
+    const PlannedPoint& p = plan.points[i];
+    Total& t = totals[{p.point.configuration, p.point.workload}];
+    for (const std::string& s : plan.swept)
+      if (const json* v = find_param(p.point, s)) t.params[s] = *v;
+    const std::optional<json>& r = i < records.size() ? records[i] : std::nullopt;
+    if (!r) {
+      ++t.missing, ++missing;
+      continue;
+    }
+    if (r->value("status", "") != "ok") {
+      ++t.failed, ++failed;
+      continue;
+    }
+    ++t.ok, ++ok;
+    const double count = static_cast<double>(p.point.layer.count);
+    const double cycles = at(*r, "cycles").get<double>();
+    t.cycles += count * cycles;
+    t.weighted_util += count * cycles * at(*r, "utilisation").get<double>();
+    t.time_ns += count * at(*r, "time_ns").get<double>();
+    t.macs += count * static_cast<double>(macs(p.point.layer));
+  }
+  json networks = json::array();
+  for (const auto& [where, t] : totals) {
+    json n = {{"configuration", where.first}, {"workload", where.second}, {"params", t.params},
+              {"points_ok", t.ok},            {"points_failed", t.failed}, {"points_missing", t.missing}};
+    if (t.failed == 0 && t.missing == 0) {  // partial sums would mislead: totals only for complete networks
+      n["cycles"] = t.cycles;
+      n["time_ns"] = t.time_ns;
+      n["macs"] = t.macs;
+      n["utilisation"] = t.cycles > 0 ? t.weighted_util / t.cycles : 0.0;
+      n["tflops"] = t.time_ns > 0 ? 2.0 * t.macs / (t.time_ns * 1e-9) / 1e12 : 0.0;
+    }
+    networks.push_back(n);
+  }
+  return {{"name", plan.name}, {"spec", plan.spec_path}, {"points", plan.points.size()},
+          {"ok", ok},          {"failed", failed},       {"missing", missing},
+          {"swept", plan.swept}, {"networks", networks}};
+}
+
+}  // namespace pevp::sweep
