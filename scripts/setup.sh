@@ -8,7 +8,7 @@ packages=(
   libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (pkg-config: systemc)
   libgtest-dev libgmock-dev # GoogleTest
   libbenchmark-dev          # Google Benchmark
-  libopenblas-dev           # sgemm reference for the matmul benchmark
+  libopenblas-dev           # dgemm for the fp64 host references; sgemm for the matmul benchmark
   libhwy-dev                # Highway: portable SIMD with runtime dispatch (matmul kernel)
   nlohmann-json3-dev        # JSON (decoder output, configuration)
   libcli11-dev              # command-line parsing of pe-vp

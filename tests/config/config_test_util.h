@@ -113,7 +113,7 @@ inline const std::vector<TimingKey>& timing_keys() {
 inline const char* const kTimingKeyList =
     "mm_init_latency, fp32_factor, xpose_fp32_factor, ls_elements_per_cycle, ls_to_mm_cycles, sbuf_read_bytes_per_cycle, "
     "sbuf_access_cycles, fill_cycles_per_row, drain_cycles_per_col, psum_write_cycles, psum_rmw_cycles, "
-    "pe_regwrite_cycles, seq_dispatch_cycles, stagger_wake_cycles, throttle_fraction";
+    "pe_regwrite_cycles, seq_dispatch_cycles, stagger_wake_cycles, throttle_fraction, model";
 
 inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 

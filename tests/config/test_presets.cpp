@@ -152,7 +152,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "seq": {"quantum_ns": 1000, "queue_depth": 256},
     "tensor_engine": {"clock_ghz": 2.4, "psum_rounding": "rne"},
     "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4,
-               "ls_to_mm_cycles": 4, "mm_init_latency": 64, "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
+               "ls_to_mm_cycles": 4, "mm_init_latency": 64, "model": "pevp", "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
                "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8,
                "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25, "xpose_fp32_factor": 2}
   })");
@@ -214,6 +214,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "ls_elements_per_cycle": 4,
     "ls_to_mm_cycles": 4,
     "mm_init_latency": 64,
+    "model": "pevp",
     "pe_regwrite_cycles": 4,
     "psum_rmw_cycles": 4,
     "psum_write_cycles": 8,

@@ -46,7 +46,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, Rounding, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
+enum class Kind { Generation, Mode, Unmapped, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -229,6 +229,7 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "sbuf", memory::memory_parameters(), [](auto& c) -> auto& { return c.sbuf; });
     add_module(t, "psum", memory::memory_parameters(), [](auto& c) -> auto& { return c.psum; });
     add_module(t, "timing", arrseq::timing_parameters(), [](auto& c) -> auto& { return c.platform.arr_seq.timing; });
+    t.push_back(named("timing", "model", Kind::TimingModel));
     add_module(t, "csrs", regfile::csrs_parameters(), [](auto& c) -> auto& { return c.csrs; });
     t.push_back(named("csrs", "unmapped", Kind::Unmapped));
     return t;
@@ -441,6 +442,14 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       else bad(l.path(), shown, "unknown rounding (rne, stochastic)");
       return;
     }
+    case Kind::TimingModel: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "pevp") c.timing_model = TimingModel::Pevp;
+      else if (s == "scalesim_ws") c.timing_model = TimingModel::ScalesimWs;
+      else bad(l.path(), shown, "unknown timing model (pevp, scalesim_ws)");
+      return;
+    }
     case Kind::Unmapped: {
       if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
       const std::string s = lower(v.get<std::string>());
@@ -487,6 +496,7 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
     case Kind::Rounding: return c.psum_rounding == pe::Bf16Rounding::Stochastic ? "stochastic" : "rne";
+    case Kind::TimingModel: return c.timing_model == TimingModel::ScalesimWs ? "scalesim_ws" : "pevp";
     case Kind::Address:
     case Kind::Size: return hex(l.get(c));
     case Kind::Count:
@@ -652,6 +662,7 @@ json override_patch(std::string_view assignment) {
     case Kind::Generation:
     case Kind::Mode:
     case Kind::Rounding:
+    case Kind::TimingModel:
     case Kind::Unmapped: v = std::string(value); break;
     case Kind::Count:
     case Kind::Address:
@@ -771,7 +782,8 @@ void validate(const VpConfig& c) {
   for (const Leaf& l : leaves()) {
     switch (l.kind) {
       case Kind::Generation:
-      case Kind::Unmapped: break;  // an enum always holds a valid value
+      case Kind::Unmapped:
+      case Kind::TimingModel: break;  // an enum always holds a valid value
       case Kind::Rounding:
         // The seeds stochastic rounding draws from are NeuronCore-v4's (PeManageSeed, spec 000 section 5).
         if (c.psum_rounding == pe::Bf16Rounding::Stochastic && !isa::is_v4(c.gen()))

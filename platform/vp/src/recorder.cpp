@@ -216,7 +216,7 @@ void Recorder::on_status(bool busy, bool done, bool error) {
   vcd_->change(sig_error_, now, error);
 }
 
-bool Recorder::finish(std::string* error) {
+bool Recorder::finish(std::string* error, const nlohmann::json* stats) {
   if (trace_) {
     // The IFIFO level as a counter track, from its out-of-order steps.
     integrate(ififo_, [&](std::uint64_t t, long level) { trace_->counter("arr_seq", "IFIFO level", t, level); });
@@ -235,7 +235,8 @@ bool Recorder::finish(std::string* error) {
       integrate(row_group_busy_[g], flag(vcd_->signal("pe_vp.pe_array", "rg" + std::to_string(g) + "_busy", 1)));
     if (!vcd_->write_file(options_.vcd_path, error)) return false;
   }
-  if (!options_.stats_json_path.empty() && !write_json_file(options_.stats_json_path, run_stats(p_), error))
+  if (!options_.stats_json_path.empty() &&
+      !write_json_file(options_.stats_json_path, stats ? *stats : run_stats(p_), error))
     return false;
   return true;
 }

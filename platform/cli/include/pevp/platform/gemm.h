@@ -101,6 +101,12 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
                        const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
                        Progress* progress, const std::vector<CsrWrite>& csrs = {});
 
+// The statistics of a GEMM run as SCALE-Sim v2's weight-stationary model times it (timing.model = scalesim_ws,
+// host/scalesim.h): cycles, time, utilisation, TFLOPS, the PE-cycle accounting and the peak are its; the stall
+// cycles are 0 (its compute model has none); "scalesim" holds the folds, "pevp" pe-vp's own figures of the run.
+nlohmann::json scalesim_view(const nlohmann::json& pevp_stats, const host::GemmShape& shape,
+                             const isa::ArrayGeometry& geometry);
+
 // Runs the command, printing the summary to `out` and errors to `err`. Returns the
 // exit status: 0 success, 1 the result differs from the defined-order reference,
 // 2 bad arguments or input files, 3 the platform reported an error.

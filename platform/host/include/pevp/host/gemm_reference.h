@@ -18,15 +18,31 @@
 
 namespace pevp::host {
 
-// C = A @ B with fp64 products and fp64 sums in k order (each product of two floats is exact in fp64). Throws
-// HostError when the inner dimensions differ.
+// C = A @ B with fp64 products (each product of two floats is exact in fp64) and fp64 sums, by OpenBLAS dgemm in its
+// own summation order; elements whose row of A or column of B holds a NaN or an infinity are summed in k order
+// instead, so non-finite inputs give exactly the IEEE result of the plain loop. Throws HostError when the inner
+// dimensions differ.
 MatrixF64 reference_fp64(const Matrix& a, const Matrix& b);
 
-// sum_k |a[m][k]| * |b[k][n]| in fp64: the scale of the rounding-error bound of a dot product.
+// sum_k |a[m][k]| * |b[k][n]| in fp64 (OpenBLAS dgemm on |A| and |B|, non-finite rows / columns as above): the scale
+// of the rounding-error bound of a dot product.
 MatrixF64 abs_product_sums(const Matrix& a, const Matrix& b);
 
 // The defined-order fp32 result for k-tiles of `k_tile` rows (the last one may be shorter).
 Matrix reference_defined_order(const Matrix& a, const Matrix& b, isa::Fp32Mode fp32_mode, std::size_t k_tile);
+
+// The vector code reference_defined_order runs: the same bits on each (tests/host/test_reference.cpp pins that), they
+// differ only in speed. Auto picks the widest the CPU supports.
+enum class ReferenceIsa { Auto, Baseline, Avx2, Avx512 };
+// Whether this CPU (and build) can run `isa` (Auto and Baseline: always).
+bool reference_isa_supported(ReferenceIsa isa);
+struct DefinedOrderOptions {
+  unsigned threads = 0;  // host threads over blocks of rows; 0: pe::available_host_threads() (small GEMMs use 1)
+  ReferenceIsa isa = ReferenceIsa::Auto;  // one the CPU does not support: HostError
+};
+// reference_defined_order with explicit threads and vector code; every choice gives the same bits.
+Matrix reference_defined_order(const Matrix& a, const Matrix& b, isa::Fp32Mode fp32_mode, std::size_t k_tile,
+                               const DefinedOrderOptions& options);
 // The same with the plan's k-tiles and fp32_mode on its quantized operands.
 Matrix reference_defined_order(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
 

@@ -33,6 +33,8 @@
 namespace pevp::platform {
 
 
+enum class TimingModel : std::uint8_t { Pevp, ScalesimWs };
+
 struct VpConfig {
   // Generation, address map, arr_seq and SEQ parameters. platform.seq.window_bytes
   // always equals platform.map.iq_size (one parameter, the key address_map.iq_size).
@@ -45,6 +47,10 @@ struct VpConfig {
   // PeManageSeed saves and loads (NeuronCore-v4 only). D-SR-RNG.
   pe::Bf16Rounding psum_rounding = pe::Bf16Rounding::NearestEven;
   SimMode mode = SimMode::Both;
+  // timing.model: pe-vp's own pipelined cost model (docs/timing.md), or a preset reproducing SCALE-Sim v2's
+  // weight-stationary compute model for cross-checking published SCALE-Sim figures (`pe-vp gemm` reports it beside
+  // pe-vp's own; docs/sweeps.md "The SCALE-Sim preset").
+  TimingModel timing_model = TimingModel::Pevp;
   // The machine's shape, for every unit (geometry.* keys). The memories'
   // partitions and sizes below always follow it.
   isa::ArrayGeometry geometry;

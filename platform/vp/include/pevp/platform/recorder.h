@@ -37,9 +37,9 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // Writes the files asked for (the statistics as of now). False with *error
-  // naming the file on failure.
-  bool finish(std::string* error);
+  // Writes the files asked for (the statistics as of now, or `stats` when given: a
+  // view of them such as the SCALE-Sim preset's). False with *error naming the file on failure.
+  bool finish(std::string* error, const nlohmann::json* stats = nullptr);
 
   std::size_t trace_events() const { return trace_ ? trace_->size() : 0; }
 
