@@ -80,7 +80,7 @@ written as integers (when whole), percentages as decimals rounded to 6 places. T
 
   LayerID               the row's 0-based index among the data rows of RESULTS_CSV (failed rows are left
                         out, so their indices are missing and every line maps back to its results row)
-  Total Cycles          cycles
+  Total Cycles          cycles (scalesim_total_cycles, the last cycle's index, under timing.model=scalesim_ws)
   Stall Cycles          the sum of the row's stall:* columns (0 when the CSV has none)
   Overall Util %        utilisation * 100 (SCALE-Sim: MACs * 100 / (cycles * PEs), the same quantity)
   Mapping Efficiency %  the share of the PE array the layer's tiles occupy, averaged over its folds (the
@@ -113,7 +113,7 @@ REQUIRED = ("status", "workload", "layer", "count", "cycles", "utilisation")
 REQUIRED_SCALESIM = REQUIRED + ("m", "k")
 # numeric columns an ok row may carry (besides stall:* and instr:*), checked when present and non-empty
 NUMERIC = ("count", "m", "k", "n", "macs", "cycles", "time_ns", "utilisation", "tflops", "peak_tflops",
-           "wall_s")
+           "wall_s", "scalesim_folds", "scalesim_total_cycles")
 MUST_HAVE = ("count", "cycles", "utilisation")  # non-empty in every ok row
 HIDDEN_DIMS = ("gen", "dtype")  # join the configuration only when the p: columns do not separate rows
 
@@ -452,7 +452,9 @@ def scalesim_rows(results):
         rows, cols = array_dims(results, r)
         stall = sum(r.num.get(c, 0.0) for c in results.stall_cols)
         util = r.num["utilisation"] * 100.0
-        out.append([str(r.index), _fmt_int_or_float(r.num["cycles"]), _fmt_int_or_float(stall), _fmt_pct(util),
+        # Under timing.model=scalesim_ws the row carries SCALE-Sim's own figure: the last cycle's index.
+        total = r.num.get("scalesim_total_cycles", r.num["cycles"])
+        out.append([str(r.index), _fmt_int_or_float(total), _fmt_int_or_float(stall), _fmt_pct(util),
                     _fmt_pct(mapping_efficiency(r.num["k"], r.num["m"], rows, cols) * 100.0), _fmt_pct(util)])
     return out
 

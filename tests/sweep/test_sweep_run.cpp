@@ -1,0 +1,335 @@
+// `pe-vp sweep` through the binary, as an architect runs it: a local sweep whose every row agrees with a direct
+// `pe-vp gemm` of the same point, a failed point that is recorded without losing the others, a run killed half way
+// and resumed, the refusals, the SCALE-Sim preset against fold counts derived by hand, and the Slurm backend on a
+// real single-node cluster (scripts/slurm-cluster.sh, started and stopped by the test) against the local backend.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A folder of this test process's own (ctest runs tests in parallel processes).
+std::string scratch(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/pevp_sweep_" + std::to_string(::getpid()) + "_" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Result sh(const std::string& cmd, const std::string& dir) {
+  const std::string o = dir + "/cmd.out", e = dir + "/cmd.err";
+  const int rc = std::system((cmd + " > " + o + " 2> " + e).c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+}
+
+Result pe_vp(const std::string& args, const std::string& dir) { return sh(std::string(PEVP_CLI) + " " + args, dir); }
+
+std::string write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+// RFC 4180 rows, as header name -> value.
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  const std::string text = slurp(path);
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(cell), cell.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(cell), cell.clear();
+      rows.emplace_back();
+    } else {
+      cell += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  std::vector<std::map<std::string, std::string>> out;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> m;
+    for (std::size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) m[rows[0][c]] = rows[r][c];
+    out.push_back(m);
+  }
+  return out;
+}
+
+// The rows without their wall times: what two runs of one sweep must agree on.
+std::vector<std::map<std::string, std::string>> without_wall(std::vector<std::map<std::string, std::string>> rows) {
+  for (auto& r : rows) r.erase("wall_s");
+  return rows;
+}
+
+const char* const kFourGemms = R"(
+name = "four"
+[[workload]]
+name = "pair"
+gemms = [ { name = "square", m = 256, k = 256, n = 256 }, { name = "wide", m = 128, k = 384, n = 1024, count = 3 } ]
+[grid]
+tile_n = [128, 512]
+)";
+
+TEST(SweepRun, EveryRowAgreesWithADirectGemmOfItsPoint) {
+  const std::string dir = scratch("direct");
+  const std::string spec = write(dir + "/s.toml", kFourGemms);
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out -j 2 --no-plots --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 points (4 distinct), 0 already recorded, 4 to run"), std::string::npos) << r.out;
+  const auto rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  // The grid varies fastest within a configuration's layers: configurations (tile_n) outer, layers inner.
+  const char* layers[] = {"square", "wide", "square", "wide"};
+  const char* tiles[] = {"128", "128", "512", "512"};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    EXPECT_EQ(row.at("status"), "ok");
+    EXPECT_EQ(row.at("layer"), layers[i]);
+    EXPECT_EQ(row.at("p:tile_n"), tiles[i]);
+    EXPECT_EQ(row.at("macs"), std::to_string(std::stoull(row.at("m")) * std::stoull(row.at("k")) *
+                                             std::stoull(row.at("n"))));
+    const std::string stats = dir + "/direct" + std::to_string(i) + ".json";
+    const Result g = pe_vp("gemm --quiet --mode timing --no-check --m " + row.at("m") + " --k " + row.at("k") +
+                               " --n " + row.at("n") + " --tile-n " + row.at("p:tile_n") + " --stats-json " + stats,
+                           dir);
+    ASSERT_EQ(g.status, 0) << g.err;
+    const nlohmann::json s = nlohmann::json::parse(slurp(stats));
+    EXPECT_EQ(row.at("cycles"), s["cycles"].dump()) << i;
+    EXPECT_EQ(row.at("instr:MATMUL"), s["instructions"]["by_opcode"]["MATMUL"]["instructions_retired"].dump()) << i;
+  }
+  // The network total weighs each layer by its count.
+  const nlohmann::json summary = nlohmann::json::parse(slurp(dir + "/out/summary.json"));
+  ASSERT_EQ(summary["networks"].size(), 2u);
+  const double cycles = std::stod(rows[0].at("cycles")) + 3 * std::stod(rows[1].at("cycles"));
+  EXPECT_DOUBLE_EQ(summary["networks"][0]["cycles"].get<double>(), cycles);
+}
+
+TEST(SweepRun, AFailedPointIsRecordedAndTheOthersKept) {
+  const std::string dir = scratch("failed");
+  // MARIANA's PSUM partition holds 4096 fp32: tile_n 5000 cannot be planned.
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+gemms = [ { name = "g", m = 128, k = 128, n = 8192 } ]
+[grid]
+tile_n = [512, 5000]
+)");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 points: 1 ok, 1 failed, 0 missing"), std::string::npos) << r.out;
+  const auto rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[1].at("status"), "failed");
+  EXPECT_NE(rows[1].at("error").find("tile_n = 5000"), std::string::npos) << rows[1].at("error");
+  EXPECT_EQ(rows[1].at("cycles"), "");
+  // A rerun with --resume keeps the failure recorded; --retry-failed runs it again (and it fails again).
+  const Result again = pe_vp("sweep " + spec + " --out " + dir + "/out --resume --no-plots --quiet", dir);
+  EXPECT_NE(again.out.find("2 already recorded, 0 to run"), std::string::npos) << again.out;
+  const Result retry = pe_vp("sweep " + spec + " --out " + dir + "/out --resume --retry-failed --no-plots --quiet", dir);
+  EXPECT_NE(retry.out.find("1 already recorded, 1 to run"), std::string::npos) << retry.out;
+}
+
+TEST(SweepRun, AKilledRunResumesToTheSameResults) {
+  const std::string dir = scratch("resume");
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+network = "resnet50"
+[grid]
+tile_n = [256, 512]
+)");
+  // The whole sweep, uninterrupted, as the reference.
+  const Result whole = pe_vp("sweep " + spec + " --out " + dir + "/whole -j 2 --no-plots --quiet", dir);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  // The same sweep killed (with its running points) once a few points are recorded.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const std::string out = dir + "/part";
+    ::execl(PEVP_CLI, PEVP_CLI, "sweep", spec.c_str(), "--out", out.c_str(), "-j", "1", "--no-plots", "--quiet",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  const auto recorded = [&] {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir + "/part/points", ec))
+      n += e.path().extension() == ".json" && e.path().string().find(".tmp.") == std::string::npos;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (recorded() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const std::size_t before = recorded();
+  ASSERT_GE(before, 3u);
+  ASSERT_FALSE(fs::exists(dir + "/part/results.csv")) << "killed before it finished";
+  const Result resumed = pe_vp("sweep " + spec + " --out " + dir + "/part --resume -j 2 --no-plots --quiet", dir);
+  ASSERT_EQ(resumed.status, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find(std::to_string(before) + " already recorded"), std::string::npos) << resumed.out;
+  EXPECT_EQ(without_wall(read_csv(dir + "/part/results.csv")), without_wall(read_csv(dir + "/whole/results.csv")));
+}
+
+TEST(SweepRun, RefusesWhatItCannotSweep) {
+  const std::string dir = scratch("refuse");
+  const std::string spec = write(dir + "/s.toml", kFourGemms);
+  ASSERT_EQ(pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir).status, 0);
+  const Result twice = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+  EXPECT_EQ(twice.status, 2);
+  EXPECT_NE(twice.err.find("holds a sweep already (sweep.json): --resume continues it"), std::string::npos) << twice.err;
+  const std::string typo = write(dir + "/typo.toml", "[[workload]]\nnetwork = \"resnet50\"\n[grid]\ntilen = [1]\n");
+  const Result t = pe_vp("sweep " + typo + " --out " + dir + "/t", dir);
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("grid.tilen: unknown parameter 'tilen'"), std::string::npos) << t.err;
+  const std::string bad_key =
+      write(dir + "/key.toml", "[[workload]]\nnetwork = \"resnet50\"\n[grid]\n\"geometry.pe_rowz\" = [64]\n");
+  const Result k = pe_vp("sweep " + bad_key + " --out " + dir + "/k", dir);
+  EXPECT_EQ(k.status, 2);
+  EXPECT_NE(k.err.find("unknown key 'geometry.pe_rowz'"), std::string::npos) << k.err;
+  const std::string bad_value =
+      write(dir + "/value.toml", "[[workload]]\nnetwork = \"resnet50\"\n[grid]\n\"geometry.pe_rows\" = [64, 1000]\n");
+  const Result v = pe_vp("sweep " + bad_value + " --out " + dir + "/v", dir);
+  EXPECT_EQ(v.status, 2);
+  EXPECT_NE(v.err.find("the configuration geometry.pe_rows=1000"), std::string::npos) << v.err;
+  EXPECT_NE(v.err.find("geometry.pe_rows"), std::string::npos) << v.err;
+  const std::string bad_csr =
+      write(dir + "/csr.toml", "[[workload]]\nnetwork = \"resnet50\"\n[grid]\n\"csr.top:queue_cfg.nope\" = [1]\n");
+  const Result c = pe_vp("sweep " + bad_csr + " --out " + dir + "/c", dir);
+  EXPECT_EQ(c.status, 2);
+  EXPECT_NE(c.err.find("nope"), std::string::npos) << c.err;
+  const Result collect_nothing = pe_vp("sweep --collect --out " + dir + "/nothing", dir);
+  EXPECT_EQ(collect_nothing.status, 2);
+  EXPECT_NE(collect_nothing.err.find("no sweep here"), std::string::npos) << collect_nothing.err;
+}
+
+// SCALE-Sim's ws model by hand: ceil(K / R) x ceil(M / C) folds of 2R + C + N - 2 cycles (N streamed).
+struct FoldCase {
+  const char* name;
+  const char* args;
+  std::uint64_t folds, per_fold;
+};
+
+class ScaleSimPreset : public ::testing::TestWithParam<FoldCase> {};
+
+TEST_P(ScaleSimPreset, CyclesAreTheFoldsOfItsFormula) {
+  const std::string dir = scratch(std::string("scalesim_") + GetParam().name);
+  const Result r = pe_vp("gemm --quiet --mode timing --set timing.model=scalesim_ws --stats-json " + dir + "/s.json " +
+                             GetParam().args,
+                         dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir + "/s.json"));
+  const std::uint64_t cycles = GetParam().folds * GetParam().per_fold;
+  EXPECT_EQ(s["scalesim"]["folds"].get<std::uint64_t>(), GetParam().folds);
+  EXPECT_EQ(s["scalesim"]["cycles_per_fold"].get<std::uint64_t>(), GetParam().per_fold);
+  EXPECT_EQ(s["cycles"].get<std::uint64_t>(), cycles);
+  EXPECT_EQ(s["scalesim"]["total_cycles"].get<std::uint64_t>(), cycles - 1) << "SCALE-Sim reports the last index";
+  EXPECT_NEAR(s["tflops"].get<double>(), s["utilisation"].get<double>() * s["peak_tflops"].get<double>(), 1e-9);
+  EXPECT_LT(s["pevp"]["cycles"].get<std::uint64_t>(), cycles) << "pe-vp's pipelined model beside it";
+  EXPECT_NE(r.out.find("SCALE-Sim ws preset"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HandDerived, ScaleSimPreset,
+    ::testing::Values(
+        // 128 x 128: K 512 -> 4 row folds, M 256 -> 2 column folds; 2 x 128 + 128 + 512 - 2 = 894.
+        FoldCase{"preset", "--m 256 --k 512 --n 512", 8, 894},
+        // 64 rows x 32 columns: K 300 -> 5, M 100 -> 4; 128 + 32 + 70 - 2 = 228.
+        FoldCase{"ragged", "--m 100 --k 300 --n 70 --set geometry.pe_rows=64 --set geometry.pe_cols=32", 20, 228},
+        // One fold: 2 x 128 + 128 + 1 - 2 = 383.
+        FoldCase{"one", "--m 1 --k 1 --n 1", 1, 383}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// ---- Slurm ---------------------------------------------------------------------------------------------------
+
+// A single-node cluster of this test's own, stopped (by its PIDs) whatever the test's outcome.
+class SlurmCluster {
+ public:
+  explicit SlurmCluster(const std::string& dir) : dir_(dir) {
+    fs::create_directories(dir_);
+    const std::string cmd = "PEVP_SLURM_MIN_JOB_AGE=4 " + script() + " start " + dir_ + " > " + dir_ +
+                            "/start.out 2> " + dir_ + "/start.err";
+    const int rc = std::system(cmd.c_str());
+    started_ = WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+    error_ = slurp(dir_ + "/start.err");
+  }
+  ~SlurmCluster() { std::system((script() + " stop " + dir_ + " > /dev/null 2>&1").c_str()); }
+  bool started() const { return started_; }
+  const std::string& error() const { return error_; }
+  std::string env() const { return "SLURM_CONF=" + dir_ + "/slurm.conf "; }
+
+ private:
+  static std::string script() { return std::string(PEVP_SOURCE_DIR) + "/scripts/slurm-cluster.sh"; }
+  std::string dir_, error_;
+  bool started_ = false;
+};
+
+TEST(SweepRun, TheSlurmJobArrayGivesTheLocalResults) {
+  const std::string dir = scratch("slurm");
+  const std::string spec = write(dir + "/s.toml", R"(
+name = "slurm-eight"
+[[workload]]
+gemms = [ { name = "a", m = 256, k = 256, n = 512 }, { name = "b", m = 128, k = 512, n = 256 } ]
+[grid]
+"geometry.pe_rows" = [64, 128]
+dependency_check = [true, false]
+)");
+  SlurmCluster cluster(dir + "/cluster");
+  ASSERT_TRUE(cluster.started()) << "scripts/slurm-cluster.sh start failed (CI runs as root with slurm-wlm and "
+                                    "munge installed by scripts/setup.sh): "
+                                 << cluster.error();
+  const Result slurm = sh(cluster.env() + PEVP_CLI + " sweep " + spec + " --out " + dir + "/slurm --backend slurm " +
+                              "--chunk-size 1 --wait --time 5 --no-plots --quiet",
+                          dir);
+  ASSERT_EQ(slurm.status, 0) << slurm.out << slurm.err;
+  EXPECT_NE(slurm.out.find("an array of 8 task(s)"), std::string::npos) << slurm.out;
+  EXPECT_NE(slurm.out.find("8 points: 8 ok, 0 failed, 0 missing"), std::string::npos) << slurm.out;
+  const Result local = pe_vp("sweep " + spec + " --out " + dir + "/local -j 2 --no-plots --quiet", dir);
+  ASSERT_EQ(local.status, 0) << local.err;
+  const auto a = without_wall(read_csv(dir + "/slurm/results.csv"));
+  EXPECT_EQ(a.size(), 8u);
+  EXPECT_EQ(a, without_wall(read_csv(dir + "/local/results.csv")));
+  // --collect merges the same records again.
+  const Result collected = pe_vp("sweep --collect --out " + dir + "/slurm --no-plots", dir);
+  EXPECT_EQ(collected.status, 0) << collected.err;
+  EXPECT_EQ(without_wall(read_csv(dir + "/slurm/results.csv")), a);
+}
+
+}  // namespace
