@@ -381,6 +381,13 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   if (!data) {
     out << "  check:    skipped (mode timing moves no data)\n";
   } else if (cmd.check) {
+    // The references cost O(M K N) on the host (a threaded fp32 kernel and three fp64 dgemms): say so before a long
+    // one. The rate is this machine class's (2 cores, docs/performance.md), so the figure is an estimate.
+    constexpr double kCheckMacsPerSecond = 9e9;
+    const double estimate = static_cast<double>(st.macs) / kCheckMacsPerSecond;
+    if (estimate > 5.0 && cmd.progress != Progress::Style::Off)
+      err << "pe-vp gemm: checking against the host references, about " << Progress::duration(estimate)
+          << " (--no-check skips them)\n";
     const host::Matrix defined = host::reference_defined_order(plan, ea, eb);
     const std::size_t diff = host::count_bit_mismatches(run.c, defined);
     out << "  check:    " << (diff == 0 ? "bit-exact" : "MISMATCH") << " against the defined-order fp32 reference ("
