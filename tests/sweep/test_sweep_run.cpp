@@ -277,6 +277,28 @@ INSTANTIATE_TEST_SUITE_P(
         FoldCase{"one", "--m 1 --k 1 --n 1", 1, 383}),
     [](const auto& info) { return std::string(info.param.name); });
 
+TEST(SweepRun, TheScaleSimReportCarriesItsTotalCycles) {
+  const std::string dir = scratch("report");
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+gemms = [ { name = "g", m = 256, k = 512, n = 512 } ]
+[set]
+"timing.model" = "scalesim_ws"
+[grid]
+"geometry.pe_cols" = [128, 64]
+)");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --scalesim-report --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // 128 columns: 4 x 2 folds of 2 x 128 + 128 + 512 - 2 = 894; 64 columns: 4 x 4 folds of 830. The last index.
+  const std::string report = slurp(dir + "/out/COMPUTE_REPORT.csv");
+  EXPECT_NE(report.find("0, 7151, 0, "), std::string::npos) << report;
+  EXPECT_NE(report.find("1, 13279, 0, "), std::string::npos) << report;
+  const auto rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("scalesim_folds"), "8");
+  EXPECT_EQ(rows[1].at("scalesim_total_cycles"), "13279");
+}
+
 // ---- Slurm ---------------------------------------------------------------------------------------------------
 
 // A single-node cluster of this test's own, stopped (by its PIDs) whatever the test's outcome.

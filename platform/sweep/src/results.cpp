@@ -44,8 +44,20 @@ const json& at(const json& doc, const char* key) {
   return it == doc.end() ? null : *it;
 }
 
-// One run of the layer: its count multiplies it only in the network totals.
-std::uint64_t macs_per_run(const Gemm& g) { return g.m * g.k * g.n; }
+// One run of the layer (its count multiplies it only in the network totals), in decimal: a topology may give sides
+// whose product exceeds 64 bits (such a point fails to run, but its row still says what it was).
+std::string macs_per_run(const Gemm& g) {
+  unsigned __int128 v = static_cast<unsigned __int128>(g.m) * g.k;
+  const bool wraps = g.n != 0 && v > ~static_cast<unsigned __int128>(0) / g.n;
+  if (wraps) return std::to_string(static_cast<double>(g.m) * static_cast<double>(g.k) * static_cast<double>(g.n));
+  v *= g.n;
+  std::string text;
+  do {
+    text.insert(text.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return text;
+}
 
 }  // namespace
 
@@ -212,7 +224,7 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
                                     std::to_string(p.point.layer.m),
                                     std::to_string(p.point.layer.k),
                                     std::to_string(p.point.layer.n),
-                                    std::to_string(macs_per_run(p.point.layer)),
+                                    macs_per_run(p.point.layer),
                                     p.gen,
                                     p.dtype};
     for (const std::string& s : plan.swept) {
@@ -266,7 +278,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     t.cycles += count * cycles;
     t.weighted_util += count * cycles * at(*r, "utilisation").get<double>();
     t.time_ns += count * at(*r, "time_ns").get<double>();
-    t.macs += count * static_cast<double>(macs_per_run(p.point.layer));
+    t.macs += count * static_cast<double>(p.point.layer.m) * static_cast<double>(p.point.layer.k) *
+              static_cast<double>(p.point.layer.n);
   }
   json networks = json::array();
   for (const auto& [where, t] : totals) {

@@ -12,8 +12,14 @@ namespace pevp::sweep {
 namespace {
 
 using nlohmann::json;
+// The spec as read: its tables keep the order the file gives them (the grid's last key varies fastest; the CSV's
+// p: columns follow the spec), which nlohmann::json's sorted objects would lose.
+using Doc = nlohmann::ordered_json;
 
-std::string kind_of(const json& v) {
+// A parameter value (a scalar) as the rest of the sweep holds it.
+json scalar(const Doc& v) { return json::parse(v.dump()); }
+
+std::string kind_of(const Doc& v) {
   if (v.is_string()) return "a string";
   if (v.is_boolean()) return "a boolean";
   if (v.is_number()) return "a number";
@@ -28,19 +34,23 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
-// TOML as JSON: tables, arrays and scalars map one to one; dates and times are no parameter.
-json to_json(const toml::node& node, const std::string& key, const std::string& source) {
+// TOML as JSON: tables, arrays and scalars map one to one, each table's keys in the file's order (toml++ keeps them
+// sorted); dates and times are no parameter.
+Doc to_doc(const toml::node& node, const std::string& key, const std::string& source) {
   if (const toml::table* t = node.as_table()) {
-    json o = json::object();
-    for (const auto& [k, v] : *t) {
-      const std::string name(k.str());
-      o[name] = to_json(v, key.empty() ? name : key + "." + name, source);
-    }
+    std::vector<std::pair<std::string, const toml::node*>> entries;
+    for (const auto& [k, v] : *t) entries.emplace_back(std::string(k.str()), &v);
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      const toml::source_position pa = a.second->source().begin, pb = b.second->source().begin;
+      return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+    });
+    Doc o = Doc::object();
+    for (const auto& [name, v] : entries) o[name] = to_doc(*v, key.empty() ? name : key + "." + name, source);
     return o;
   }
   if (const toml::array* a = node.as_array()) {
-    json arr = json::array();
-    for (const toml::node& v : *a) arr.push_back(to_json(v, key, source));
+    Doc arr = Doc::array();
+    for (const toml::node& v : *a) arr.push_back(to_doc(v, key, source));
     return arr;
   }
   if (const auto* s = node.as_string()) return s->get();
@@ -50,8 +60,24 @@ json to_json(const toml::node& node, const std::string& key, const std::string& 
   throw SpecError(source + ": " + key + ": a date or time is no parameter value");
 }
 
+// A parameter table with its nested tables flattened into dotted names: TOML reads `geometry.pe_rows = 64` (a
+// bare dotted key) as a table `geometry` holding `pe_rows`, which is the configuration key geometry.pe_rows.
+std::vector<std::pair<std::string, Doc>> flattened(const Doc& table, const std::string& prefix = "") {
+  std::vector<std::pair<std::string, Doc>> out;
+  for (const auto& [k, v] : table.items()) {
+    const std::string name = prefix.empty() ? k : prefix + "." + k;
+    if (v.is_object()) {
+      if (v.empty()) out.emplace_back(name, v);  // an empty table: the value check names it
+      for (auto& e : flattened(v, name)) out.push_back(std::move(e));
+    } else {
+      out.emplace_back(name, v);
+    }
+  }
+  return out;
+}
+
 // The known names of a table, for "unknown key" messages.
-void check_keys(const json& table, const std::vector<std::string>& known, const std::string& where,
+void check_keys(const Doc& table, const std::vector<std::string>& known, const std::string& where,
                 const std::string& source) {
   for (const auto& [k, v] : table.items())
     if (std::find(known.begin(), known.end(), k) == known.end())
@@ -59,21 +85,21 @@ void check_keys(const json& table, const std::vector<std::string>& known, const 
                       (where.empty() ? "the spec's" : where + "'s") + " keys: " + joined(known) + ")");
 }
 
-std::uint64_t positive(const json& v, const std::string& where) {
+std::uint64_t positive(const Doc& v, const std::string& where) {
   if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
     throw SpecError(where + ": expected a positive integer, got " + (v.is_number() ? v.dump() : kind_of(v)));
   return v.get<std::uint64_t>();
 }
 
-Network gemm_list(const json& w, const std::string& where) {
+Network gemm_list(const Doc& w, const std::string& where) {
   Network net;
   net.name = w.contains("name") ? w["name"].get<std::string>() : "gemms";
-  const json& list = w["gemms"];
+  const Doc& list = w["gemms"];
   if (!list.is_array() || list.empty())
     throw SpecError(where + ".gemms: expected a non-empty list of {m, k, n} tables, got " + kind_of(list));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = where + ".gemms[" + std::to_string(i) + "]";
-    const json& g = list[i];
+    const Doc& g = list[i];
     if (!g.is_object()) throw SpecError(at + ": expected a table {m, k, n}, got " + kind_of(g));
     for (const auto& [k, v] : g.items())
       if (k != "name" && k != "m" && k != "k" && k != "n" && k != "count")
@@ -92,7 +118,7 @@ Network gemm_list(const json& w, const std::string& where) {
   return net;
 }
 
-Network workload(const json& w, const std::string& where, const std::string& source, const std::string& base_dir) {
+Network workload(const Doc& w, const std::string& where, const std::string& source, const std::string& base_dir) {
   if (!w.is_object()) throw SpecError(source + ": " + where + ": expected a table, got " + kind_of(w));
   check_keys(w, {"name", "network", "scalesim_conv", "scalesim_gemm", "gemms"}, where, source);
   int sources = 0;
@@ -112,7 +138,7 @@ Network workload(const json& w, const std::string& where, const std::string& sou
       net = builtin_network(w["network"].get<std::string>());
     } else {
       const bool conv = w.contains("scalesim_conv");
-      const json& p = w[conv ? "scalesim_conv" : "scalesim_gemm"];
+      const Doc& p = w[conv ? "scalesim_conv" : "scalesim_gemm"];
       if (!p.is_string())
         throw SpecError(source + ": " + where + "." + (conv ? "scalesim_conv" : "scalesim_gemm") +
                         ": expected a path, got " + kind_of(p));
@@ -127,7 +153,7 @@ Network workload(const json& w, const std::string& where, const std::string& sou
   return net;
 }
 
-void check_value(const std::string& name, const json& v, const std::string& where) {
+void check_value(const std::string& name, const Doc& v, const std::string& where) {
   if (!v.is_string() && !v.is_number() && !v.is_boolean())
     throw SpecError(where + ": expected a number, string or boolean, got " + kind_of(v));
   const auto want = [&](bool ok, const char* what) {
@@ -152,22 +178,22 @@ void check_value(const std::string& name, const json& v, const std::string& wher
     throw SpecError(where + " = " + v.dump() + ": configuration keys take numbers or strings");
 }
 
-std::vector<Param> fixed_params(const json& set, const std::string& source) {
+std::vector<Param> fixed_params(const Doc& set, const std::string& source) {
   std::vector<Param> out;
   if (!set.is_object()) throw SpecError(source + ": set: expected a table, got " + kind_of(set));
-  for (const auto& [k, v] : set.items()) {
+  for (const auto& [k, v] : flattened(set)) {
     param_kind(k, source + ": set." + k);
     check_value(k, v, source + ": set." + k);
-    out.push_back({k, v});
+    out.push_back({k, scalar(v)});
   }
   return out;
 }
 
-std::vector<std::pair<std::string, std::vector<json>>> swept_lists(const json& t, const char* table,
+std::vector<std::pair<std::string, std::vector<json>>> swept_lists(const Doc& t, const char* table,
                                                                    const std::string& source) {
   std::vector<std::pair<std::string, std::vector<json>>> out;
   if (!t.is_object()) throw SpecError(source + ": " + table + ": expected a table, got " + kind_of(t));
-  for (const auto& [k, v] : t.items()) {
+  for (const auto& [k, v] : flattened(t)) {
     const std::string where = source + ": " + table + "." + k;
     param_kind(k, where);
     if (!v.is_array()) throw SpecError(where + ": expected a list of values, got " + kind_of(v));
@@ -175,9 +201,10 @@ std::vector<std::pair<std::string, std::vector<json>>> swept_lists(const json& t
     std::vector<json> values;
     for (std::size_t i = 0; i < v.size(); ++i) {
       check_value(k, v[i], where + "[" + std::to_string(i) + "]");
+      const json value = scalar(v[i]);
       for (const json& seen : values)
-        if (seen == v[i]) throw SpecError(where + ": " + v[i].dump() + " is listed twice");
-      values.push_back(v[i]);
+        if (seen == value) throw SpecError(where + ": " + value.dump() + " is listed twice");
+      values.push_back(value);
     }
     out.emplace_back(k, std::move(values));
   }
@@ -239,11 +266,11 @@ std::vector<std::string> SweepSpec::swept() const {
 }
 
 SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string& source, const std::string& base_dir) {
-  json doc;
+  Doc doc;
   if (format == SpecFormat::Toml) {
     try {
       const toml::table t = toml::parse(text, source);
-      doc = to_json(t, "", source);
+      doc = to_doc(t, "", source);
     } catch (const toml::parse_error& e) {
       const auto& at = e.source().begin;
       throw SpecError(source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
@@ -251,8 +278,8 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
     }
   } else {
     try {
-      doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+      doc = Doc::parse(text);
+    } catch (const Doc::parse_error& e) {
       throw SpecError(source + ": " + e.what());
     }
     if (!doc.is_object()) throw SpecError(source + ": expected a JSON object at the top, got " + kind_of(doc));
@@ -268,7 +295,7 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
   if (!doc.contains("workload"))
     throw SpecError(source + ": workload: missing (one or more [[workload]] tables: network, scalesim_conv, "
                              "scalesim_gemm or gemms)");
-  const json& ws = doc["workload"].is_array() ? doc["workload"] : json::array({doc["workload"]});
+  const Doc ws = doc["workload"].is_array() ? doc["workload"] : Doc::array({doc["workload"]});
   if (ws.empty()) throw SpecError(source + ": workload: the list is empty");
   for (std::size_t i = 0; i < ws.size(); ++i) {
     Network net = workload(ws[i], "workload[" + std::to_string(i) + "]", source, base_dir);
@@ -318,12 +345,17 @@ std::vector<Point> expand(const SweepSpec& spec) {
   std::size_t configurations = spec.zip.empty() ? 1 : spec.zip.front().second.size();
   std::size_t layers = 0;
   for (const Network& w : spec.workloads) layers += w.layers.size();
+  if (layers == 0) throw SpecError(spec.source + ": no workload has a layer: nothing to sweep");
+  for (const auto& [k, v] : spec.zip)
+    if (v.size() != configurations)
+      throw SpecError(spec.source + ": zip." + k + ": zipped lists must have one length");
   for (const auto& [k, v] : spec.grid) {
+    if (v.empty()) throw SpecError(spec.source + ": grid." + k + ": the list is empty");
     if (configurations > kMaxPoints / v.size())
       throw SpecError(spec.source + ": the grid has more than " + std::to_string(kMaxPoints) + " combinations");
     configurations *= v.size();
   }
-  if (layers == 0 || configurations > kMaxPoints / layers)
+  if (configurations == 0 || configurations > kMaxPoints / layers)
     throw SpecError(spec.source + ": " + std::to_string(configurations) + " configurations x " +
                     std::to_string(layers) + " layers: more than " + std::to_string(kMaxPoints) +
                     " points (split the sweep)");
