@@ -19,15 +19,15 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
   exit 2
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs)
+[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep)
 
 # -max_len per target: the selector bytes and four records; text and files of a few KiB.
 max_len_of() {
   case "$1" in
     decode) echo 260 ;;
-    assemble | npy | config) echo 4096 ;;
+    assemble | npy | config | sweep) echo 4096 ;;
     regs) echo 2048 ;;
-    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs)" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep)" >&2; exit 2 ;;
   esac
 }
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done

@@ -616,6 +616,12 @@ TEST(SpecErrors, InvalidJson) {
       << message;
 }
 
+TEST(SpecErrors, JsonNumberOutOfRange) {
+  // 1e400 is beyond a double: nlohmann::json throws out_of_range, not parse_error (found by fuzz_sweep).
+  const std::string message = json_error(R"({"workload": {"gemms": [{"m": 1e400, "k": 1, "n": 1}]}})");
+  EXPECT_EQ(message.rfind("s.json: [json.exception.out_of_range.406]", 0), 0u) << message;
+}
+
 TEST(SpecErrors, JsonTopLevelNotAnObject) {
   EXPECT_EQ(json_error("[1, 2]"), "s.json: expected a JSON object at the top, got a list");
   EXPECT_EQ(json_error("\"spec\""), "s.json: expected a JSON object at the top, got a string");

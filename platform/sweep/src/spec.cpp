@@ -279,7 +279,7 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
   } else {
     try {
       doc = Doc::parse(text);
-    } catch (const Doc::parse_error& e) {
+    } catch (const Doc::exception& e) {  // a syntax error, or a number out of range (1e400)
       throw SpecError(source + ": " + e.what());
     }
     if (!doc.is_object()) throw SpecError(source + ": expected a JSON object at the top, got " + kind_of(doc));
