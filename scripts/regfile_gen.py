@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Register-file generator: one JSON schema in, four files out.
+"""Register-file generator: one JSON schema in, five files out.
 
     regfile_gen.py SCHEMA.json --out-dir DIR
 
@@ -10,6 +10,10 @@ writes, deterministically (byte-identical on every run, no timestamps):
   DIR/<name>_regs.h     driver header: namespace pevp::regs::<name>, constexpr
                         offsets, field shifts/masks/resets, names; no dependency
                         beyond <cstdint>; declares regfile_desc()
+  DIR/<name>_regs_c.h   the same map as a C99 header (drivers written in C): macros
+                        PEVP_<NAME>_<BUNDLE>_<REGISTER>_OFFSET / _RESET / _RW_MASK ...,
+                        per field _SHIFT / _WIDTH / _MASK / _RESET and static inline
+                        _get / _set; only <stdint.h>; gcc -std=c99 -pedantic clean
   DIR/<name>_table.cpp  the pevp::regfile::RegFileDesc tables of
                         models/regfile/include/pevp/regfile/desc.h
   DIR/<name>.v          a synthesizable Verilog APB slave of the same register file
@@ -610,6 +614,76 @@ def emit_header(rf):
 
 
 # --------------------------------------------------------------------------
+# <name>_regs_c.h
+# --------------------------------------------------------------------------
+
+def c_hex(value):
+    return f"UINT32_C(0x{value:08x})"
+
+
+def emit_c_header(rf):
+    """The driver map in C99: one prefixed macro per constant (C has no namespaces), static inline accessors."""
+    top = f"PEVP_{rf.name.upper()}"
+    guard = f"{top}_REGS_C_H"
+    c = census(rf)
+    L = []
+    w = L.append
+    w(f"/* {rf.name}_regs_c.h -- driver register map of {rf.name}, in C99.")
+    w(header_banner(rf, " *").rstrip("\n"))
+    w(" *")
+    w(" * The constants of the C++ header " + f"{rf.name}_regs.h" + ", one macro each, named")
+    w(f" * {top}_<BUNDLE>_<REGISTER>_<WHAT> (offsets absolute in the register file's window; an arrayed")
+    w(" * bundle's registers also have _OFFSET_AT(i) and _COUNT), and per field _SHIFT, _WIDTH, _MASK (in")
+    w(" * place), _RESET (right-aligned), and static inline _get(reg) / _set(reg, value). Only <stdint.h>.")
+    w(" */")
+    w(f"#ifndef {guard}")
+    w(f"#define {guard}")
+    w("")
+    w("#include <stdint.h>")
+    w("")
+    w(f"#define {top}_SIZE_BYTES {c_hex(rf.size)}")
+    w(f"#define {top}_ADDR_WIDTH {rf.addr_width}u")
+    w(f"#define {top}_DATA_WIDTH {rf.data_width}u")
+    w(f"#define {top}_NUM_REGISTERS {c['registers']}u")
+    w(f"#define {top}_VP_DEFINED {1 if rf.vp_defined else 0}")
+    for b in rf.bundles:
+        bp = f"{top}_{b.name.upper()}"
+        w("")
+        w(f"/* ---- bundle {b.name}: base 0x{b.base:x}, 0x{b.size:x} bytes x {b.count} */")
+        w(f"#define {bp}_BASE {c_hex(b.base)}")
+        w(f"#define {bp}_BUNDLE_SIZE {c_hex(b.size)}")
+        w(f"#define {bp}_ARRAY_SIZE {b.count}u")
+        for reg in b.registers:
+            rp = f"{bp}_{reg.name.upper()}"
+            first = b.base + reg.offset
+            desc = f" -- {comment_text(reg.description)}" if reg.description.strip() else ""
+            w(f"/* {reg.name} ({reg.access}){desc.replace('*/', '* /')} */")
+            w(f"#define {rp}_OFFSET {c_hex(first)}")
+            if b.count > 1:
+                w(f"#define {rp}_COUNT {b.count}u")
+                w(f"#define {rp}_OFFSET_AT(i) ({c_hex(first)} + (uint32_t)(i) * {c_hex(b.size)})")
+            w(f"#define {rp}_RESET {c_hex(reg.reset)}")
+            w(f"#define {rp}_RW_MASK {c_hex(reg.mask('RW'))}")
+            w(f"#define {rp}_RO_MASK {c_hex(reg.mask('RO'))}")
+            w(f"#define {rp}_PULSE_MASK {c_hex(reg.mask('PulseOnW'))}")
+            for f in reg.fields:
+                fp = f"{rp}_{f.name.upper()}"
+                fn = f"{rf.name}_{b.name}_{reg.name}_{f.name}".lower()
+                w(f"/*   {f.name} {f.bits()} {f.access}, reset 0x{f.reset:x} */")
+                w(f"#define {fp}_SHIFT {f.lsb}u")
+                w(f"#define {fp}_WIDTH {f.width}u")
+                w(f"#define {fp}_MASK {c_hex(f.mask)}")
+                w(f"#define {fp}_RESET {c_hex(f.reset)}")
+                w(f"static inline uint32_t pevp_{fn}_get(uint32_t reg) {{ return (reg & {fp}_MASK) >> {fp}_SHIFT; }}")
+                w(f"static inline uint32_t pevp_{fn}_set(uint32_t reg, uint32_t value) {{")
+                w(f"  return (reg & ~{fp}_MASK) | ((value << {fp}_SHIFT) & {fp}_MASK);")
+                w("}")
+    w("")
+    w(f"#endif /* {guard} */")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
 # <name>_table.cpp
 # --------------------------------------------------------------------------
 
@@ -977,6 +1051,7 @@ def main(argv=None):
         return 1
     files = [
         (f"{rf.name}_regs.h", emit_header(rf)),
+        (f"{rf.name}_regs_c.h", emit_c_header(rf)),
         (f"{rf.name}_table.cpp", emit_table(rf)),
         (f"{rf.name}.v", emit_verilog(rf)),
         (f"{rf.name}.md", emit_markdown(rf)),

@@ -30,7 +30,7 @@ TOP = "tpb_arr_seq_top_host_visible"
 
 
 def outputs(name):
-    return [f"{name}_regs.h", f"{name}_table.cpp", f"{name}.v", f"{name}.md"]
+    return [f"{name}_regs.h", f"{name}_regs_c.h", f"{name}_table.cpp", f"{name}.v", f"{name}.md"]
 
 
 def run_generator(schema_path, out_dir):
@@ -827,6 +827,74 @@ class VerilatorSimTest(TempDirTest):
         for name in tops:
             with self.subTest(schema=name):
                 self.assertIn(f"RESULT {name} PASS", run.stdout, run.stdout[-3000:] + run.stderr[-2000:])
+
+# ---------------------------------------------------------------------------
+class CHeaderTest(TempDirTest):
+    """The C99 headers: every register's offset, reset and masks and every field's shift, width, mask, reset and
+    accessors equal what the JSON says (expanded here, independently of the generator), checked by a C program
+    that includes all four headers in one translation unit and compiles with gcc -std=c99 -Wall -Wextra
+    -pedantic -Werror."""
+
+    def test_every_constant_matches_the_schema_in_c99(self):
+        cc = shutil.which("gcc") or shutil.which("cc")
+        if cc is None:
+            self.skipTest("no C compiler")
+        gen = os.path.join(self.tmp, "gen")
+        for name in SCHEMAS:
+            self.generate(name, "gen")
+        lines = ["#include <stdio.h>", ""]
+        lines += [f'#include "{name}_regs_c.h"' for name in SCHEMAS]
+        lines += ["", "static int failures;",
+                  "static void expect(const char* what, unsigned long got, unsigned long want) {",
+                  "  if (got != want) { printf(\"%s = 0x%lx, the schema says 0x%lx\\n\", what, got, want); ++failures; }",
+                  "}", "", "int main(void) {"]
+        checks = 0
+        for name in SCHEMAS:
+            rf = load_schema(name)["RegFile"]
+            top = f"PEVP_{name.upper()}"
+            for b in rf["RegistersBundleArrays"]:
+                base, size = parse_number(b["AddressOffset"]), parse_number(b["BundleSizeInBytes"])
+                for r in b["Registers"]:
+                    rp = f"{top}_{b['name'].upper()}_{r['name'].upper()}"
+                    first = base + parse_number(r["AddressOffset"])
+                    want = {"OFFSET": first, "RW_MASK": 0, "RO_MASK": 0, "PULSE_MASK": 0, "RESET": 0}
+                    if b["ArraySize"] > 1:
+                        last = b["ArraySize"] - 1
+                        lines.append(f'  expect("{rp}_OFFSET_AT({last})", {rp}_OFFSET_AT({last}), {first + last * size}ul);')
+                        lines.append(f'  expect("{rp}_COUNT", {rp}_COUNT, {b["ArraySize"]}ul);')
+                        checks += 2
+                    for f in r["BitFields"]:
+                        msb, lsb = parse_pos(f["Position"])
+                        width, reset = msb - lsb + 1, parse_number(f["ResetValue"])
+                        mask = ((1 << width) - 1) << lsb
+                        key = {"RW": "RW_MASK", "RO": "RO_MASK", "PulseOnW": "PULSE_MASK"}[f["Access"]]
+                        want[key] |= mask
+                        if f["Access"] != "PulseOnW":
+                            want["RESET"] |= reset << lsb
+                        fp = f"{rp}_{f['name'].upper()}"
+                        fn = f"pevp_{name}_{b['name']}_{r['name']}_{f['name']}".lower()
+                        for what, value in (("SHIFT", lsb), ("WIDTH", width), ("MASK", mask), ("RESET", reset)):
+                            lines.append(f'  expect("{fp}_{what}", {fp}_{what}, {value}ul);')
+                        # The accessors: set writes only the field (all ones elsewhere kept), get reads it back.
+                        lines.append(f'  expect("{fn}_set", {fn}_set(0xffffffffu, 0u), {0xffffffff & ~mask}ul);')
+                        lines.append(f'  expect("{fn}_get", {fn}_get({fn}_set(0u, 0xffffffffu)), {(1 << width) - 1}ul);')
+                        checks += 6
+                    for what, value in want.items():
+                        lines.append(f'  expect("{rp}_{what}", {rp}_{what}, {value}ul);')
+                        checks += 1
+        lines += ['  if (failures == 0) printf("OK %d checks\\n", ' + str(checks) + ');', "  return failures != 0;", "}"]
+        src = os.path.join(self.tmp, "c_headers.c")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        exe = os.path.join(self.tmp, "c_headers")
+        build = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", gen, src, "-o", exe],
+                               capture_output=True, text=True, check=False)
+        self.assertEqual(build.returncode, 0, build.stderr[-4000:])
+        run = subprocess.run([exe], capture_output=True, text=True, check=False)
+        self.assertEqual(run.returncode, 0, run.stdout[-4000:])
+        self.assertEqual(run.stdout, f"OK {checks} checks\n")
+        self.assertGreater(checks, 500)
+
 
 def main():
     args = sys.argv[1:]
