@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The installed SDK from outside the tree, as a user meets it: `cmake --install` of this build into a fresh prefix,
+# then tests/sdk/consumer configured with find_package(pevp) against that prefix alone, built and run (its own
+# sc_main driving the platform module on its own bus; a C99 program on the C register headers), and the same two
+# programs built with pkg-config (pevp.pc) instead of CMake.
+#   tests/sdk/run_sdk_test.sh BUILD_DIR
+set -euo pipefail
+build="$(cd "$1" && pwd)"
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/pevp-sdk.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+
+echo "== cmake --install into $work/prefix"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+
+echo "== find_package(pevp) from outside the tree"
+cmake -S "$src/tests/sdk/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+      -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/own_sc_main"
+"$work/consumer/regs_c99"
+
+echo "== pkg-config pevp"
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+g++ -std=c++17 -O1 "$src/tests/sdk/consumer/own_sc_main.cpp" $(pkg-config --cflags --libs --static pevp) \
+    -o "$work/own_sc_main_pc"
+"$work/own_sc_main_pc"
+# shellcheck disable=SC2046
+gcc -std=c99 -Wall -Wextra -pedantic -Werror "$src/tests/sdk/consumer/regs_c99.c" $(pkg-config --cflags pevp) \
+    -o "$work/regs_c99_pc"
+"$work/regs_c99_pc"
+
+echo "== the installed pe-vp"
+"$work/prefix/bin/pe-vp" gemm --mode timing --m 256 --k 256 --n 256 --quiet | grep -q "timing (timing"
+echo "sdk: ok"
