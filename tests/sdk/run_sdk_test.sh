@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed SDK from outside the tree, as a user meets it: `cmake --install` of this build into a fresh prefix,
 # then tests/sdk/consumer configured with find_package(pevp) against that prefix alone, built and run (its own
-# sc_main driving the platform module on its own bus; a C99 program on the C register headers), and the same two
+# sc_main driving the platform module on its own bus; a C99 program on the C register headers; a C driver on the C
+# API), and the same three
 # programs built with pkg-config (pevp.pc) instead of CMake.
 #   tests/sdk/run_sdk_test.sh BUILD_DIR
 set -euo pipefail
@@ -20,6 +21,7 @@ cmake -S "$src/tests/sdk/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_P
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/own_sc_main"
 "$work/consumer/regs_c99"
+"$work/consumer/c_driver"
 
 echo "== pkg-config pevp"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
@@ -31,6 +33,12 @@ g++ -std=c++17 -O1 "$src/tests/sdk/consumer/own_sc_main.cpp" $(pkg-config --cfla
 gcc -std=c99 -Wall -Wextra -pedantic -Werror "$src/tests/sdk/consumer/regs_c99.c" $(pkg-config --cflags pevp) \
     -o "$work/regs_c99_pc"
 "$work/regs_c99_pc"
+# shellcheck disable=SC2046
+gcc -std=c99 -Wall -Wextra -pedantic -Werror -c "$src/tests/capi/c_driver.c" $(pkg-config --cflags pevp) \
+    -o "$work/c_driver.o"
+# shellcheck disable=SC2046
+g++ "$work/c_driver.o" $(pkg-config --libs --static pevp) -o "$work/c_driver_pc"
+"$work/c_driver_pc"
 
 echo "== the installed pe-vp"
 "$work/prefix/bin/pe-vp" gemm --mode timing --m 256 --k 256 --n 256 --quiet | grep -q "timing (timing"

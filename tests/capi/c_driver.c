@@ -1,0 +1,146 @@
+/* A driver written in C99 against pevp.h: C[M x N] = st^T @ mv through the in-process VP -- SBUF loads over the
+ * bus, arming, an assembled Ldweights + Matmul, the wait, the PSUM read-back -- on small integers (exact in bf16
+ * and fp32), checked against the integer product computed here; then the error paths a driver meets: a program
+ * that faults (an unknown opcode: its error record, clearing it, running again), a bus error, a register value too wide, unknown names,
+ * bad assembly, a timeout, null pointers and a second VP. Prints one line per failed check; exit status 0 when none. */
+#include <stdio.h>
+#include <string.h>
+
+#include "pevp/pevp.h"
+
+enum { K = 64, M = 32, N = 48, MV_OFFSET = 0x1000 };
+
+static int failures;
+
+#define CHECK(cond, ...)                             \
+  do {                                               \
+    if (!(cond)) {                                   \
+      printf("c_driver:%d: ", __LINE__);             \
+      printf(__VA_ARGS__);                           \
+      printf("\n");                                  \
+      ++failures;                                    \
+    }                                                \
+  } while (0)
+
+/* bf16 of a small integer: the top half of its fp32 bits (exact). */
+static uint16_t bf16(int v) {
+  float f = (float)v;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return (uint16_t)(bits >> 16);
+}
+
+static int st_value(int k, int m) { return (k * 3 + m) % 7 - 3; }
+static int mv_value(int k, int n) { return (k + 2 * n) % 5 - 2; }
+
+static const char* kProgram =
+    ".gen MARIANA\n"
+    "ldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF\n"
+    "matmul src=sbuf[0]+0x1000:[1,48] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF "
+    "psum_accumulate_flags=SINGLE dst=psum[0]:[1,48]\n";
+
+
+static int run_matmul(pevp_vp* vp, const pevp_map* map) {
+  unsigned char records[4 * 64];
+  size_t count = 0;
+  pevp_completion done;
+  float row[N];
+  int m, n, k, wrong = 0;
+  CHECK(pevp_assemble(vp, kProgram, records, 4, &count) == PEVP_OK, "assemble: %s", pevp_last_error(vp));
+  CHECK(count == 2, "assembled %zu records, not 2", count);
+  CHECK(pevp_submit(vp, records, count) == PEVP_OK, "submit: %s", pevp_last_error(vp));
+  CHECK(pevp_wait_idle(vp, 1000000, &done) == PEVP_OK, "wait: %s", pevp_last_error(vp));
+  CHECK(done.done && !done.error, "done %d error %d", done.done, done.error);
+  CHECK(pevp_clear_done(vp) == PEVP_OK, "clear_done: %s", pevp_last_error(vp));
+  for (m = 0; m < M; ++m) {
+    CHECK(pevp_read(vp, map->psum + (uint64_t)m * map->psum_partition_bytes, row, sizeof row) == PEVP_OK,
+          "read PSUM partition %d: %s", m, pevp_last_error(vp));
+    for (n = 0; n < N; ++n) {
+      int want = 0;
+      for (k = 0; k < K; ++k) want += st_value(k, m) * mv_value(k, n);
+      wrong += row[n] != (float)want;
+    }
+  }
+  return wrong;
+}
+
+int main(void) {
+  pevp_vp* vp = NULL;
+  pevp_vp* second = NULL;
+  pevp_map map;
+  pevp_completion done;
+  pevp_error_info info;
+  unsigned char records[4 * 64];
+  size_t count = 0;
+  uint32_t value = 0;
+  uint64_t matmuls = 0, t0 = 0, t1 = 0;
+  int k, m, n, wrong;
+
+  CHECK(pevp_open("MARIANA", &vp) == PEVP_OK && vp != NULL, "open MARIANA");
+  if (vp == NULL) return 1;
+  CHECK(pevp_open("MARIANA", &second) == PEVP_ERR_STATE && second == NULL, "a second VP must be refused");
+  CHECK(pevp_get_map(vp, &map) == PEVP_OK, "map");
+  CHECK(pevp_arm(vp, 0, 0, 0) == PEVP_OK, "arm: %s", pevp_last_error(vp));
+
+  /* SBUF: partition k holds st[k][0..M) at offset 0 and mv[k][0..N) at MV_OFFSET. */
+  for (k = 0; k < K; ++k) {
+    uint16_t st[M], mv[N];
+    for (m = 0; m < M; ++m) st[m] = bf16(st_value(k, m));
+    for (n = 0; n < N; ++n) mv[n] = bf16(mv_value(k, n));
+    CHECK(pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes, st, sizeof st) == PEVP_OK, "load st");
+    CHECK(pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes + MV_OFFSET, mv, sizeof mv) == PEVP_OK,
+          "load mv");
+  }
+  CHECK(pevp_time_ps(vp, &t0) == PEVP_OK, "time");
+  wrong = run_matmul(vp, &map);
+  CHECK(wrong == 0, "%d of %d elements differ from the integer product", wrong, M * N);
+  CHECK(pevp_time_ps(vp, &t1) == PEVP_OK && t1 > t0, "simulated time advanced (%llu -> %llu ps)",
+        (unsigned long long)t0, (unsigned long long)t1);
+  CHECK(pevp_read_counter48(vp, "top", "arr_seq_ififo_perf_matmul.tile_128x128_tile0_instr_cnt_lsb", &matmuls) ==
+                PEVP_OK && matmuls == 1,
+        "matmul counter %llu: %s", (unsigned long long)matmuls, pevp_last_error(vp));
+
+  /* Registers by name, and their refusals. */
+  CHECK(pevp_write_reg(vp, "cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 32) == PEVP_OK, "write field: %s",
+        pevp_last_error(vp));
+  CHECK(pevp_read_reg(vp, "cluster", "arr_cluster_cfg.inter_instr_dly_cnt", &value) == PEVP_OK && value == 32,
+        "read field back: %u", value);
+  CHECK(pevp_write_reg(vp, "top", "queue_cfg.fifo_size_sel", 2) == PEVP_ERR_ARGUMENT &&
+            strstr(pevp_last_error(vp), "does not fit") != NULL,
+        "a value wider than its field: %s", pevp_last_error(vp));
+  CHECK(pevp_read_reg(vp, "top", "no_such_register", &value) == PEVP_ERR_ARGUMENT &&
+            strstr(pevp_last_error(vp), "no_such_register") != NULL,
+        "an unknown register: %s", pevp_last_error(vp));
+  CHECK(pevp_read32(vp, 0x7000000, 0, &value) == PEVP_ERR_BUS && pevp_last_error(vp)[0] != '\0',
+        "an unmapped address: %s", pevp_last_error(vp));
+  CHECK(pevp_read_reg(vp, NULL, "queue_cfg", &value) == PEVP_ERR_ARGUMENT, "a null face");
+  CHECK(pevp_read32(vp, map.apb, 0, NULL) == PEVP_ERR_ARGUMENT, "a null value");
+  CHECK(pevp_assemble(vp, "frobnicate x=1\n", records, 4, &count) == PEVP_ERR_ASSEMBLY &&
+            strstr(pevp_last_error(vp), "frobnicate") != NULL,
+        "bad assembly: %s", pevp_last_error(vp));
+  CHECK(pevp_assemble(vp, kProgram, records, 1, &count) == PEVP_ERR_ARGUMENT && count == 2, "no room for 2 records");
+
+  /* A program that faults -- its first record's opcode byte is none of the generation's (0xEE) -- the error record
+   * names the rule and the instruction; cleared, the engine runs again. */
+  CHECK(pevp_assemble(vp, kProgram, records, 4, &count) == PEVP_OK && count == 2, "assemble");
+  records[0] = 0xEE;
+  CHECK(pevp_submit(vp, records, count) == PEVP_OK, "submit");
+  CHECK(pevp_wait_idle(vp, 1000000, &done) == PEVP_OK && done.error == 1, "the fault is reported (error %d)",
+        done.error);
+  CHECK(pevp_error_record(vp, &info) == PEVP_OK && info.valid && strcmp(info.rule, "opcode.unknown") == 0 &&
+            info.opcode == 0xEE,
+        "error record: valid %d rule '%s' opcode 0x%x (%s)", info.valid, info.rule, info.opcode, info.description);
+  CHECK(pevp_clear_error(vp) == PEVP_OK, "clear_error: %s", pevp_last_error(vp));
+  CHECK(pevp_error_record(vp, &info) == PEVP_OK && !info.valid, "the record is cleared");
+  CHECK(pevp_clear_done(vp) == PEVP_OK, "clear_done");
+  wrong = run_matmul(vp, &map);
+  CHECK(wrong == 0, "after the fault: %d elements differ", wrong);
+
+  /* Nothing submitted, done cleared: waiting ends by its timeout. */
+  CHECK(pevp_wait_idle(vp, 1000, &done) == PEVP_ERR_TIMEOUT && done.timed_out == 1, "a timeout: %s",
+        pevp_last_error(vp));
+
+  pevp_close(vp);
+  printf("c_driver: %s (%d failed checks)\n", failures == 0 ? "ok" : "FAILED", failures);
+  return failures != 0;
+}
