@@ -17,8 +17,31 @@ endfunction()
 set(small --m 32 --k 32 --n 32 --no-check)
 
 # Argument parsing errors are status 2, not CLI11's own codes.
-expect_refused("A subcommand is required" ${PEVP})
-expect_refused("--gen is required" ${PEVP} asm x.pes -o x.bin)
+expect_refused("pe-vp: give a command \\(gemm, sweep, run, asm, disasm, calibrate, demo, regs\\), or --dump-config" ${PEVP})
+expect_refused("pe-vp asm: x.pes: no --gen and no .gen directive in the source" ${PEVP} asm x.pes -o x.bin)
+file(WRITE ${WORK}/nogen.pes "# no directive\n")
+expect_refused("pe-vp asm: nogen.pes: no --gen and no .gen directive in the source" ${PEVP} asm nogen.pes -o x.bin)
+# A timing-only run has no data to dump: refused before running, not zeros.
+expect_refused("--dump c.npy: mode timing moves no data, so there is nothing to dump \\(use --mode both\\)"
+               ${PEVP} run --gen MARIANA ${EXAMPLE}/program.pes --mode timing --dump 0x2000000:32x48:fp32=c.npy)
+if(EXISTS ${WORK}/c.npy)
+  message(FATAL_ERROR "a refused timing-only --dump wrote c.npy")
+endif()
+
+# What works without a command, and the version.
+execute_process(COMMAND ${PEVP} --version RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^pe-vp [0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "pe-vp --version: status ${rc}, '${out}'")
+endif()
+execute_process(COMMAND ${PEVP} --dump-config --set geometry.pe_rows=64 RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"pe_rows\": 64")
+  message(FATAL_ERROR "pe-vp --dump-config without a command: status ${rc}\n${out}")
+endif()
+# asm takes the generation from the source's .gen directive.
+execute_process(COMMAND ${PEVP} asm ${EXAMPLE}/program.pes -o ${WORK}/p.bin RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "for MARIANA")
+  message(FATAL_ERROR "pe-vp asm without --gen: status ${rc}, '${out}'")
+endif()
 expect_refused("The following argument was not expected" ${PEVP} gemm --no-such-option)
 # Integers: the range, no wrap of -1, no clamp of 2^64, no exponent.
 expect_refused("--m: expected an integer in 1..1048576, got '0'" ${PEVP} gemm --m 0)

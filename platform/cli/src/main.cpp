@@ -8,6 +8,7 @@
 #include <systemc>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -64,10 +65,25 @@ int run_disasm(const std::string& gen, const std::string& path, bool json, const
   return static_cast<int>(status);
 }
 
+// The generation a source's first `.gen NAME` directive names, or "" (also when the file cannot be read: the
+// assembler then reports that).
+std::string gen_directive(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream words(line);
+    std::string directive, name;
+    if (words >> directive >> name && directive == ".gen") return name;
+  }
+  return "";
+}
+
 // The command line's one command, run.
 int run_command(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
-  app.require_subcommand(1);
+  // A command, or only the configuration options (--dump-config prints the configuration they make).
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "pe-vp " PEVP_VERSION);
   // Configuration options of every command (docs/configuration.md); they may
   // follow the subcommand.
   std::string config_path;
@@ -171,7 +187,8 @@ int run_command(int argc, char* argv[]) {
   std::string asm_gen, asm_in, asm_out;
   platform::AsmCmdOptions asm_options;
   auto* assemble = app.add_subcommand("asm", "Assemble a text program (docs/assembly.md) into 64-byte records");
-  assemble->add_option("--gen", asm_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->required();
+  assemble->add_option("--gen", asm_gen,
+                       "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK (default: the source's .gen directive)");
   assemble->add_option("input", asm_in, "Assembly source (.pes)")->required();
   assemble->add_option("-o,--output", asm_out, "Binary output (written only when assembly succeeds)")->required();
   assemble->add_flag("--allow-invalid", asm_options.allow_invalid,
@@ -232,7 +249,12 @@ int run_command(int argc, char* argv[]) {
   // The effective configuration: the preset of the command's --gen (MARIANA when
   // it has none), then --config, then every --set in order. A --gen given on the
   // command line must agree with a generation the file or a --set chose.
-  const CLI::App* cmd_app = app.get_subcommands().front();
+  if (app.get_subcommands().empty() && !dump_config) {
+    std::cerr << "pe-vp: give a command (gemm, sweep, run, asm, disasm, calibrate, demo, regs), or --dump-config; "
+                 "--help lists them\n";
+    return 2;
+  }
+  const CLI::App* cmd_app = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
   const CLI::Option* gen_opt = cmd_app->get_option_no_throw("--gen");
   const bool gen_given = gen_opt && gen_opt->count() > 0;
   const std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
@@ -266,6 +288,13 @@ int run_command(int argc, char* argv[]) {
     return 0;
   }
   if (*assemble) {
+    if (asm_gen.empty()) {
+      asm_gen = gen_directive(asm_in);
+      if (asm_gen.empty()) {
+        std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
+        return 2;
+      }
+    }
     asm_options.geometry = config.geometry;
     return platform::run_asm(generation_or_exit(asm_gen), asm_in, asm_out, asm_options, std::cout, std::cerr);
   }

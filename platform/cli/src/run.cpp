@@ -256,6 +256,10 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       check_region(p, e.rows, e.cols, e.element_bytes, what);
       loads.emplace_back(p, std::move(e));
     }
+    // A timing-only run moves no data: a dump would be zeros that look like a result.
+    if (!cmd.dumps.empty() && vpc.mode == SimMode::Timing)
+      throw std::invalid_argument("--dump " + cmd.dumps.front().file +
+                                  ": mode timing moves no data, so there is nothing to dump (use --mode both)");
     for (const DumpSpec& d : cmd.dumps) {
       const std::string what = "--dump " + d.file;
       const isa::Dtype dt = host::parse_input_type(cmd.gen, d.dtype).dtype;
