@@ -4,7 +4,8 @@
 // with FILE:LINE); nothing else is caught
 // (an std::out_of_range or bad_alloc escaping is a finding). For a script it accepts:
 //   - line numbers are 1-based, increasing and within the text; `submit` appears at most once;
-//   - write / expect / poll / read name one of the four faces and a register; submit / wait name none;
+//   - write / expect / poll / read name one of the four faces and a register, dump a face, expect_fault a rule;
+//     submit / wait / clear_error name none;
 //   - a name that resolves gives a register of that face (and a field of that register) at the face's base plus
 //     the register's offset, and its name() prints.
 // Input: the script text.
@@ -54,11 +55,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (s.line <= last || s.line > lines) fuzz::fail(kTarget, at + "line numbers out of order or past the text");
     last = s.line;
     submits += s.op == ScriptLine::Op::Submit;
-    const bool named = s.op != ScriptLine::Op::Submit && s.op != ScriptLine::Op::Wait;
-    if (named != !s.face.empty() || named != !s.name.empty()) fuzz::fail(kTarget, at + "face/name do not fit the command");
-    if (!named) continue;
-    if (s.face != "top" && s.face != "cluster" && s.face != "protected" && s.face != "vp")
+    using Op = ScriptLine::Op;
+    // A face on the register commands and dump; a name on the register commands and expect_fault (its rule).
+    const bool with_face = s.op == Op::Write || s.op == Op::Read || s.op == Op::Expect || s.op == Op::Poll || s.op == Op::Dump;
+    const bool with_name = (with_face && s.op != Op::Dump) || s.op == Op::ExpectFault;
+    if (with_face != !s.face.empty() || with_name != !s.name.empty())
+      fuzz::fail(kTarget, at + "face/name do not fit the command");
+    if (with_face && s.face != "top" && s.face != "cluster" && s.face != "protected" && s.face != "vp")
       fuzz::fail(kTarget, at + "accepted the face '" + s.face + "'");
+    if (!with_face || !with_name) continue;
     platform::RegisterRef r;
     try {
       r = platform::resolve_register(map, s.face, s.name);

@@ -195,7 +195,7 @@ def dicts(pe_vp):
                tokens)
 
     # Register scripts: the commands, faces, register (bundle.register) and field names.
-    tokens = {"write ", "read ", "expect ", "poll ", "submit", "wait", "top ", "cluster ", "protected ", "vp ",
+    tokens = {"write ", "read ", "expect ", "poll ", "submit", "wait", "expect_fault ", "clear_error", "dump ", "top ", "cluster ", "protected ", "vp ",
               "0x", "#", "\n"}
     for face in ("top", "cluster", "protected", "vp"):
         for reg in json.loads(run(pe_vp, "regs", "--regfile", face, "--json"))["registers"]:

@@ -156,6 +156,50 @@ TEST(Run, AFaultingProgramExitsWithStatus1AndTheRecord) {
   fs::remove_all(scratch("").parent_path());
 }
 
+// A script recovers from a fault as a driver does: it expects the fault, reads the record, clears it, and the queue
+// resumes after the faulting instruction (D-FAULT-REQUEUE) -- here the weights load and the Matmul that follow a
+// Matmul with no stationary, whose result is then exact; dump prints every register of a face.
+TEST(Run, AScriptRecoversFromAFaultAndDumpsRegisters) {
+  const unsigned K = 32, M = 16, N = 24;
+  const host::Matrix st = ints(K, M, 1), mv = ints(K, N, 3);
+  host::write_npy(scratch("st.npy").string(), st);
+  host::write_npy(scratch("mv.npy").string(), mv);
+  auto prog = one_matmul(K, M, N);
+  prog.insert(prog.begin(), prog[1]);  // a Matmul before any weights: exec.no_stationary
+  write_bin(scratch("p.bin"), prog);
+  write_text(scratch("regs.txt"),
+             "expect_fault exec.no_stationary\n"
+             "expect vp seq_status.error 1\n"
+             "clear_error\n"
+             "wait\n"
+             "expect vp seq_status.error 0\n"
+             "expect vp retired_cnt_lsb 2\n"  // the faulting Matmul does not retire; the two after it do
+             "dump top\n");
+  platform::RunCommand cmd;
+  cmd.gen = kGen;
+  cmd.program = scratch("p.bin").string();
+  cmd.loads = {platform::parse_load(scratch("st.npy").string() + "@0x0:bf16"),
+               platform::parse_load(scratch("mv.npy").string() + "@4096:bf16")};
+  cmd.dumps = {platform::parse_dump("0x2000000:16x24:fp32=" + scratch("c.npy").string())};
+  cmd.regs = scratch("regs.txt").string();
+  const Result r = run(cmd);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("fault as expected: instruction 0: opcode 0x2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rule exec.no_stationary"), std::string::npos) << r.out;
+  // queue_cfg as armed (0), and every register of the face: as many lines as it has registers.
+  EXPECT_NE(r.out.find("top:arr_seq_cfg.queue_cfg = 0 (0x0)"), std::string::npos) << r.out;
+  const auto lines = static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
+  EXPECT_GT(lines, 40u) << r.out;
+  const host::Matrix c = host::read_npy_matrix(scratch("c.npy").string());
+  for (unsigned m = 0; m < M; ++m)
+    for (unsigned n = 0; n < N; ++n) {
+      float s = 0;
+      for (unsigned k = 0; k < K; ++k) s += st.at(k, m) * mv.at(k, n);
+      ASSERT_EQ(c.at(m, n), s) << m << "," << n;
+    }
+  fs::remove_all(scratch("").parent_path());
+}
+
 // A validity fault found at run time keeps the offending value, as `asm` and `disasm` print it, also when the rule's
 // message starts with the field's name ("psum_zero_region must be 0..3").
 TEST(Run, ARuntimeFaultNamesTheFieldAndItsValue) {

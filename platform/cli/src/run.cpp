@@ -18,6 +18,7 @@
 #include "pevp/isa_text/assembly.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/regs.h"
 #include "pevp/platform/virtual_platform.h"
 
 namespace pevp::platform {
@@ -193,15 +194,27 @@ std::vector<ScriptLine> parse_script(const std::string& text, const std::string&
     } else if (w[0] == "wait") {
       want(1, "wait");
       s.op = ScriptLine::Op::Wait;
+    } else if (w[0] == "expect_fault") {
+      want(2, "expect_fault RULE");
+      s.op = ScriptLine::Op::ExpectFault;
+      s.name = w[1];
+    } else if (w[0] == "clear_error") {
+      want(1, "clear_error");
+      s.op = ScriptLine::Op::ClearError;
+    } else if (w[0] == "dump") {
+      want(2, "dump FACE");
+      s.op = ScriptLine::Op::Dump;
+      s.face = w[1];
     } else {
-      throw std::invalid_argument(where + "unknown command '" + w[0] + "' (write, read, expect, poll, submit, wait)");
+      throw std::invalid_argument(where + "unknown command '" + w[0] +
+                                  "' (write, read, expect, poll, submit, wait, expect_fault, clear_error, dump)");
     }
     if (w.size() >= 3) {
       s.face = w[1];
       s.name = w[2];
-      if (s.face != "top" && s.face != "cluster" && s.face != "protected" && s.face != "vp")
-        throw std::invalid_argument(where + "unknown register face '" + s.face + "' (top, cluster, protected, vp)");
     }
+    if (!s.face.empty() && s.face != "top" && s.face != "cluster" && s.face != "protected" && s.face != "vp")
+      throw std::invalid_argument(where + "unknown register face '" + s.face + "' (top, cluster, protected, vp)");
     out.push_back(std::move(s));
   }
   return out;
@@ -226,7 +239,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
       for (const ScriptLine& s : script) {
-        if (s.face.empty()) continue;
+        if (s.face.empty() || s.op == ScriptLine::Op::Dump) continue;  // dump names a face, no register
         RegisterRef r;
         try {
           r = resolve_register(cfg.map, s.face, s.name);
@@ -323,6 +336,34 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         switch (s.op) {
           case ScriptLine::Op::Submit: submit(); break;
           case ScriptLine::Op::Wait: wait(); break;
+          case ScriptLine::Op::ExpectFault: {
+            submit();
+            last = d.wait_idle();
+            waited = true;
+            if (last.timed_out) throw RunFailure(1, where + "expect_fault " + s.name + ": the SEQ did not settle");
+            if (!last.error) throw RunFailure(1, where + "expect_fault " + s.name + ": the program completed");
+            const auto rec = d.error_record();
+            if (!rec || rec->rule != s.name)
+              throw RunFailure(1, where + "expect_fault " + s.name + ": the fault is " +
+                                      (rec ? rec->describe() : std::string("(no record)")));
+            out << "fault as expected: " << rec->describe() << '\n';
+            break;
+          }
+          case ScriptLine::Op::ClearError:
+            d.clear_error();
+            waited = false;  // the queue resumes: the run ends when it is done again
+            break;
+          case ScriptLine::Op::Dump: {
+            const regfile::RegFileDesc& desc = **regfile_by_name(s.face);
+            for (std::size_t i = 0; i < desc.num_registers; ++i) {
+              const regfile::RegisterDesc& reg = desc.registers[i];
+              const RegisterRef r =
+                  resolve_register(d.map(), s.face, std::string(reg.bundle) + "." + std::string(reg.name));
+              const std::uint32_t v = d.read(r);
+              out << r.name() << " = " << v << " (" << hex(v) << ")\n";
+            }
+            break;
+          }
           case ScriptLine::Op::Write: d.write(resolve_register(d.map(), s.face, s.name), s.value); break;
           case ScriptLine::Op::Read: {
             const RegisterRef r = resolve_register(d.map(), s.face, s.name);

@@ -54,7 +54,9 @@ DumpSpec parse_dump(std::string_view text);
 // Without `submit`, the program is queued just before the first `wait`; without
 // `wait`, after the last line (and then waited for).
 struct ScriptLine {
-  enum class Op { Write, Read, Expect, Poll, Submit, Wait } op = Op::Wait;
+  // ExpectFault: wait for the program to stop on a fault of rule `name` (the script goes on); ClearError: clear
+  // the record, the queue resumes after the faulting instruction; Dump: every register of `face`.
+  enum class Op { Write, Read, Expect, Poll, Submit, Wait, ExpectFault, ClearError, Dump } op = Op::Wait;
   std::string face, name;
   std::uint32_t value = 0;
   std::size_t line = 0;  // 1-based, for messages
