@@ -302,6 +302,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   };
   std::vector<host::Matrix> dumped(cmd.dumps.size());
   Completion last;
+  sc_core::sc_time completed_at;  // when the driver saw the program done (the dumps read back after it)
   try {
     vp.run([&](Driver& d) {
       auto address = [&](const Place& p, std::uint32_t row) {
@@ -321,6 +322,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       auto wait = [&] {
         submit();
         last = d.wait_idle();
+        completed_at = sc_core::sc_time_stamp();
         waited = true;
         if (last.error) {
           const auto& rec = vp.platform().seq.error();
@@ -339,6 +341,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
           case ScriptLine::Op::ExpectFault: {
             submit();
             last = d.wait_idle();
+            completed_at = sc_core::sc_time_stamp();
             waited = true;
             if (last.timed_out) throw RunFailure(1, where + "expect_fault " + s.name + ": the SEQ did not settle");
             if (!last.error) throw RunFailure(1, where + "expect_fault " + s.name + ": the program completed");
@@ -422,9 +425,14 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     return 1;
   }
   out << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
-      << " retired, done at " << sc_core::sc_time_stamp().to_string() << " simulated\n";
+      << " retired, done at " << completed_at.to_string() << " simulated (the simulation ended at "
+      << sc_core::sc_time_stamp().to_string() << ", after the read-back)\n";
   if (vpc.mode != SimMode::Functional) out << format_timing_summary(run_stats(vp.platform()));
   if (!write_outputs()) return 2;
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
+                                   {"vcd", cmd.outputs.vcd_path},
+                                   {"stats", cmd.outputs.stats_json_path}})
+    if (!path.empty()) out << "  wrote " << path << " (" << what << ")\n";
   for (std::size_t i = 0; i < dumped.size(); ++i) {
     std::string error;
     if (!host::write_npy(cmd.dumps[i].file, dumped[i], &error)) {
