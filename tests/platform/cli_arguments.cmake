@@ -96,3 +96,11 @@ expect_refused("options.tile_n = 1024: must be 1..512 \\(fp32 elements of one 20
                ${PEVP} gemm ${small} --gen CAYMAN --tile-n 1024)
 expect_refused("options.tile_n = 4097: must be 1..4096"
                ${PEVP} gemm ${small} --gen MARIANA --tile-n 4097)
+
+# Every command's --help names the options every command takes.
+foreach(cmd gemm sweep run asm disasm calibrate demo regs)
+  execute_process(COMMAND ${PEVP} ${cmd} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "--set KEY=VALUE" OR NOT out MATCHES "--dump-config" OR NOT out MATCHES "--config FILE")
+    message(FATAL_ERROR "pe-vp ${cmd} --help does not list the global options (status ${rc}):\n${out}")
+  endif()
+endforeach()

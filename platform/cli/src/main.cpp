@@ -236,6 +236,16 @@ int run_command(int argc, char* argv[]) {
   run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32");
   run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
   add_timing_options(run, run_cmd.outputs);
+  run->get_option("--regs")->description(
+      "Register script: write/read/expect/poll FACE NAME [VALUE], submit, wait, expect_fault RULE, clear_error, "
+      "dump FACE (docs/running.md)");
+
+  // The options every command takes, in every command's --help (CLI11 lists only a command's own).
+  for (CLI::App* sub : app.get_subcommands({}))
+    sub->footer(
+        "Options of every command (before or after it): --config FILE (a JSON configuration on the generation's "
+        "preset), --set KEY=VALUE (repeatable; docs/configuration.md), --dump-config (print the effective "
+        "configuration and exit); and pe-vp --version.");
 
   try {
     app.parse(argc, argv);
