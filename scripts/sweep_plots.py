@@ -81,7 +81,12 @@ written as integers (when whole), percentages as decimals rounded to 6 places. T
   LayerID               the row's 0-based index among the data rows of RESULTS_CSV (failed rows are left
                         out, so their indices are missing and every line maps back to its results row)
   Total Cycles          cycles (scalesim_total_cycles, the last cycle's index, under timing.model=scalesim_ws)
-  Stall Cycles          the sum of the row's stall:* columns (0 when the CSV has none)
+  Stall Cycles          the cycles the array lost to stalls: cycles x the acct:* shares of PE-cycles no stream
+                        used or that stretched a stream (not_streaming, short_stream, sbuf_bandwidth,
+                        throttle; mapping is Mapping Efficiency's, not a stall) when the CSV has them and the
+                        row is pe-vp's own model; 0 for a scalesim_ws row (SCALE-Sim's compute model has no
+                        stall); else the sum of the row's stall:* columns (0 when the CSV has none) -- those
+                        are per-instruction waits that overlap, an upper bound at best
   Overall Util %        utilisation * 100 (SCALE-Sim: MACs * 100 / (cycles * PEs), the same quantity)
   Mapping Efficiency %  the share of the PE array the layer's tiles occupy, averaged over its folds (the
                         mean of min(k left, R) * min(m left, C) / (R*C) over the ceil(k/R) * ceil(m/C) folds),
@@ -275,7 +280,8 @@ def read_results(path, required=REQUIRED):
     except OSError as e:
         raise InputError("%s: cannot read: %s" % (path, e.strerror or e))
 
-    numeric = [c for c in header if c in NUMERIC or c.startswith("stall:") or c.startswith("instr:")]
+    numeric = [c for c in header
+               if c in NUMERIC or c.startswith("stall:") or c.startswith("instr:") or c.startswith("acct:")]
     for r in rows:
         if r.status != "ok":
             continue
@@ -441,6 +447,19 @@ def _fmt_pct(v):
     return repr(round(v, 6))
 
 
+LOST_SHARES = ("acct:not_streaming", "acct:short_stream", "acct:sbuf_bandwidth", "acct:throttle")
+
+
+def report_stall_cycles(results, r):
+    """COMPUTE_REPORT's Stall Cycles of an ok row (the module docstring defines it)."""
+    if "scalesim_total_cycles" in r.num:
+        return 0.0
+    lost = [r.num[c] for c in LOST_SHARES if c in r.num]
+    if lost:
+        return float(round(r.num["cycles"] * sum(lost)))
+    return sum(r.num.get(c, 0.0) for c in results.stall_cols)
+
+
 def scalesim_rows(results):
     """The COMPUTE_REPORT.csv data rows: lists of the six fields as text, one per ok row."""
     out = []
@@ -450,7 +469,7 @@ def scalesim_rows(results):
                 raise InputError("%s:%d: status ok but %s is empty (%s/%s)"
                                  % (results.path, r.line, c, r.workload, r.layer))
         rows, cols = array_dims(results, r)
-        stall = sum(r.num.get(c, 0.0) for c in results.stall_cols)
+        stall = report_stall_cycles(results, r)
         util = r.num["utilisation"] * 100.0
         # Under timing.model=scalesim_ws the row carries SCALE-Sim's own figure: the last cycle's index.
         total = r.num.get("scalesim_total_cycles", r.num["cycles"])

@@ -299,6 +299,17 @@ gemms = [ { name = "g", m = 256, k = 512, n = 512 } ]
   EXPECT_EQ(rows[1].at("scalesim_total_cycles"), "13279");
 }
 
+TEST(SweepRun, TheReportsStallCyclesAreTheCyclesTheArrayLost) {
+  const std::string dir = scratch("report_pevp");
+  const std::string spec = write(dir + "/s.toml", "[[workload]]\ngemms = [ { name = \"g\", m = 256, k = 512, n = 512 } ]\n");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --scalesim-report --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // pe-vp's model: 4460 cycles (docs/timing.md 6.8), of which the MACs need 256 x 512 x 512 / (128 x 128) = 4096
+  // at the full rate; the array lost the other 364 -- not the overlapping per-instruction waits.
+  const std::string report = slurp(dir + "/out/COMPUTE_REPORT.csv");
+  EXPECT_NE(report.find("0, 4460, 364, "), std::string::npos) << report;
+}
+
 // ---- Slurm ---------------------------------------------------------------------------------------------------
 
 // A single-node cluster of this test's own, stopped (by its PIDs) whatever the test's outcome.

@@ -87,7 +87,6 @@ Machine* g_machine = nullptr;
 
 struct pevp_vp {
   Machine* machine = nullptr;
-  bool closed = false;
   std::string error;
 };
 
@@ -102,7 +101,6 @@ pevp_status fail(pevp_vp* vp, pevp_status s, const std::string& message) {
 pevp_status run(pevp_vp* vp, const std::function<void(platform::Driver&)>& work) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   vp->error.clear();
-  if (vp->closed) return fail(vp, PEVP_ERR_STATE, "the VP is closed");
   Machine& m = *vp->machine;
   if (m.broken) return fail(vp, PEVP_ERR_STATE, "the VP stopped in an earlier call (a deadlock); open a new process");
   m.host.request = work;

@@ -305,6 +305,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry, cmd.gen).n_default);
     options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
+    // The plan's figures (the plan line, the progress total, the tiles whose counters are read) before the run, whose
+    // own walk then plans the same steps again: holding them instead would cost memory growing with the GEMM, and the
+    // second walk costs a few per cent of a run (its instructions encoded once each, docs/performance.md).
     plan = host::plan_summary({m, k, n}, options);
     if (data) {
       ea = host::encode_operand(a, cmd.gen, options.dtype);

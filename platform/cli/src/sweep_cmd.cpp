@@ -1,8 +1,6 @@
 // `pe-vp sweep` (see sweep_cmd.h and docs/sweeps.md).
 #include "pevp/platform/sweep_cmd.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -20,7 +18,6 @@
 #include "pevp/sweep/runner.h"
 #include "pevp/sweep/spec.h"
 
-extern char** environ;
 
 namespace pevp::platform {
 namespace {
@@ -137,20 +134,12 @@ std::string run_plots(const std::string& dir, const std::vector<std::string>& ex
   std::vector<std::string> argv = {"/usr/bin/python3", script, dir + "/results.csv", dir + "/plots"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (extra.size() >= 2 && extra[0] == "--format") argv[3] = dir;  // the SCALE-Sim report goes beside results.csv
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return "cannot start /usr/bin/python3";
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return "waitpid failed";
+  try {
+    status = sweep::run_process(argv, log, log);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return script + " failed (see " + log + ")";
   return "";
 }
@@ -188,7 +177,7 @@ int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream&
     else err << "pe-vp sweep: no plots: " << e << '\n';
   }
   if (cmd.scalesim_report && ok > 0) {
-    const std::string e = run_plots(cmd.out_dir, {"--format", "scalesim"}, cmd.out_dir + "/plots.log");
+    const std::string e = run_plots(cmd.out_dir, {"--format", "scalesim"}, cmd.out_dir + "/scalesim-report.log");
     if (e.empty()) out << "  wrote:  " << cmd.out_dir << "/COMPUTE_REPORT.csv\n";
     else err << "pe-vp sweep: no COMPUTE_REPORT.csv: " << e << '\n';
   }

@@ -353,8 +353,11 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
   }
 }
 
-GemmPlan walk_gemm(const GemmShape& shape, const GemmOptions& options, const StepVisitor& visit) {
-  validate_gemm(shape, options, kMaxWalkedMatmuls);
+namespace {
+
+// The walk under the limit of what will hold its steps: kMaxMatmuls when they are kept, kMaxWalkedMatmuls not.
+GemmPlan walk(const GemmShape& shape, const GemmOptions& options, std::uint64_t max_matmuls, const StepVisitor& visit) {
+  validate_gemm(shape, options, max_matmuls);
   GemmPlan plan;
   plan.shape = shape;
   plan.options = options;
@@ -378,10 +381,15 @@ GemmPlan walk_gemm(const GemmShape& shape, const GemmOptions& options, const Ste
   return plan;
 }
 
+}  // namespace
+
+GemmPlan walk_gemm(const GemmShape& shape, const GemmOptions& options, const StepVisitor& visit) {
+  return walk(shape, options, kMaxWalkedMatmuls, visit);
+}
+
 GemmPlan plan_gemm(const GemmShape& shape, const GemmOptions& options) {
-  validate_gemm(shape, options);
   std::vector<Step> steps;
-  GemmPlan plan = walk_gemm(shape, options, [&](Step& step) {
+  GemmPlan plan = walk(shape, options, kMaxMatmuls, [&](Step& step) {
     steps.push_back(std::move(step));
     return true;
   });

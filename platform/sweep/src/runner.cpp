@@ -45,8 +45,11 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out_path, c
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.empty() ? "/dev/null" : out_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.empty() ? "/dev/null" : err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!err_path.empty() && err_path == out_path)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);  // one log: one file offset, not two overwriting each other
+  else
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.empty() ? "/dev/null" : err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -106,6 +109,10 @@ std::string quoted(const std::string& s) {  // for sh: '...' with ' as '\''
 std::string slurm_dir(const std::string& out_dir) { return out_dir + "/slurm"; }
 
 }  // namespace
+
+int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
+  return wait_for(spawn(argv, out_path, err_path));
+}
 
 void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& o,
                const std::function<void(const PlannedPoint&, const json&)>& done) {

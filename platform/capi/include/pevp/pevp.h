@@ -19,7 +19,7 @@ extern "C" {
 typedef enum pevp_status {
   PEVP_OK = 0,
   PEVP_ERR_ARGUMENT = 1,  /* a null pointer, an unknown generation, face or register, a value out of range */
-  PEVP_ERR_STATE = 2,     /* a second VP in this process, or a call on a closed one */
+  PEVP_ERR_STATE = 2,     /* a second VP in this process, or a VP broken by an earlier deadlock */
   PEVP_ERR_BUS = 3,       /* the bus answered with an error (an unmapped address, a privilege violation) */
   PEVP_ERR_ASSEMBLY = 4,  /* pevp_assemble: the text has errors */
   PEVP_ERR_TIMEOUT = 5,   /* pevp_wait_idle: the SEQ did not settle in time */
@@ -53,7 +53,8 @@ typedef struct pevp_map {
 
 /* Opens the in-process VP of `generation` ("CAYMAN", "MARIANA", "MARIANA_PLUS", "MAVERICK"), timing and data. */
 pevp_status pevp_open(const char* generation, pevp_vp** vp);
-/* Ends the simulation and frees the VP (a null pointer is ignored). */
+/* Frees the handle (a null pointer is ignored). The platform itself lives until the process ends -- SystemC cannot
+ * take a simulation apart -- so a later pevp_open in the same process is PEVP_ERR_STATE. */
 void pevp_close(pevp_vp* vp);
 /* The message of the last failed call on `vp` ("" after a success); valid until the next call. */
 const char* pevp_last_error(const pevp_vp* vp);

@@ -14,6 +14,11 @@
 
 namespace pevp::sweep {
 
+// Runs `argv` (argv[0] an absolute path) to its end with stdin from /dev/null, stdout to `out_path` and stderr to
+// `err_path` ("" = /dev/null; the same path = one log of both). Returns its waitpid status. Throws
+// std::runtime_error when it cannot be started.
+int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path);
+
 struct LocalOptions {
   std::string pe_vp;    // the pe-vp binary the points run
   std::string out_dir;  // records go to out_dir/points
