@@ -18,6 +18,7 @@ packages=(
   llvm-14                   # llvm-symbolizer-14: function names and lines in sanitizer and fuzzer reports
   python3
   python3-matplotlib       # PNG plots of sweep results (scripts/sweep_plots.py)
+  python3-numpy            # the Python client (python/pevp) and its tests
   libtomlplusplus-dev       # sweep spec files in TOML
   slurm-wlm munge           # the Slurm sweep backend; CI starts a single-node cluster (scripts/slurm-cluster.sh)
 )

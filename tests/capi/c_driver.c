@@ -1,8 +1,14 @@
-/* A driver written in C99 against pevp.h: C[M x N] = st^T @ mv through the in-process VP -- SBUF loads over the
- * bus, arming, an assembled Ldweights + Matmul, the wait, the PSUM read-back -- on small integers (exact in bf16
- * and fp32), checked against the integer product computed here; then the error paths a driver meets: a program
- * that faults (an unknown opcode: its error record, clearing it, running again), a bus error, a register value too wide, unknown names,
- * bad assembly, a timeout, null pointers and a second VP. Prints one line per failed check; exit status 0 when none. */
+/* A driver written in C99 against pevp.h: C[M x N] = st^T @ mv through the VP -- SBUF loads over the bus, arming,
+ * an assembled Ldweights + Matmul, the interrupt, the PSUM read-back -- on small integers (exact in bf16 and fp32),
+ * checked against the integer product computed here; then the error paths a driver meets: a program that faults
+ * (an unknown opcode: its error record, clearing it, running again), a bus error, a register value too wide, unknown
+ * names, bad assembly, a timeout, null pointers and a second VP.
+ *
+ *   c_driver            the VP in this process (pevp_open)
+ *   c_driver ENDPOINT   a `pe-vp serve` VP (pevp_connect): the same source, the same checks
+ *
+ * Prints one line per failed check, then the simulated time at the end ("final time N ps"), which is the same
+ * both ways; exit status 0 when no check failed. */
 #include <stdio.h>
 #include <string.h>
 
@@ -46,9 +52,13 @@ static int run_matmul(pevp_vp* vp, const pevp_map* map) {
   pevp_completion done;
   float row[N];
   int m, n, k, wrong = 0;
+  int raised = 0;
   CHECK(pevp_assemble(vp, kProgram, records, 4, &count) == PEVP_OK, "assemble: %s", pevp_last_error(vp));
   CHECK(count == 2, "assembled %zu records, not 2", count);
   CHECK(pevp_submit(vp, records, count) == PEVP_OK, "submit: %s", pevp_last_error(vp));
+  /* The interrupt (irq_enable.done, armed) says the program is done; wait_idle then confirms it. */
+  CHECK(pevp_wait_irq(vp, 1000000, &raised) == PEVP_OK && raised == 1, "the done interrupt: %s",
+        pevp_last_error(vp));
   CHECK(pevp_wait_idle(vp, 1000000, &done) == PEVP_OK, "wait: %s", pevp_last_error(vp));
   CHECK(done.done && !done.error, "done %d error %d", done.done, done.error);
   CHECK(pevp_clear_done(vp) == PEVP_OK, "clear_done: %s", pevp_last_error(vp));
@@ -64,7 +74,8 @@ static int run_matmul(pevp_vp* vp, const pevp_map* map) {
   return wrong;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  const char* endpoint = argc > 1 ? argv[1] : NULL;
   pevp_vp* vp = NULL;
   pevp_vp* second = NULL;
   pevp_map map;
@@ -74,11 +85,25 @@ int main(void) {
   size_t count = 0;
   uint32_t value = 0;
   uint64_t matmuls = 0, t0 = 0, t1 = 0;
-  int k, m, n, wrong;
+  int k, m, n, wrong, raised = 0;
+  size_t stats_length = 0;
+  char stats[1 << 16];
 
-  CHECK(pevp_open("MARIANA", &vp) == PEVP_OK && vp != NULL, "open MARIANA");
-  if (vp == NULL) return 1;
-  CHECK(pevp_open("MARIANA", &second) == PEVP_ERR_STATE && second == NULL, "a second VP must be refused");
+  if (endpoint == NULL) {
+    CHECK(pevp_open("MARIANA", &vp) == PEVP_OK && vp != NULL, "open MARIANA: %s", pevp_open_error());
+    if (vp == NULL) return 1;
+    CHECK(pevp_open("MARIANA", &second) == PEVP_ERR_STATE && second == NULL, "a second VP must be refused");
+  } else {
+    CHECK(pevp_connect(endpoint, &vp) == PEVP_OK && vp != NULL, "connect %s: %s", endpoint, pevp_open_error());
+    if (vp == NULL) return 1;
+    CHECK(pevp_connect(endpoint, &second) == PEVP_ERR_STATE && second == NULL &&
+              strstr(pevp_open_error(), "busy") != NULL,
+          "a second client must be refused while the first is served: %s", pevp_open_error());
+  }
+  CHECK(pevp_open("NO_SUCH_GEN", &second) == PEVP_ERR_ARGUMENT && strstr(pevp_open_error(), "NO_SUCH_GEN") != NULL,
+        "an unknown generation is named: %s", pevp_open_error());
+  CHECK(pevp_connect("tcp:", &second) == PEVP_ERR_ARGUMENT && strstr(pevp_open_error(), "port") != NULL,
+        "a malformed endpoint: %s", pevp_open_error());
   CHECK(pevp_get_map(vp, &map) == PEVP_OK, "map");
   CHECK(pevp_arm(vp, 0, 0, 0) == PEVP_OK, "arm: %s", pevp_last_error(vp));
 
@@ -136,11 +161,23 @@ int main(void) {
   wrong = run_matmul(vp, &map);
   CHECK(wrong == 0, "after the fault: %d elements differ", wrong);
 
-  /* Nothing submitted, done cleared: waiting ends by its timeout. */
+  /* Nothing submitted, done cleared: waiting ends by its timeout, and so does waiting for the interrupt. */
   CHECK(pevp_wait_idle(vp, 1000, &done) == PEVP_ERR_TIMEOUT && done.timed_out == 1, "a timeout: %s",
         pevp_last_error(vp));
+  CHECK(pevp_time_ps(vp, &t0) == PEVP_OK, "time");
+  CHECK(pevp_wait_irq(vp, 500, &raised) == PEVP_OK && raised == 0, "no interrupt within 500 ns");
+  CHECK(pevp_time_ps(vp, &t1) == PEVP_OK && t1 == t0 + 500000, "the irq wait took its 500 ns: %llu -> %llu ps",
+        (unsigned long long)t0, (unsigned long long)t1);
 
+  /* The statistics: asking with no buffer gives the length; the document counts the three Matmuls run. */
+  CHECK(pevp_stats_json(vp, NULL, 0, &stats_length) == PEVP_ERR_ARGUMENT && stats_length > 0, "stats length");
+  CHECK(stats_length < sizeof stats && pevp_stats_json(vp, stats, sizeof stats, &stats_length) == PEVP_OK &&
+            strlen(stats) == stats_length && strstr(stats, "\"cycles\"") != NULL,
+        "stats: %s", pevp_last_error(vp));
+
+  CHECK(pevp_time_ps(vp, &t1) == PEVP_OK, "time");
   pevp_close(vp);
+  printf("c_driver: final time %llu ps\n", (unsigned long long)t1);
   printf("c_driver: %s (%d failed checks)\n", failures == 0 ? "ok" : "FAILED", failures);
   return failures != 0;
 }

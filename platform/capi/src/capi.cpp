@@ -1,31 +1,23 @@
-// The C driver API (pevp/pevp.h) over the platform and its driver library.
-//
-// SystemC runs in the caller's thread: each call hands its work to a host module's thread on the platform bus and
-// runs the simulation until that work is done, when the host pauses it (sc_pause). So simulated time advances only
-// inside calls, and a C program needs no sc_main of its own (a weak one here satisfies libsystemc's reference).
+// The C driver API (pevp/pevp.h). Every call becomes one request of the MMIO protocol (pevp/remote/protocol.h):
+// executed on the in-process Machine (pevp_open), or sent to a `pe-vp serve` process (pevp_connect), whose server
+// executes it on its own Machine. So both ways share one implementation of every operation, its checks and its
+// messages.
 #include "pevp/pevp.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-
+#include "pevp/capi/machine.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
-#include "pevp/isa_text/assembly.h"
 #include "pevp/platform/config.h"
-#include "pevp/platform/driver.h"
-#include "pevp/platform/platform.h"
+#include "pevp/remote/socket.h"
 
 // libsystemc's main calls sc_main; a C program has its own main, so this one is never called. Weak: a C++ program
 // that links the C API and has an sc_main keeps its own.
@@ -34,101 +26,137 @@ __attribute__((weak)) int sc_main(int, char*[]) { return 0; }
 namespace {
 
 using namespace pevp;
+using capi::Outcome;
+using remote::Op;
+using remote::Reader;
+using remote::Status;
+using remote::Writer;
 
-// The bus master of the C API: runs one request at a time in simulated time, then pauses the simulation.
-class Host : public sc_core::sc_module {
+static_assert(static_cast<int>(Status::Ok) == PEVP_OK && static_cast<int>(Status::Argument) == PEVP_ERR_ARGUMENT &&
+                  static_cast<int>(Status::State) == PEVP_ERR_STATE && static_cast<int>(Status::Bus) == PEVP_ERR_BUS &&
+                  static_cast<int>(Status::Assembly) == PEVP_ERR_ASSEMBLY &&
+                  static_cast<int>(Status::Timeout) == PEVP_ERR_TIMEOUT &&
+                  static_cast<int>(Status::Internal) == PEVP_ERR_INTERNAL &&
+                  static_cast<int>(Status::Protocol) == PEVP_ERR_PROTOCOL &&
+                  static_cast<int>(Status::Connection) == PEVP_ERR_CONNECTION,
+              "the protocol's status numbers are pevp_status's");
+
+// Where a handle's requests go.
+class Backend {
  public:
-  tlm_utils::simple_initiator_socket<Host> socket;
-  std::function<void(platform::Driver&)> request;
-  std::exception_ptr failure;
-  bool busy = false;
-  sc_core::sc_event wake;
+  virtual ~Backend() = default;
+  virtual Outcome call(Op op, const std::vector<std::uint8_t>& payload) = 0;
+};
 
-  SC_HAS_PROCESS(Host);
-  Host(sc_core::sc_module_name n, const platform::AddressMap& map, const sc_core::sc_signal_in_if<bool>& irq)
-      : sc_core::sc_module(n), socket("socket"), driver_(socket, map, irq) {
-    SC_THREAD(serve);
+class LocalBackend : public Backend {
+ public:
+  explicit LocalBackend(capi::Machine& m) : machine_(m) {}
+  Outcome call(Op op, const std::vector<std::uint8_t>& payload) override { return machine_.execute(op, payload); }
+
+ private:
+  capi::Machine& machine_;
+};
+
+class RemoteBackend : public Backend {
+ public:
+  RemoteBackend(remote::Connection c, std::string endpoint) : connection_(std::move(c)), endpoint_(std::move(endpoint)) {}
+  Outcome call(Op op, const std::vector<std::uint8_t>& payload) override {
+    if (closed_) return {Status::Connection, "the connection to " + endpoint_ + " is closed (" + why_closed_ + ")", {}};
+    try {
+      // A server that refused this client (busy) or dropped it may have closed before the request arrived: its
+      // last frame, which says why, is still worth reading when the send fails.
+      std::string send_failure;
+      try {
+        connection_.send(static_cast<std::uint8_t>(op), payload);
+      } catch (const remote::ConnectionError& e) {
+        send_failure = e.what();
+      }
+      std::optional<remote::Frame> reply;
+      try {
+        reply = connection_.receive(remote::kForever, send_failure.empty() ? remote::kForever : remote::Millis(1000));
+      } catch (const remote::ConnectionError&) {
+        if (send_failure.empty()) throw;
+      }
+      if (!reply) throw remote::ConnectionError(send_failure.empty() ? "the server closed the connection" : send_failure);
+      if (reply->kind == static_cast<std::uint8_t>(remote::Reply::Ok)) return {Status::Ok, "", reply->payload};
+      if (reply->kind != static_cast<std::uint8_t>(remote::Reply::Error))
+        throw remote::ProtocolError("a reply of kind " + std::to_string(reply->kind) + ", neither ok nor error");
+      Reader r(reply->payload.data(), reply->payload.size(), "error reply");
+      const std::uint8_t status = r.u8("status");
+      std::string message = r.str("message");
+      if (status == 0 || status > static_cast<std::uint8_t>(Status::Connection))
+        throw remote::ProtocolError("an error reply with status " + std::to_string(status));
+      return {static_cast<Status>(status), std::move(message), {}};
+    } catch (const remote::ConnectionError& e) {
+      return close(Status::Connection, e.what());
+    } catch (const remote::ProtocolError& e) {
+      // After a reply that breaks the protocol the stream cannot be trusted.
+      return close(Status::Protocol, e.what());
+    }
   }
 
  private:
-  void serve() {
-    for (;;) {
-      while (!request) sc_core::wait(wake);
-      const auto work = std::move(request);
-      request = nullptr;
-      try {
-        work(driver_);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      busy = false;
-      sc_core::sc_pause();
-    }
+  Outcome close(Status s, const std::string& why) {
+    closed_ = true;
+    why_closed_ = why;
+    return {s, endpoint_ + ": " + why, {}};
   }
-  platform::Driver driver_;
+  remote::Connection connection_;
+  std::string endpoint_;
+  bool closed_ = false;
+  std::string why_closed_;
 };
 
-struct Machine {
-  platform::VpConfig config;
-  platform::Platform platform;
-  Host host;
-  bool started = false, broken = false;
-  explicit Machine(const platform::VpConfig& c)
-      : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
-    host.socket.bind(platform.bus.target);
-  }
+// What the VP said of itself (the hello reply).
+struct Identity {
+  isa::Generation gen = isa::Generation::MARIANA;
+  pevp_map map{};
 };
-
-// One platform per process (SystemC elaborates once); it lives until the process ends, since SystemC cannot take
-// modules apart after the simulation started.
-Machine* g_machine = nullptr;
 
 }  // namespace
 
 struct pevp_vp {
-  Machine* machine = nullptr;
+  std::unique_ptr<Backend> backend;
+  Identity identity;
   std::string error;
 };
 
 namespace {
+
+thread_local std::string t_open_error;
+
+// A failed open: the handle stays null and pevp_open_error() says why.
+pevp_status open_failed(pevp_status s, const std::string& why) {
+  t_open_error = why;
+  return s;
+}
 
 pevp_status fail(pevp_vp* vp, pevp_status s, const std::string& message) {
   if (vp) vp->error = message;
   return s;
 }
 
-// Runs `work` on the platform in simulated time. Every C++ exception becomes a status and a message.
-pevp_status run(pevp_vp* vp, const std::function<void(platform::Driver&)>& work) {
+// One request; on success the result payload is in `*result` (when given).
+pevp_status call(pevp_vp* vp, Op op, const std::vector<std::uint8_t>& payload,
+                 std::vector<std::uint8_t>* result = nullptr) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   vp->error.clear();
-  Machine& m = *vp->machine;
-  if (m.broken) return fail(vp, PEVP_ERR_STATE, "the VP stopped in an earlier call (a deadlock); open a new process");
-  m.host.request = work;
-  m.host.busy = true;
-  m.host.failure = nullptr;
-  if (m.started) m.host.wake.notify(sc_core::SC_ZERO_TIME);
-  m.started = true;
+  Outcome o = vp->backend->call(op, payload);
+  if (!o.ok()) return fail(vp, static_cast<pevp_status>(o.status), o.message);
+  if (result) *result = std::move(o.payload);
+  return PEVP_OK;
+}
+
+// Reads a result payload; a reply shorter or longer than its op's layout is a protocol error.
+template <class F>
+pevp_status decode(pevp_vp* vp, Op op, const std::vector<std::uint8_t>& payload, F&& read) {
   try {
-    sc_core::sc_start();
-  } catch (const std::exception& e) {
-    m.broken = true;
-    return fail(vp, PEVP_ERR_INTERNAL, std::string("the simulation failed: ") + e.what());
-  }
-  if (m.host.busy) {
-    m.broken = true;
-    return fail(vp, PEVP_ERR_INTERNAL, "the simulation ran out of events before the call finished (a deadlock)");
-  }
-  if (!m.host.failure) return PEVP_OK;
-  try {
-    std::rethrow_exception(m.host.failure);
-  } catch (const platform::BusError& e) {
-    return fail(vp, PEVP_ERR_BUS, e.what());
-  } catch (const std::invalid_argument& e) {
-    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
-  } catch (const std::out_of_range& e) {
-    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
-  } catch (const std::exception& e) {
-    return fail(vp, PEVP_ERR_INTERNAL, e.what());
+    Reader r(payload.data(), payload.size(), std::string(remote::name(op)) + " reply");
+    read(r);
+    r.end();
+    return PEVP_OK;
+  } catch (const remote::ProtocolError& e) {
+    return fail(vp, PEVP_ERR_PROTOCOL, e.what());
   }
 }
 
@@ -138,188 +166,324 @@ pevp_status need(pevp_vp* vp, const T* p, const char* what) {
   return fail(vp, PEVP_ERR_ARGUMENT, std::string(what) + " is a null pointer");
 }
 
-void copy_text(char* dst, std::size_t size, const std::string& src) {
-  std::snprintf(dst, size, "%s", src.c_str());
+void copy_text(char* dst, std::size_t size, const std::string& src) { std::snprintf(dst, size, "%s", src.c_str()); }
+
+// The hello exchange: what the VP is, and that it speaks this protocol.
+pevp_status introduce(pevp_vp* vp) {
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Hello, {}, &reply); s != PEVP_OK) return s;
+  std::string gen_name;
+  const pevp_status s = decode(vp, Op::Hello, reply, [&](Reader& r) {
+    const std::uint8_t version = r.u8("version");
+    if (version != remote::kProtocolVersion)
+      throw remote::ProtocolError("the VP speaks protocol version " + std::to_string(version) + ", this client " +
+                                  std::to_string(remote::kProtocolVersion));
+    gen_name = r.str("generation");
+    pevp_map& m = vp->identity.map;
+    m.sbuf = r.u64("sbuf");
+    m.psum = r.u64("psum");
+    m.apb = r.u64("apb");
+    m.iq = r.u64("iq");
+    m.sbuf_partition_bytes = r.u32("sbuf_partition_bytes");
+    m.psum_partition_bytes = r.u32("psum_partition_bytes");
+    m.partitions = r.u32("partitions");
+    r.str("pe-vp version");
+  });
+  if (s != PEVP_OK) return s;
+  const auto gen = isa::parse_generation(gen_name);
+  if (!gen) return fail(vp, PEVP_ERR_PROTOCOL, "the VP names an unknown generation '" + gen_name + "'");
+  vp->identity.gen = *gen;
+  return PEVP_OK;
+}
+
+// A handle over `backend` after the hello; on failure *out stays null and `error` has the reason.
+pevp_status make_handle(std::unique_ptr<Backend> backend, pevp_vp** out, std::string* error) {
+  auto handle = std::make_unique<pevp_vp>();
+  handle->backend = std::move(backend);
+  const pevp_status s = introduce(handle.get());
+  if (s != PEVP_OK) {
+    if (error) *error = handle->error;
+    return s;
+  }
+  *out = handle.release();
+  return PEVP_OK;
+}
+
+Writer with_name(std::string_view face, std::string_view name) {
+  Writer w;
+  w.str(face).str(name);
+  return w;
 }
 
 }  // namespace
 
 extern "C" {
 
-pevp_status pevp_open(const char* generation, pevp_vp** vp) {
-  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+pevp_status pevp_open(const char* generation, pevp_vp** vp) { return pevp_open_config(generation, nullptr, 0, vp); }
+
+pevp_status pevp_open_config(const char* generation, const char* const* settings, size_t count, pevp_vp** vp) {
+  t_open_error.clear();
+  if (vp == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "vp is a null pointer");
   *vp = nullptr;
-  if (generation == nullptr) return PEVP_ERR_ARGUMENT;
+  if (generation == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "generation is a null pointer");
+  if (settings == nullptr && count > 0) return open_failed(PEVP_ERR_ARGUMENT, "settings is a null pointer");
   const auto gen = isa::parse_generation(generation);
-  if (!gen) return PEVP_ERR_ARGUMENT;
-  if (g_machine != nullptr) return PEVP_ERR_STATE;
+  if (!gen)
+    return open_failed(PEVP_ERR_ARGUMENT, std::string("unknown generation '") + generation +
+                                              "' (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)");
+  if (capi::Machine::exists())
+    return open_failed(PEVP_ERR_STATE, "a VP exists in this process already (SystemC runs one per process)");
+  platform::VpConfig config;
   try {
-    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-    // The normal end of a call pauses the simulation; the kernel's info messages about it are not news.
-    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-    g_machine = new Machine(platform::preset(*gen));
-    auto handle = std::make_unique<pevp_vp>();
-    handle->machine = g_machine;
-    *vp = handle.release();
-    return PEVP_OK;
-  } catch (...) {
-    return PEVP_ERR_INTERNAL;
+    config = platform::preset(*gen);
+    std::vector<std::string> overrides;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (settings[i] == nullptr)
+        return open_failed(PEVP_ERR_ARGUMENT, "settings[" + std::to_string(i) + "] is a null pointer");
+      overrides.emplace_back(settings[i]);
+    }
+    platform::apply_overrides(config, overrides);
+  } catch (const std::exception& e) {
+    return open_failed(PEVP_ERR_ARGUMENT, e.what());
+  }
+  std::string error;
+  capi::Machine* m = capi::Machine::open(config, &error);
+  if (m == nullptr) return open_failed(PEVP_ERR_INTERNAL, error);
+  const pevp_status s = make_handle(std::make_unique<LocalBackend>(*m), vp, &error);
+  return s == PEVP_OK ? s : open_failed(s, error);
+}
+
+pevp_status pevp_connect(const char* endpoint, pevp_vp** vp) {
+  t_open_error.clear();
+  if (vp == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "vp is a null pointer");
+  *vp = nullptr;
+  if (endpoint == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "endpoint is a null pointer");
+  try {
+    const remote::Endpoint e = remote::parse_endpoint(endpoint);
+    std::string error;
+    const pevp_status s = make_handle(std::make_unique<RemoteBackend>(remote::connect_to(e), e.describe()), vp, &error);
+    return s == PEVP_OK ? s : open_failed(s, error);
+  } catch (const std::invalid_argument& e) {
+    return open_failed(PEVP_ERR_ARGUMENT, e.what());
+  } catch (const remote::ConnectionError& e) {
+    return open_failed(PEVP_ERR_CONNECTION, e.what());
+  } catch (const std::exception& e) {
+    return open_failed(PEVP_ERR_INTERNAL, e.what());
   }
 }
 
-void pevp_close(pevp_vp* vp) {
-  if (vp == nullptr) return;
-  delete vp;  // the platform itself stays until the process ends (see g_machine)
-}
+const char* pevp_open_error(void) { return t_open_error.c_str(); }
+
+void pevp_close(pevp_vp* vp) { delete vp; }
 
 const char* pevp_last_error(const pevp_vp* vp) { return vp ? vp->error.c_str() : "no VP (a null handle)"; }
 
 pevp_status pevp_get_map(pevp_vp* vp, pevp_map* map) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, map, "map"); s != PEVP_OK) return s;
-  const platform::VpConfig& c = vp->machine->config;
-  map->sbuf = c.platform.map.sbuf;
-  map->psum = c.platform.map.psum;
-  map->apb = c.platform.map.apb;
-  map->iq = c.platform.map.iq;
-  map->sbuf_partition_bytes = c.geometry.sbuf_partition_bytes;
-  map->psum_partition_bytes = c.geometry.psum_partition_bytes();
-  map->partitions = c.geometry.partitions;
+  *map = vp->identity.map;
   return PEVP_OK;
 }
 
 pevp_status pevp_time_ps(pevp_vp* vp, uint64_t* ps) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, ps, "ps"); s != PEVP_OK) return s;
-  *ps = sc_core::sc_time_stamp().value();  // the default time resolution is 1 ps
-  return PEVP_OK;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Time, {}, &reply); s != PEVP_OK) return s;
+  return decode(vp, Op::Time, reply, [&](Reader& r) { *ps = r.u64("ps"); });
 }
 
 pevp_status pevp_read32(pevp_vp* vp, uint64_t address, int privileged, uint32_t* value) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, value, "value"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) { *value = d.read32(address, privileged != 0); });
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Read32, Writer().u64(address).u8(privileged != 0).take(), &reply); s != PEVP_OK)
+    return s;
+  return decode(vp, Op::Read32, reply, [&](Reader& r) { *value = r.u32("value"); });
 }
 
 pevp_status pevp_write32(pevp_vp* vp, uint64_t address, int privileged, uint32_t value) {
-  return run(vp, [&](platform::Driver& d) { d.write32(address, value, privileged != 0); });
+  return call(vp, Op::Write32, Writer().u64(address).u8(privileged != 0).u32(value).take());
 }
 
 pevp_status pevp_read(pevp_vp* vp, uint64_t address, void* data, size_t bytes) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, data, "data"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) { d.read(address, data, bytes); });
+  auto* out = static_cast<std::uint8_t*>(data);
+  // A transfer larger than one frame carries goes as several, in address order.
+  for (std::size_t done = 0; done < bytes || bytes == 0;) {
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(bytes - done, remote::kMaxTransferBytes));
+    std::vector<std::uint8_t> reply;
+    if (pevp_status s = call(vp, Op::Read, Writer().u64(address + done).u32(n).take(), &reply); s != PEVP_OK) return s;
+    if (reply.size() != n)
+      return fail(vp, PEVP_ERR_PROTOCOL, "read reply: " + std::to_string(reply.size()) + " bytes, " +
+                                             std::to_string(n) + " asked for");
+    std::copy(reply.begin(), reply.end(), out + done);
+    done += n;
+    if (bytes == 0) break;
+  }
+  return PEVP_OK;
 }
 
 pevp_status pevp_write(pevp_vp* vp, uint64_t address, const void* data, size_t bytes) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, data, "data"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) { d.write(address, data, bytes); });
+  const auto* in = static_cast<const std::uint8_t*>(data);
+  for (std::size_t done = 0; done < bytes || bytes == 0;) {
+    const std::size_t n = std::min<std::size_t>(bytes - done, remote::kMaxTransferBytes);
+    if (pevp_status s = call(vp, Op::Write, Writer().u64(address + done).bytes(in + done, n).take()); s != PEVP_OK)
+      return s;
+    done += n;
+    if (bytes == 0) break;
+  }
+  return PEVP_OK;
 }
 
 pevp_status pevp_read_reg(pevp_vp* vp, const char* face, const char* name, uint32_t* value) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, face, "face"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, name, "name"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, value, "value"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) { *value = d.read(platform::resolve_register(d.map(), face, name)); });
+  std::vector<std::uint8_t> reply;
+  try {
+    if (pevp_status s = call(vp, Op::ReadReg, with_name(face, name).take(), &reply); s != PEVP_OK) return s;
+  } catch (const remote::ProtocolError& e) {  // a name too long for the protocol
+    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
+  }
+  return decode(vp, Op::ReadReg, reply, [&](Reader& r) { *value = r.u32("value"); });
 }
 
 pevp_status pevp_write_reg(pevp_vp* vp, const char* face, const char* name, uint32_t value) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, face, "face"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, name, "name"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) {
-    const platform::RegisterRef r = platform::resolve_register(d.map(), face, name);
-    const unsigned width = r.field ? r.field->width : 32;
-    if (width < 32 && value >> width != 0)
-      throw std::invalid_argument(r.name() + ": " + std::to_string(value) + " does not fit its " +
-                                  std::to_string(width) + " bits");
-    d.write(r, value);
-  });
+  try {
+    return call(vp, Op::WriteReg, with_name(face, name).u32(value).take());
+  } catch (const remote::ProtocolError& e) {
+    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
+  }
 }
 
 pevp_status pevp_read_counter48(pevp_vp* vp, const char* face, const char* lsb_name, uint64_t* value) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, face, "face"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, lsb_name, "lsb_name"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, value, "value"); s != PEVP_OK) return s;
-  return run(vp, [&](platform::Driver& d) { *value = d.read_counter48(face, lsb_name); });
+  std::vector<std::uint8_t> reply;
+  try {
+    if (pevp_status s = call(vp, Op::Counter48, with_name(face, lsb_name).take(), &reply); s != PEVP_OK) return s;
+  } catch (const remote::ProtocolError& e) {
+    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
+  }
+  return decode(vp, Op::Counter48, reply, [&](Reader& r) { *value = r.u64("value"); });
 }
 
 pevp_status pevp_arm(pevp_vp* vp, int serialized, int single_entry, int reg_immediate) {
-  platform::ArmOptions o;
-  o.serialized = serialized != 0;
-  o.single_entry = single_entry != 0;
-  o.reg_immediate = reg_immediate != 0;
-  return run(vp, [&](platform::Driver& d) { d.arm(o); });
+  return call(vp, Op::Arm, Writer().u8(serialized != 0).u8(single_entry != 0).u8(reg_immediate != 0).take());
 }
 
 pevp_status pevp_submit(pevp_vp* vp, const void* records, size_t count) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, records, "records"); s != PEVP_OK) return s;
-  std::vector<isa::RawInstruction> program(count);
   const auto* bytes = static_cast<const std::uint8_t*>(records);
-  for (std::size_t i = 0; i < count; ++i)
-    std::copy(bytes + i * isa::kInstructionBytes, bytes + (i + 1) * isa::kInstructionBytes, program[i].begin());
-  return run(vp, [&](platform::Driver& d) { d.submit(program); });
+  constexpr std::size_t kRecordsPerFrame = remote::kMaxTransferBytes / isa::kInstructionBytes;
+  for (std::size_t done = 0; done < count || count == 0;) {
+    const std::size_t n = std::min(count - done, kRecordsPerFrame);
+    const std::vector<std::uint8_t> payload(bytes + done * isa::kInstructionBytes,
+                                            bytes + (done + n) * isa::kInstructionBytes);
+    if (pevp_status s = call(vp, Op::Submit, payload); s != PEVP_OK) return s;
+    done += n;
+    if (count == 0) break;
+  }
+  return PEVP_OK;
 }
 
 pevp_status pevp_wait_idle(pevp_vp* vp, uint64_t timeout_ns, pevp_completion* completion) {
-  platform::Completion c;
-  const pevp_status s = run(vp, [&](platform::Driver& d) {
-    c = d.wait_idle(sc_core::sc_time(static_cast<double>(timeout_ns), sc_core::SC_NS));
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::WaitIdle, Writer().u64(timeout_ns).take(), &reply); s != PEVP_OK) return s;
+  pevp_completion c{};
+  const pevp_status s = decode(vp, Op::WaitIdle, reply, [&](Reader& r) {
+    c.done = r.flag("done");
+    c.error = r.flag("error");
+    c.timed_out = r.flag("timed_out");
+    c.retired = r.u64("retired");
   });
   if (s != PEVP_OK) return s;
-  if (completion) *completion = {c.done ? 1 : 0, c.error ? 1 : 0, c.timed_out ? 1 : 0, c.retired};
+  if (completion) *completion = c;
   if (c.timed_out) return fail(vp, PEVP_ERR_TIMEOUT, "the SEQ did not settle in " + std::to_string(timeout_ns) + " ns");
   return PEVP_OK;
 }
 
-pevp_status pevp_clear_done(pevp_vp* vp) {
-  return run(vp, [&](platform::Driver& d) { d.clear_done(); });
+pevp_status pevp_wait_irq(pevp_vp* vp, uint64_t timeout_ns, int* raised) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, raised, "raised"); s != PEVP_OK) return s;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::WaitIrq, Writer().u64(timeout_ns).take(), &reply); s != PEVP_OK) return s;
+  return decode(vp, Op::WaitIrq, reply, [&](Reader& r) {
+    *raised = r.flag("raised");
+    r.u64("ps");
+  });
 }
+
+pevp_status pevp_clear_done(pevp_vp* vp) { return call(vp, Op::ClearDone, {}); }
 
 pevp_status pevp_error_record(pevp_vp* vp, pevp_error_info* info) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, info, "info"); s != PEVP_OK) return s;
-  std::optional<platform::ErrorInfo> e;
-  const pevp_status s = run(vp, [&](platform::Driver& d) { e = d.error_record(); });
-  if (s != PEVP_OK) return s;
-  *info = pevp_error_info{};
-  if (!e) return PEVP_OK;
-  info->valid = 1;
-  info->index = e->index;
-  info->opcode = e->opcode;
-  info->field_offset = e->field_offset;
-  info->rule_number = e->rule_number;
-  info->value = e->value;
-  copy_text(info->rule, sizeof info->rule, e->rule);
-  copy_text(info->description, sizeof info->description, e->describe());
-  return PEVP_OK;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::ErrorRecord, {}, &reply); s != PEVP_OK) return s;
+  pevp_error_info e{};
+  const pevp_status s = decode(vp, Op::ErrorRecord, reply, [&](Reader& r) {
+    e.valid = r.flag("valid");
+    e.index = r.u32("index");
+    e.opcode = r.u8("opcode");
+    e.field_offset = r.u8("field_offset");
+    e.rule_number = r.u16("rule_number");
+    e.value = static_cast<int64_t>(r.u64("value"));
+    copy_text(e.rule, sizeof e.rule, r.str("rule"));
+    copy_text(e.description, sizeof e.description, r.str("description"));
+  });
+  if (s == PEVP_OK) *info = e;
+  return s;
 }
 
-pevp_status pevp_clear_error(pevp_vp* vp) {
-  return run(vp, [&](platform::Driver& d) { d.clear_error(); });
-}
+pevp_status pevp_clear_error(pevp_vp* vp) { return call(vp, Op::ClearError, {}); }
 
 pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t max_records, size_t* count) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, source, "source"); s != PEVP_OK) return s;
   if (pevp_status s = need(vp, count, "count"); s != PEVP_OK) return s;
-  vp->error.clear();
+  std::vector<std::uint8_t> reply;
   try {
-    const platform::VpConfig& c = vp->machine->config;
-    const isa::AsmResult r = isa::assemble(c.gen(), source, isa::AsmOptions(false, c.geometry));
-    if (!r.ok()) {
-      std::string all;
-      for (const auto& d : r.diagnostics) all += (all.empty() ? "" : "\n") + d.describe("source");
-      return fail(vp, PEVP_ERR_ASSEMBLY, all);
-    }
-    *count = r.records.size();
-    if (r.records.size() > max_records)
-      return fail(vp, PEVP_ERR_ARGUMENT, "the text has " + std::to_string(r.records.size()) + " records, room for " +
-                                             std::to_string(max_records));
-    if (!r.records.empty() && records == nullptr) return fail(vp, PEVP_ERR_ARGUMENT, "records is a null pointer");
-    auto* out = static_cast<std::uint8_t*>(records);
-    for (std::size_t i = 0; i < r.records.size(); ++i)
-      std::copy(r.records[i].begin(), r.records[i].end(), out + i * isa::kInstructionBytes);
-    return PEVP_OK;
-  } catch (const std::exception& e) {
-    return fail(vp, PEVP_ERR_INTERNAL, e.what());
+    if (pevp_status s = call(vp, Op::Assemble, Writer().lstr(source).take(), &reply); s != PEVP_OK) return s;
+  } catch (const remote::ProtocolError& e) {  // a source beyond the transfer limit
+    return fail(vp, PEVP_ERR_ARGUMENT, e.what());
   }
+  if (reply.size() % isa::kInstructionBytes != 0)
+    return fail(vp, PEVP_ERR_PROTOCOL, "assemble reply: " + std::to_string(reply.size()) + " bytes, not whole records");
+  *count = reply.size() / isa::kInstructionBytes;
+  if (*count > max_records)
+    return fail(vp, PEVP_ERR_ARGUMENT,
+                "the text has " + std::to_string(*count) + " records, room for " + std::to_string(max_records));
+  if (*count > 0 && records == nullptr) return fail(vp, PEVP_ERR_ARGUMENT, "records is a null pointer");
+  if (!reply.empty()) std::memcpy(records, reply.data(), reply.size());
+  return PEVP_OK;
+}
+
+pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, length, "length"); s != PEVP_OK) return s;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Stats, {}, &reply); s != PEVP_OK) return s;
+  std::string json;
+  if (pevp_status s = decode(vp, Op::Stats, reply, [&](Reader& r) { json = r.lstr("json"); }); s != PEVP_OK) return s;
+  *length = json.size();
+  if (buffer == nullptr || size <= json.size())
+    return fail(vp, PEVP_ERR_ARGUMENT, "the statistics take " + std::to_string(json.size() + 1) +
+                                           " bytes with their NUL, the buffer has " + std::to_string(size));
+  std::memcpy(buffer, json.c_str(), json.size() + 1);
+  return PEVP_OK;
 }
 
 }  // extern "C"

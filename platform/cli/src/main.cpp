@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 
+#include "pevp/capi/server.h"
 #include "pevp/isa_text/format.h"
 #include "pevp/files/input_file.h"
 #include "pevp/files/output_file.h"
@@ -240,6 +241,24 @@ int run_command(int argc, char* argv[]) {
       "Register script: write/read/expect/poll FACE NAME [VALUE], submit, wait, expect_fault RULE, clear_error, "
       "dump FACE (docs/running.md)");
 
+  std::string serve_gen = "MARIANA", serve_listen;
+  std::uint64_t serve_frame_timeout_ms = 10000, serve_idle_timeout_ms = 0;
+  capi::ServeOptions serve_options;
+  auto* serve = app.add_subcommand(
+      "serve", "Run the VP as an MMIO server: drivers connect over a Unix or TCP socket (docs/protocol.md)");
+  serve->add_option("--gen", serve_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+  serve->add_option("--listen", serve_listen,
+                    "unix:PATH (created owner-only), tcp:PORT (127.0.0.1) or tcp:HOST:PORT; port 0: the system "
+                    "picks one, printed on stdout")
+      ->required();
+  serve->add_flag("--once", serve_options.once, "Exit when the first client leaves");
+  serve->add_option("--frame-timeout-ms", serve_frame_timeout_ms,
+                    "A frame's bytes must arrive, and a reply be taken, within this once it began (default 10000)")
+      ->check(integer_in(1, 3600000));
+  serve->add_option("--idle-timeout-ms", serve_idle_timeout_ms,
+                    "Drop a connected client silent this long (default: never)")
+      ->check(integer_in(1, 86400000));
+
   // The options every command takes, in every command's --help (CLI11 lists only a command's own).
   for (CLI::App* sub : app.get_subcommands({}))
     sub->footer(
@@ -260,8 +279,8 @@ int run_command(int argc, char* argv[]) {
   // it has none), then --config, then every --set in order. A --gen given on the
   // command line must agree with a generation the file or a --set chose.
   if (app.get_subcommands().empty() && !dump_config) {
-    std::cerr << "pe-vp: give a command (gemm, sweep, run, asm, disasm, calibrate, demo, regs), or --dump-config; "
-                 "--help lists them\n";
+    std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs), or "
+                 "--dump-config; --help lists them\n";
     return 2;
   }
   const CLI::App* cmd_app = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
@@ -319,6 +338,17 @@ int run_command(int argc, char* argv[]) {
       return 2;
     }
     return platform::run_program(run_cmd, std::cout, std::cerr);
+  }
+  if (*serve) {
+    try {
+      serve_options.endpoint = remote::parse_endpoint(serve_listen);
+    } catch (const std::exception& e) {
+      std::cerr << "pe-vp serve: --listen " << e.what() << '\n';
+      return 2;
+    }
+    serve_options.frame_timeout = remote::Millis(serve_frame_timeout_ms);
+    if (serve_idle_timeout_ms > 0) serve_options.idle_timeout = remote::Millis(serve_idle_timeout_ms);
+    return capi::serve(config, serve_options, std::cout, std::cerr);
   }
   if (*gemm) {
     gemm_cmd.gen = config.gen();

@@ -4,8 +4,10 @@
  * 48-bit counters and the SEQ's error record. C99; no exception crosses it: every call returns a pevp_status, and
  * pevp_last_error() says what went wrong in words. docs/sdk.md.
  *
- * The VP runs in this process (SystemC, one platform per process): simulated time advances only inside the calls,
- * so a program's run is deterministic. Link pevp::capi (CMake) or `pkg-config --libs --static pevp`. */
+ * The VP runs in this process (pevp_open; SystemC, one platform per process) or in a `pe-vp serve` process
+ * (pevp_connect; docs/protocol.md): the same calls, results, errors and simulated times either way. Simulated time
+ * advances only inside the calls, so a program's run is deterministic. Link pevp::capi (CMake) or
+ * `pkg-config --libs --static pevp`. */
 #ifndef PEVP_PEVP_H
 #define PEVP_PEVP_H
 
@@ -19,11 +21,14 @@ extern "C" {
 typedef enum pevp_status {
   PEVP_OK = 0,
   PEVP_ERR_ARGUMENT = 1,  /* a null pointer, an unknown generation, face or register, a value out of range */
-  PEVP_ERR_STATE = 2,     /* a second VP in this process, or a VP broken by an earlier deadlock */
+  PEVP_ERR_STATE = 2,     /* a second VP in this process, a server serving another client, or a VP broken by an
+                             earlier deadlock */
   PEVP_ERR_BUS = 3,       /* the bus answered with an error (an unmapped address, a privilege violation) */
   PEVP_ERR_ASSEMBLY = 4,  /* pevp_assemble: the text has errors */
   PEVP_ERR_TIMEOUT = 5,   /* pevp_wait_idle: the SEQ did not settle in time */
-  PEVP_ERR_INTERNAL = 6   /* anything else; pevp_last_error() has the message */
+  PEVP_ERR_INTERNAL = 6,  /* anything else; pevp_last_error() has the message */
+  PEVP_ERR_PROTOCOL = 7,  /* a remote VP: a frame or payload broke the protocol (docs/protocol.md) */
+  PEVP_ERR_CONNECTION = 8 /* a remote VP: the connection failed or closed (the handle is then unusable) */
 } pevp_status;
 
 typedef struct pevp_vp pevp_vp;
@@ -53,8 +58,18 @@ typedef struct pevp_map {
 
 /* Opens the in-process VP of `generation` ("CAYMAN", "MARIANA", "MARIANA_PLUS", "MAVERICK"), timing and data. */
 pevp_status pevp_open(const char* generation, pevp_vp** vp);
-/* Frees the handle (a null pointer is ignored). The platform itself lives until the process ends -- SystemC cannot
- * take a simulation apart -- so a later pevp_open in the same process is PEVP_ERR_STATE. */
+/* The same with configuration overrides, each "key=value" as `pe-vp --set` takes it (docs/configuration.md), e.g.
+ * "arr_seq.ififo_depth=4", "mode=functional", "geometry.pe_rows=64"; a refused key or value is PEVP_ERR_ARGUMENT. */
+pevp_status pevp_open_config(const char* generation, const char* const* settings, size_t count, pevp_vp** vp);
+/* Connects to a VP that `pe-vp serve --listen ENDPOINT` runs: "unix:PATH", "tcp:PORT" (127.0.0.1) or
+ * "tcp:HOST:PORT". PEVP_ERR_CONNECTION when nothing answers, PEVP_ERR_STATE when the server is serving another
+ * client. The server's VP keeps its state from client to client (a device, not a session). */
+pevp_status pevp_connect(const char* endpoint, pevp_vp** vp);
+/* Why the last pevp_open, pevp_open_config or pevp_connect of this thread failed ("" after a success). */
+const char* pevp_open_error(void);
+/* Frees the handle (a null pointer is ignored); a remote one closes its connection, and the server takes its next
+ * client. An in-process platform lives until the process ends -- SystemC cannot take a simulation apart -- so a
+ * later pevp_open in the same process is PEVP_ERR_STATE. */
 void pevp_close(pevp_vp* vp);
 /* The message of the last failed call on `vp` ("" after a success); valid until the next call. */
 const char* pevp_last_error(const pevp_vp* vp);
@@ -80,6 +95,9 @@ pevp_status pevp_arm(pevp_vp* vp, int serialized, int single_entry, int reg_imme
 pevp_status pevp_submit(pevp_vp* vp, const void* records, size_t count);
 /* Waits until the SEQ is done or stopped on an error, or `timeout_ns` of simulated time passed. */
 pevp_status pevp_wait_idle(pevp_vp* vp, uint64_t timeout_ns, pevp_completion* completion);
+/* Waits until the interrupt line is high (irq_status & irq_enable: done or error, armed by pevp_arm) or
+ * `timeout_ns` of simulated time passed: *raised 1 or 0 (a timeout is not an error here: the line is the news). */
+pevp_status pevp_wait_irq(pevp_vp* vp, uint64_t timeout_ns, int* raised);
 pevp_status pevp_clear_done(pevp_vp* vp);
 pevp_status pevp_error_record(pevp_vp* vp, pevp_error_info* info);
 pevp_status pevp_clear_error(pevp_vp* vp);
@@ -88,6 +106,12 @@ pevp_status pevp_clear_error(pevp_vp* vp);
  * `records`; *count is how many the text has (more than max_records: nothing is written, PEVP_ERR_ARGUMENT).
  * Errors: PEVP_ERR_ASSEMBLY, with every diagnostic in pevp_last_error(). */
 pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t max_records, size_t* count);
+
+/* The run statistics as JSON (what `pe-vp run --stats-json` writes: cycles, utilisation, TFLOPS, stalls by reason,
+ * instructions by opcode; docs/timing.md): *length is the text's length; it is written with its terminating NUL
+ * when `size` > *length, else nothing is written and the call is PEVP_ERR_ARGUMENT (ask again with a larger
+ * buffer; a null buffer with size 0 asks for the length). */
+pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,28 @@
+// `pe-vp serve`: the VP as an MMIO server (docs/protocol.md). One VP, one client at a time: a client's requests are
+// executed in order on the process's Machine; a client that connects while another is served gets an error frame
+// (State, "busy") and is closed; when a client goes, the next one is taken, and the VP keeps its state. A client
+// that sends a malformed or oversized frame gets an error frame (the connection is dropped when the stream cannot
+// be trusted after it), one that stalls mid-frame or does not take its reply is dropped; none of it reaches the
+// VP, whose state only changes by whole, valid requests.
+#pragma once
+
+#include <iosfwd>
+
+#include "pevp/platform/config.h"
+#include "pevp/remote/socket.h"
+
+namespace pevp::capi {
+
+struct ServeOptions {
+  remote::Endpoint endpoint;
+  bool once = false;                              // exit after the first client leaves
+  remote::Millis frame_timeout{10000};            // the rest of a frame once it began; sending a reply
+  remote::Millis idle_timeout = remote::kForever; // a connected client silent this long is dropped
+};
+
+// Runs the server until a Shutdown request, SIGINT or SIGTERM (or the first client's end with `once`). Prints
+// "pe-vp serve: listening on ENDPOINT" on `out` once it accepts connections (the port the system chose for
+// tcp:...:0). Returns the process's exit status: 0, or 2 when it cannot listen.
+int serve(const platform::VpConfig& config, const ServeOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace pevp::capi

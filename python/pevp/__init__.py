@@ -1,0 +1,39 @@
+"""pevp: drive a pe-vp virtual platform from Python over its MMIO protocol (docs/protocol.md).
+
+A pure-Python client of the protocol `pe-vp serve` speaks, on the standard library and numpy only::
+
+    import numpy as np, pevp
+    with pevp.serve(gen="MARIANA") as server, server.connect() as vp:
+        vp.arm()
+        vp.load_sbuf(st, dtype="bf16")                 # rows of a 2-D array into consecutive partitions
+        vp.submit(vp.assemble(program_text))
+        vp.wait_idle()
+        c = vp.read_psum(partitions=32, elements=48)   # fp32 numpy array
+        print(vp.stats()["cycles"])
+
+docs/getting-started.md has a walk-through; docs/protocol.md the frames this module sends.
+"""
+
+from .client import (
+    Completion,
+    ErrorRecord,
+    Map,
+    PevpError,
+    Server,
+    Vp,
+    connect,
+    serve,
+    to_bf16_bits,
+)
+
+__all__ = [
+    "Completion",
+    "ErrorRecord",
+    "Map",
+    "PevpError",
+    "Server",
+    "Vp",
+    "connect",
+    "serve",
+    "to_bf16_bits",
+]

@@ -1,0 +1,381 @@
+"""The VP as an MMIO server, tested through real `pe-vp serve` processes on real sockets: the C driver and the
+Python client against a live server (results and simulated times equal to the in-process VP's), and every way a
+client can misbehave -- malformed, oversized, unknown and wrong-version frames, a disconnect or a stall mid-frame,
+floods, a second client, signals -- with the server still serving and the VP's state consistent afterwards.
+
+Environment: PEVP_BIN (pe-vp), PEVP_C_DRIVER (the capi_c_driver binary), PYTHONPATH with the pevp package.
+Run with /usr/bin/python3 -m unittest (ctest: remote.python)."""
+
+import os
+import re
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+import pevp
+from pevp import client as proto
+
+PEVP_BIN = os.environ["PEVP_BIN"]
+C_DRIVER = os.environ["PEVP_C_DRIVER"]
+
+K, M, N, MV_OFFSET = 64, 32, 48, 0x1000
+PROGRAM = (
+    ".gen MARIANA\n"
+    "ldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF\n"
+    "matmul src=sbuf[0]+0x1000:[1,48] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF "
+    "psum_accumulate_flags=SINGLE dst=psum[0]:[1,48]\n")
+MATMUL_COUNTER = "arr_seq_ififo_perf_matmul.tile_128x128_tile0_instr_cnt_lsb"
+
+
+def operands(seed=0):
+    """Small integers (exact in bf16 and in fp32 sums): st K x M, mv K x N."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-3, 4, size=(K, M)).astype(np.float32), rng.integers(-2, 3, size=(K, N)).astype(np.float32))
+
+
+def frame(op, payload=b"", version=1):
+    return struct.pack("<IBB", len(payload) + 2, version, op) + payload
+
+
+def read_reply(sock):
+    """(kind, payload) of the next frame, or None when the server closed the connection."""
+    header = b""
+    while len(header) < 6:
+        chunk = sock.recv(6 - len(header))
+        if not chunk:
+            return None
+        header += chunk
+    length, _, kind = struct.unpack("<IBB", header)
+    body = b""
+    while len(body) < length - 2:
+        chunk = sock.recv(length - 2 - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    return kind, body
+
+
+def error_of(reply):
+    kind, body = reply
+    assert kind == proto.REPLY_ERROR, "expected an error reply, got kind 0x%02x" % kind
+    status = body[0]
+    (n,) = struct.unpack("<H", body[1:3])
+    return status, body[3:3 + n].decode()
+
+
+def raw_socket(endpoint):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(endpoint[len("unix:"):])
+    return s
+
+
+class Served(unittest.TestCase):
+    """Each test gets its own server on a private Unix socket."""
+
+    server_args = ()
+
+    def setUp(self):
+        self.server = pevp.serve(pe_vp=PEVP_BIN, args=self.server_args)
+        self.addCleanup(self.stop_server)
+
+    def stop_server(self):
+        status = self.server.stop()
+        self.assertEqual(status, 0, "the server ends cleanly on SIGTERM")
+
+    def load_and_run(self, vp, seed=0):
+        st, mv = operands(seed)
+        vp.load_sbuf(st, dtype="bf16")
+        vp.load_sbuf(mv, offset=MV_OFFSET, dtype="bf16")
+        vp.submit(vp.assemble(PROGRAM))
+        completion = vp.wait_idle()
+        self.assertTrue(completion.done)
+        self.assertFalse(completion.error)
+        c = vp.read_psum(M, N)
+        np.testing.assert_array_equal(c, st.T @ mv)
+        vp.clear_done()
+        return c
+
+
+class CDriver(unittest.TestCase):
+    def test_the_same_c_driver_in_process_and_against_a_server(self):
+        local = subprocess.run([C_DRIVER], capture_output=True, text=True, timeout=120)
+        self.assertEqual(local.returncode, 0, local.stdout + local.stderr)
+        with pevp.serve(pe_vp=PEVP_BIN, args=["--once"]) as server:
+            remote = subprocess.run([C_DRIVER, server.endpoint], capture_output=True, text=True, timeout=120)
+            self.assertEqual(remote.returncode, 0, remote.stdout + remote.stderr)
+            self.assertEqual(server.process.wait(timeout=30), 0, "--once: the server ends with its client")
+        time_of = lambda out: re.search(r"final time (\d+) ps", out).group(1)
+        self.assertEqual(time_of(local.stdout), time_of(remote.stdout),
+                         "simulated time at the end is the same in-process and over the socket")
+
+
+class PythonClient(Served):
+    def test_gemm_exact_counters_stats_and_time(self):
+        with self.server.connect() as vp:
+            self.assertEqual(vp.generation, "MARIANA")
+            self.assertEqual(vp.map.partitions, 128)
+            vp.arm()
+            t0 = vp.time_ps()
+            self.load_and_run(vp)
+            self.assertGreater(vp.time_ps(), t0)
+            self.assertEqual(vp.counter48("top", MATMUL_COUNTER), 1)
+            self.assertEqual(vp.read_reg("vp", "retired_cnt_lsb"), 2)
+            stats = vp.stats()
+            self.assertGreater(stats["cycles"], 0)
+            self.assertEqual(vp.read_reg("vp", "seq_status.error"), 0)
+
+    def test_interrupt_wait(self):
+        with self.server.connect() as vp:
+            vp.arm()
+            raised, t = vp.wait_irq(timeout_ns=1000)
+            self.assertFalse(raised, "nothing ran: no interrupt")
+            st, mv = operands()
+            vp.load_sbuf(st)
+            vp.load_sbuf(mv, offset=MV_OFFSET)
+            vp.submit(vp.assemble(PROGRAM))
+            raised, t_irq = vp.wait_irq()
+            self.assertTrue(raised)
+            self.assertGreater(t_irq, t)
+            self.assertEqual(vp.read_reg("vp", "irq_status.done"), 1)
+
+    def test_a_fault_its_record_and_recovery(self):
+        with self.server.connect() as vp:
+            vp.arm()
+            self.load_and_run(vp)  # a stationary for the Matmul that runs after the fault is cleared
+            records = bytearray(vp.assemble(PROGRAM))
+            records[0] = 0xEE  # no generation has this opcode
+            vp.submit(records)
+            self.assertTrue(vp.wait_idle().error)
+            record = vp.error_record()
+            self.assertEqual(record.rule, "opcode.unknown")
+            self.assertEqual(record.opcode, 0xEE)
+            self.assertEqual(record.index, 2, "the third instruction submitted")
+            vp.clear_error()
+            self.assertIsNone(vp.error_record())
+            vp.clear_done()
+            self.load_and_run(vp)
+
+    def test_refusals_name_what_is_wrong(self):
+        with self.server.connect() as vp:
+            with self.assertRaisesRegex(pevp.PevpError, "argument: .*no_such_register"):
+                vp.read_reg("top", "no_such_register")
+            with self.assertRaisesRegex(pevp.PevpError, "argument: .*does not fit"):
+                vp.write_reg("top", "queue_cfg.fifo_size_sel", 2)
+            with self.assertRaisesRegex(pevp.PevpError, "bus: "):
+                vp.read32(0x7000000)
+            with self.assertRaisesRegex(pevp.PevpError, "assembly: .*frobnicate"):
+                vp.assemble("frobnicate x=1\n")
+            with self.assertRaisesRegex(pevp.PevpError, "timeout: "):
+                vp.wait_idle(timeout_ns=1000)
+            # Every refusal left the connection usable.
+            self.assertEqual(vp.read_reg("top", "queue_cfg.fifo_size_sel"), 0)
+
+    def test_the_vp_keeps_its_state_from_client_to_client(self):
+        with self.server.connect() as vp:
+            vp.write_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 37)
+            t = vp.time_ps()
+        with self.server.connect() as vp:
+            self.assertEqual(vp.read_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt"), 37)
+            self.assertGreaterEqual(vp.time_ps(), t)
+
+    def test_a_second_client_is_told_the_server_is_busy(self):
+        with self.server.connect() as vp:
+            with self.assertRaisesRegex(pevp.PevpError, "state: busy"):
+                self.server.connect()
+            self.assertEqual(vp.read_reg("top", "queue_cfg.fifo_size_sel"), 0)
+
+    def test_runs_are_deterministic(self):
+        def session(server):
+            with server.connect() as vp:
+                vp.arm()
+                self.load_and_run(vp, seed=3)
+                return vp.time_ps(), vp.stats()
+        first = session(self.server)
+        with pevp.serve(pe_vp=PEVP_BIN) as other:
+            second = session(other)
+        self.assertEqual(first, second, "the same requests give the same times and statistics")
+
+
+class Misbehaving(Served):
+    """Raw frames: whatever a client sends, the server answers or drops it, and the VP stays consistent."""
+
+    server_args = ("--frame-timeout-ms", "300")
+
+    def mark(self):
+        """Leaves a known value in a register, to check later that nothing half-applied changed the VP."""
+        with self.server.connect() as vp:
+            vp.write_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 21)
+            return vp.time_ps()
+
+    def assert_intact(self):
+        with self.server.connect() as vp:
+            self.assertEqual(vp.read_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt"), 21)
+            vp.arm()
+            self.load_and_run(vp)
+
+    def test_an_oversized_frame_gets_an_error_and_is_dropped(self):
+        self.mark()
+        s = raw_socket(self.server.endpoint)
+        s.sendall(struct.pack("<IBB", 0x7FFFFFFF, 1, proto.WRITE))
+        status, message = error_of(read_reply(s))
+        self.assertEqual(status, 7)
+        self.assertIn("exceeds the limit", message)
+        self.assertIsNone(read_reply(s), "the connection is closed after it")
+        s.close()
+        self.assert_intact()
+
+    def test_a_malformed_payload_names_the_op_and_field_and_the_connection_stays(self):
+        self.mark()
+        s = raw_socket(self.server.endpoint)
+        s.sendall(frame(proto.READ32, b"\x00\x01\x02"))
+        status, message = error_of(read_reply(s))
+        self.assertEqual(status, 7)
+        self.assertIn("read32", message)
+        self.assertIn("address", message)
+        s.sendall(frame(proto.READ32, struct.pack("<QB", 0, 7)))
+        status, message = error_of(read_reply(s))
+        self.assertIn("privileged", message)
+        s.sendall(frame(proto.TIME, b"extra"))
+        self.assertIn("after the last field", error_of(read_reply(s))[1])
+        s.sendall(frame(0x7F))
+        self.assertIn("unknown op", error_of(read_reply(s))[1])
+        s.sendall(frame(proto.SUBMIT, b"\x00" * 65))
+        self.assertIn("whole 64-byte records", error_of(read_reply(s))[1])
+        s.sendall(frame(proto.READ, struct.pack("<QI", 0, 0xFFFFFFFF)))
+        self.assertIn("transfer limit", error_of(read_reply(s))[1])
+        s.sendall(frame(proto.TIME))
+        kind, body = read_reply(s)
+        self.assertEqual(kind, proto.REPLY_OK)
+        self.assertEqual(len(body), 8)
+        s.close()
+        self.assert_intact()
+
+    def test_a_wrong_version_is_refused(self):
+        s = raw_socket(self.server.endpoint)
+        s.sendall(frame(proto.TIME, version=9))
+        status, message = error_of(read_reply(s))
+        self.assertEqual(status, 7)
+        self.assertIn("protocol version 9", message)
+        s.close()
+
+    def test_a_disconnect_mid_frame_applies_nothing(self):
+        self.mark()
+        s = raw_socket(self.server.endpoint)
+        whole = frame(proto.WRITE_REG, proto._str("cluster") + proto._str("arr_cluster_cfg.inter_instr_dly_cnt")
+                      + struct.pack("<I", 99))
+        s.sendall(whole[:-3])
+        s.close()
+        self.assert_intact()
+
+    def test_a_stall_mid_frame_is_dropped_after_the_frame_timeout(self):
+        self.mark()
+        s = raw_socket(self.server.endpoint)
+        s.sendall(frame(proto.WRITE32, b"\x00" * 13)[:8])
+        start = time.monotonic()
+        self.assertIsNone(read_reply(s), "dropped")
+        self.assertLess(time.monotonic() - start, 10)
+        s.close()
+        self.assert_intact()
+
+    def test_a_flood_of_pipelined_requests_is_answered_in_order(self):
+        s = raw_socket(self.server.endpoint)
+        count = 5000
+        payload = b"".join(frame(proto.READ_REG, proto._str("top") + proto._str("queue_cfg")) for _ in range(count))
+        s.sendall(payload)
+        for _ in range(count):
+            kind, body = read_reply(s)
+            self.assertEqual(kind, proto.REPLY_OK)
+            self.assertEqual(body, struct.pack("<I", 0))
+        s.close()
+
+    def test_a_client_that_floods_and_leaves_without_reading(self):
+        self.mark()
+        for _ in range(3):
+            s = raw_socket(self.server.endpoint)
+            try:
+                s.sendall(frame(proto.READ, struct.pack("<QI", 0, 1 << 20)) * 64)
+            except OSError:
+                pass
+            s.close()
+        self.assert_intact()
+
+    def test_garbage_bytes(self):
+        self.mark()
+        rng = np.random.default_rng(7)
+        for _ in range(20):
+            s = raw_socket(self.server.endpoint)
+            s.sendall(rng.integers(0, 256, size=int(rng.integers(1, 200)), dtype=np.uint8).tobytes())
+            s.shutdown(socket.SHUT_WR)
+            while read_reply(s) is not None:
+                pass
+            s.close()
+        self.assert_intact()
+
+
+class Listening(unittest.TestCase):
+    def test_unix_socket_is_owner_only_and_removed_at_exit(self):
+        with pevp.serve(pe_vp=PEVP_BIN) as server:
+            path = server.endpoint[len("unix:"):]
+            mode = os.stat(path).st_mode
+            self.assertTrue(stat.S_ISSOCK(mode))
+            self.assertEqual(stat.S_IMODE(mode), 0o600)
+            server.process.send_signal(signal.SIGTERM)
+            self.assertEqual(server.process.wait(timeout=30), 0)
+            self.assertFalse(os.path.exists(path))
+
+    def test_a_path_in_use_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            plain = os.path.join(d, "file")
+            open(plain, "w").close()
+            r = subprocess.run([PEVP_BIN, "serve", "--listen", "unix:" + plain], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("not a socket", r.stderr)
+            with pevp.serve(pe_vp=PEVP_BIN, endpoint="unix:" + os.path.join(d, "s")) as server:
+                r = subprocess.run([PEVP_BIN, "serve", "--listen", server.endpoint], capture_output=True, text=True,
+                                   timeout=60)
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("already listening", r.stderr)
+
+    def test_tcp_on_loopback_with_a_port_the_system_picks(self):
+        with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0") as server:
+            self.assertRegex(server.endpoint, r"^tcp:127\.0\.0\.1:\d+$")
+            self.assertNotEqual(server.endpoint, "tcp:127.0.0.1:0")
+            with server.connect() as vp:
+                self.assertEqual(vp.read_reg("top", "queue_cfg"), 0)
+
+    def test_a_non_loopback_address_is_warned_about(self):
+        with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0.0.0.0:0", args=["--once"]) as server:
+            port = server.endpoint.rsplit(":", 1)[1]
+            with pevp.connect("tcp:127.0.0.1:" + port) as vp:
+                vp.time_ps()
+            server.process.wait(timeout=30)
+            self.assertIn("not a loopback address", server.process.stderr.read())
+
+    def test_bad_listen_arguments(self):
+        for endpoint, message in (("tcp:99999", "port"), ("udp:1", "an endpoint is"), ("tcp:host.example:1", "IPv4")):
+            r = subprocess.run([PEVP_BIN, "serve", "--listen", endpoint], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, endpoint)
+            self.assertIn(message, r.stderr)
+
+    def test_shutdown_request_and_idle_timeout(self):
+        with pevp.serve(pe_vp=PEVP_BIN, args=["--idle-timeout-ms", "200"]) as server:
+            s = raw_socket(server.endpoint)
+            self.assertIsNone(read_reply(s), "a silent client is dropped")
+            s.close()
+            vp = server.connect()
+            vp.shutdown()
+            self.assertEqual(server.process.wait(timeout=30), 0)
+            self.assertIn("shut down by client", server.process.stdout.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
