@@ -331,4 +331,33 @@ void Firmware::rewind(std::uint64_t index, const std::vector<std::shared_ptr<con
   }
 }
 
+Firmware::State Firmware::state() const {
+  State s;
+  s.stream = stream_.state();
+  for (const auto& [index, checker] : checkpoints_) s.checkpoints.emplace_back(index, checker.state());
+  return s;
+}
+
+std::string Firmware::check(const State& s) {
+  if (std::string why = isa::StreamChecker::check(s.stream); !why.empty()) return "the no-mix state: " + why;
+  for (std::size_t i = 0; i < s.checkpoints.size(); ++i) {
+    if (i > 0 && s.checkpoints[i].first <= s.checkpoints[i - 1].first)
+      return "the no-mix checkpoints are not in instruction order";
+    if (std::string why = isa::StreamChecker::check(s.checkpoints[i].second); !why.empty())
+      return "no-mix checkpoint " + std::to_string(i) + ": " + why;
+  }
+  return "";
+}
+
+void Firmware::restore(const State& s) {
+  stream_.restore(s.stream);
+  checkpoints_.clear();
+  if (checkpoints_.capacity() < s.checkpoints.size()) checkpoints_.set_capacity(s.checkpoints.size());
+  for (const auto& [index, state] : s.checkpoints) {
+    isa::StreamChecker c;
+    c.restore(state);
+    checkpoints_.push_back({index, c});
+  }
+}
+
 }  // namespace pevp::fw

@@ -279,4 +279,50 @@ void Timeline::reset_counters(Cycle now) {
   }
 }
 
+Timeline::State Timeline::state() const {
+  State s;
+  s.starts.assign(starts_.begin(), starts_.end());
+  s.last_start = last_start_;
+  s.last_response = last_response_;
+  s.any_response = any_response_;
+  s.tiles = tiles_;
+  s.in_flight = in_flight_;
+  s.responses.assign(responses_.begin(), responses_.end());
+  for (unsigned g = 0; g < kRowGroups; ++g)
+    s.groups[g] = {groups_[g].matmul.state(), groups_[g].weight_load.state(), groups_[g].busy.state(),
+                   groups_[g].origin, group_last_active_[g]};
+  s.stats = stats_;
+  s.period_start = period_start_;
+  s.period_end = period_end_;
+  s.closed_span = closed_span_;
+  return s;
+}
+
+std::string Timeline::check(const State& s) const {
+  if (s.starts.size() > ififo_depth_)
+    return std::to_string(s.starts.size()) + " IFIFO starts, more than its depth " + std::to_string(ififo_depth_);
+  return "";
+}
+
+void Timeline::restore(const State& s) {
+  starts_.assign(s.starts.begin(), s.starts.end());
+  last_start_ = s.last_start;
+  last_response_ = s.last_response;
+  any_response_ = s.any_response;
+  tiles_ = s.tiles;
+  in_flight_ = s.in_flight;
+  responses_.assign(s.responses.begin(), s.responses.end());
+  for (unsigned g = 0; g < kRowGroups; ++g) {
+    groups_[g].matmul.restore(s.groups[g].matmul);
+    groups_[g].weight_load.restore(s.groups[g].weight_load);
+    groups_[g].busy.restore(s.groups[g].busy);
+    groups_[g].origin = s.groups[g].origin;
+    group_last_active_[g] = s.groups[g].last_active;
+  }
+  stats_ = s.stats;
+  period_start_ = s.period_start;
+  period_end_ = s.period_end;
+  closed_span_ = s.closed_span;
+}
+
 }  // namespace pevp::arrseq

@@ -774,4 +774,48 @@ ExecResult ArrayExecutor::seed_matmul(const MicroOp& op, const std::uint8_t* sbu
   return ExecResult::success();
 }
 
+namespace {
+
+std::string stationary_problem(const Stationary& st, const isa::ArrayGeometry& geo, isa::Generation gen) {
+  const isa::TileRect& t = st.tile;
+  if (t.rows == 0 || t.cols == 0 || t.row0 + t.rows > geo.pe_rows || t.col0 + t.cols > geo.pe_cols ||
+      t.row0 >= geo.pe_rows || t.col0 >= geo.pe_cols)
+    return "its tile (" + tile_text(t) + ") is not inside the " + std::to_string(geo.pe_rows) + " x " +
+           std::to_string(geo.pe_cols) + " array";
+  if (st.type.gen != gen) return "its operand type is for another generation";
+  if (const std::string why = operand_error(st.type); !why.empty()) return why;
+  if (st.k == 0 || st.m == 0 || st.k > 2 * std::size_t{geo.pe_rows} || st.m > geo.pe_cols)
+    return "its K x M = " + std::to_string(st.k) + " x " + std::to_string(st.m) + " does not fit the array";
+  if (st.values.size() != st.k * st.m)
+    return std::to_string(st.values.size()) + " values for K x M = " + std::to_string(st.k) + " x " +
+           std::to_string(st.m);
+  return "";
+}
+
+}  // namespace
+
+std::string ArrayExecutor::check(const State& s, isa::Generation gen) const {
+  if (s.seeds.size() != seeds_.size())
+    return std::to_string(s.seeds.size()) + " PSUM seeds, the geometry has " + std::to_string(seeds_.size());
+  for (std::size_t i = 0; i < s.stationaries.size(); ++i) {
+    if (std::string why = stationary_problem(s.stationaries[i], geo_, gen); !why.empty())
+      return "stationary " + std::to_string(i) + ": " + why;
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.stationaries[j].tile.overlaps(s.stationaries[i].tile))
+        return "stationaries " + std::to_string(j) + " and " + std::to_string(i) + " overlap";
+  }
+  if (s.staged_identity)
+    if (std::string why = stationary_problem(*s.staged_identity, geo_, gen); !why.empty())
+      return "the staged seed identity: " + why;
+  return "";
+}
+
+void ArrayExecutor::restore(State s) {
+  seeds_ = std::move(s.seeds);
+  stationaries_ = std::move(s.stationaries);
+  staged_identity_ = std::move(s.staged_identity);
+  open_ = s.open;
+  stats_ = s.stats;
+}
+
 }  // namespace pevp::pe

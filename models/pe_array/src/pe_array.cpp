@@ -66,4 +66,27 @@ void PeArray::reset() {
   pe_regs_.clear();
 }
 
+PeArray::State PeArray::state() const {
+  State s;
+  s.exec = exec_.state();
+  for (const auto& [key, value] : pe_regs_)
+    s.pe_registers.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), value});
+  return s;
+}
+
+std::string PeArray::check(const State& s, isa::Generation gen) const {
+  if (std::string why = exec_.check(s.exec, gen); !why.empty()) return why;
+  for (const PeRegister& r : s.pe_registers)
+    if (r.row0 >= geo_.pe_rows || r.col0 >= geo_.pe_cols)
+      return "a PE register of the tile at (" + std::to_string(r.row0) + ", " + std::to_string(r.col0) +
+             "), outside the array";
+  return "";
+}
+
+void PeArray::restore(State s) {
+  exec_.restore(std::move(s.exec));
+  pe_regs_.clear();
+  for (const PeRegister& r : s.pe_registers) pe_regs_[{r.row0, r.col0, r.reg_addr}] = r.value;
+}
+
 }  // namespace pevp::pe

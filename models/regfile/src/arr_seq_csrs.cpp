@@ -129,6 +129,7 @@ void ArrSeqCsrs::publish_row_group(unsigned group, const RowGroupActivity& a) {
 }
 
 void ArrSeqCsrs::on_config_change(std::function<void()> changed) {
+  config_listeners_.push_back(changed);
   const auto on_write = [changed](const RegisterDesc&, std::uint32_t, std::uint32_t) { changed(); };
   for (RegFileTarget* face : {&top, &cluster, &protect}) face->regs().on_write(on_write);
 }
@@ -174,6 +175,24 @@ void ArrSeqCsrs::reset() {
 void ArrSeqCsrs::clear_counters() {
   for (auto& map : counters_)
     for (auto& [name, ref] : map) top.regs().write_counter(ref, 0);
+}
+
+ArrSeqCsrs::State ArrSeqCsrs::state() const {
+  return {{top.state(), cluster.state(), protect.state(), seq.state()}};
+}
+
+std::string ArrSeqCsrs::check(const State& s) const {
+  const RegFileTarget* faces[] = {&top, &cluster, &protect, &seq};
+  for (std::size_t i = 0; i < s.faces.size(); ++i)
+    if (std::string why = faces[i]->regs().check(s.faces[i].regs); !why.empty()) return why;
+  return "";
+}
+
+void ArrSeqCsrs::restore(const State& s) {
+  if (const std::string why = check(s); !why.empty()) throw std::invalid_argument(why);
+  RegFileTarget* faces[] = {&top, &cluster, &protect, &seq};
+  for (std::size_t i = 0; i < s.faces.size(); ++i) faces[i]->restore(s.faces[i]);
+  for (const auto& changed : config_listeners_) changed();
 }
 
 }  // namespace pevp::regfile

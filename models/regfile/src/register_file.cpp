@@ -1,5 +1,6 @@
 #include "pevp/regfile/register_file.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace pevp::regfile {
@@ -154,6 +155,34 @@ void RegisterFile::write_counter(const CounterRef& c, std::uint64_t value) {
 
 void RegisterFile::add_to_counter(const CounterRef& c, std::uint64_t n) {
   write_counter(c, read_counter(c) + n);
+}
+
+std::string RegisterFile::check(const State& s) const {
+  if (s.values.size() != desc_.num_registers)
+    return std::string(desc_.name) + ": " + std::to_string(s.values.size()) + " register values, the file has " +
+           std::to_string(desc_.num_registers);
+  for (std::size_t i = 0; i < desc_.num_registers; ++i) {
+    const RegisterDesc& r = desc_.registers[i];
+    std::uint32_t stored = 0;  // PulseOnW bits are never stored
+    for (std::size_t k = 0; k < r.num_fields; ++k)
+      if (r.fields[k].access != Access::PulseOnW) stored |= r.fields[k].mask();
+    if ((s.values[i] & ~stored) != 0)
+      return std::string(desc_.name) + ": register '" + std::string(r.name) + "' holds 0x" +
+             [](std::uint32_t v) {
+               char b[12];
+               std::snprintf(b, sizeof b, "%x", v);
+               return std::string(b);
+             }(s.values[i]) +
+             ", with bits no field of it stores";
+  }
+  return "";
+}
+
+void RegisterFile::restore(const State& s) {
+  if (const std::string why = check(s); !why.empty()) throw std::invalid_argument(why);
+  values_ = s.values;
+  ignored_ro_writes_ = s.ignored_ro_writes;
+  unmapped_accesses_ = s.unmapped_accesses;
 }
 
 }  // namespace pevp::regfile

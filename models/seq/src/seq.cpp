@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/rules.h"
@@ -310,11 +311,14 @@ Seq::PreparedPtr Seq::prepare_cached(const isa::RawInstruction& raw) {
 }
 
 void Seq::run() {
+  parked_ = false;
   for (;;) {
     catch_up();
     if (queue_.empty() || error_) {
       arm_retirement();
+      parked_ = true;
       sc_core::wait(queued_ | resumed_);
+      parked_ = false;
       restart_quantum();
       waited_for_software_ = true;
       continue;
@@ -496,6 +500,88 @@ bool Seq::update_may_fault(const Events& e) const {
   for (const Pending& p : pending_)
     if (!step(p.instr->fw.events)) return true;
   return !step(e);
+}
+
+// ---- checkpoints ---------------------------------------------------------------------------
+
+std::string Seq::idle_violation() const {
+  if (!pending_.empty())
+    return std::to_string(pending_.size()) + " instruction(s) in flight (issued, not yet responded; the first is " +
+           std::to_string(pending_.front().index) + ")";
+  if (!queue_.empty() && !error_)
+    return std::to_string(queue_.size()) + " instruction(s) queued and the SEQ running (the head is instruction " +
+           std::to_string(queue_.front().index) + ")";
+  if (!parked_) return "the SEQ's dispatcher is still handling an instruction (it has not gone back to wait for work)";
+  return "";
+}
+
+Seq::State Seq::state() const {
+  if (const std::string why = idle_violation(); !why.empty()) throw std::logic_error("not at an idle point: " + why);
+  State s;
+  for (const Entry& e : queue_) s.queue.push_back({e.index, e.raw});
+  s.local = local_;
+  s.waited_for_software = waited_for_software_;
+  s.next_index = next_index_;
+  s.retired = retired_;
+  s.done = done_;
+  s.error = error_;
+  s.deferred_faults.assign(deferred_faults_.begin(), deferred_faults_.end());
+  s.next_log_index = next_log_index_;
+  s.retired_by_opcode = stats_.retired_by_opcode;
+  s.syncs = stats_.syncs;
+  s.cache = cache_.keys();
+  s.cache_hits = cache_.hits();
+  s.cache_misses = cache_.misses();
+  s.firmware = firmware_.state();
+  return s;
+}
+
+std::string Seq::check(const State& s) const {
+  if (!s.queue.empty() && !s.error)
+    return "the queue holds " + std::to_string(s.queue.size()) +
+           " instruction(s) but the SEQ is not stopped on a fault (not an idle point)";
+  // A fault's taken-back instruction may hold the queue one above its depth (Seq::space()).
+  if (s.queue.size() > std::size_t{config_.queue_depth} + 1)
+    return "the queue holds " + std::to_string(s.queue.size()) + " instructions, this SEQ's depth is " +
+           std::to_string(config_.queue_depth);
+  for (std::size_t i = 0; i < s.queue.size(); ++i)
+    if (s.queue[i].index >= s.next_index || (i > 0 && s.queue[i].index <= s.queue[i - 1].index))
+      return "queued instruction " + std::to_string(i) + " has index " + std::to_string(s.queue[i].index) +
+             " (out of order, or not below the next index " + std::to_string(s.next_index) + ")";
+  if (s.retired > s.next_index)
+    return std::to_string(s.retired) + " instructions retired of " + std::to_string(s.next_index) + " submitted";
+  if (s.error && s.done) return "both done and stopped on a fault";
+  if (!s.error && !s.deferred_faults.empty()) return "deferred faults without a fault reported";
+  if (s.deferred_faults.size() > s.next_index) return "more deferred faults than instructions";
+  if (std::string why = cache_.check(s.cache); !why.empty()) return "the decode cache: " + why;
+  if (std::string why = fw::Firmware::check(s.firmware); !why.empty()) return why;
+  return "";
+}
+
+void Seq::restore(const State& s) {
+  if (const std::string why = idle_violation(); !why.empty()) throw std::logic_error("not at an idle point: " + why);
+  if (const std::string why = check(s); !why.empty()) throw std::logic_error(why);
+  queue_.clear();
+  for (const QueuedInstruction& q : s.queue) queue_.push_back({q.index, q.raw});
+  local_ = s.local;
+  waited_for_software_ = s.waited_for_software;
+  next_index_ = s.next_index;
+  retired_ = s.retired;
+  done_ = s.done;
+  error_ = s.error;
+  deferred_faults_.assign(s.deferred_faults.begin(), s.deferred_faults.end());
+  next_log_index_ = s.next_log_index;
+  stats_.retired_by_opcode = s.retired_by_opcode;
+  stats_.syncs = s.syncs;
+  cache_.rebuild(s.cache, s.cache_hits, s.cache_misses, [this](const isa::RawInstruction& r) { return prepare(r); });
+  firmware_.restore(s.firmware);
+  fw_log_.clear();  // a log of this process's run, not state
+  // The status registers came back with the CSRs; recompute the rest from them and tell the waiters.
+  last_status_ = -1;
+  irq_level_ = !irq_level_;  // forces the line to be driven again
+  update_status();
+  irq_changed_.notify(sc_core::SC_ZERO_TIME);
+  settled_.notify(sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace pevp::seq

@@ -57,6 +57,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
       seq("seq", config.gen(), csrs, arr_seq, seq_config(config)),
       config_(config.platform),
+      vp_config_(std::make_unique<const VpConfig>(config)),
       geometry_(config.geometry),
       mode_(config.mode) {
   bus.map("sbuf", config_.map.sbuf, sbuf.size(), sbuf.socket);
@@ -78,5 +79,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
     if (bus_observer) bus_observer(trans, w, delay);
   };
 }
+
+Platform::~Platform() = default;
 
 }  // namespace pevp::platform

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/circular_buffer.hpp>
@@ -95,6 +96,19 @@ class Firmware {
     while (!checkpoints_.empty() && checkpoints_.front().first <= index) checkpoints_.pop_front();
   }
   std::size_t checkpoints() const { return checkpoints_.size(); }
+
+  // The cross-instruction state as plain data, for a VP checkpoint
+  // (docs/checkpoint.md): the checker and the checkpoints of instructions in
+  // flight (none at an idle point, but kept so restore() is exact).
+  struct State {
+    isa::StreamChecker::State stream;
+    std::vector<std::pair<std::uint64_t, isa::StreamChecker::State>> checkpoints;  // in index order
+  };
+  State state() const;
+  // Why `s` cannot be restored (a bad checker state, checkpoints out of
+  // order), or "".
+  static std::string check(const State& s);
+  void restore(const State& s);
 
   // Forget the cross-instruction state (a reset of the SEQ).
   void reset() {

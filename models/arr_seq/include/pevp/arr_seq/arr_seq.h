@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include <systemc>
 
@@ -121,6 +122,22 @@ class ArrSeq : public sc_core::sc_module, public MicroOpSink {
   const Timeline& timeline() const { return timeline_; }
   Timeline& timeline() { return timeline_; }
   const ArrSeqConfig& config() const { return config_; }
+
+  // The timeline and the statistics, for a VP checkpoint (docs/checkpoint.md).
+  // The CSR cache is derived: restore() marks it stale.
+  struct State {
+    Timeline::State timeline;
+    ArrSeqStats stats;
+    std::array<OpcodeStats, 256> opcode_stats{};
+  };
+  State state() const { return {timeline_.state(), stats_, opcode_stats_}; }
+  std::string check(const State& s) const { return timeline_.check(s.timeline); }
+  void restore(const State& s) {
+    timeline_.restore(s.timeline);
+    stats_ = s.stats;
+    opcode_stats_ = s.opcode_stats;
+    csr_dirty_ = true;
+  }
 
   // The issue queue of a tile (top-left quadrant index, row-major over 4x4).
   static unsigned queue_of(const isa::TileRect& tile, const isa::ArrayGeometry& geo);

@@ -14,6 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "pevp/arr_seq/cost_model.h"
@@ -86,6 +88,25 @@ class ActivityCounter {
   // What settle(t) would make counted(), without settling (t at or after the last settle).
   std::uint64_t counted_at(Cycle t) const;
   void reset(Cycle now);  // forget everything before `now`; intervals after it still count
+
+  // The counter as plain data, for a VP checkpoint (docs/checkpoint.md).
+  struct State {
+    std::vector<std::pair<Cycle, Cycle>> closed;
+    bool open = false;
+    Cycle open_start = 0, open_end = 0, counted_until = 0;
+    std::uint64_t counted = 0;
+  };
+  State state() const {
+    return {{closed_.begin(), closed_.end()}, open_, open_start_, open_end_, counted_until_, counted_};
+  }
+  void restore(const State& s) {
+    closed_.assign(s.closed.begin(), s.closed.end());
+    open_ = s.open;
+    open_start_ = s.open_start;
+    open_end_ = s.open_end;
+    counted_until_ = s.counted_until;
+    counted_ = s.counted;
+  }
 
  private:
   // Not yet counted, in order: closed_, then the open (newest) interval.
@@ -164,7 +185,6 @@ class Timeline {
   const RowGroupCounters& row_group(unsigned g) const { return groups_[g]; }
   void reset_counters(Cycle now);
 
- private:
   // The background (shadow) stationary needs no state of its own: issue order
   // already keeps a weight load behind the Matmul that took the previous one.
   struct TileState {
@@ -178,6 +198,32 @@ class Timeline {
     Cycle complete;
     bool regwrite;  // a PeRegWrite: conflicts even with its own tile's pipeline
   };
+  struct GroupState {
+    ActivityCounter::State matmul, weight_load, busy;
+    Cycle origin = 0;
+    Cycle last_active = 0;  // for the launch stagger
+  };
+  // Everything the schedule of a later micro-op or a later figure reads, as
+  // plain data, for a VP checkpoint (docs/checkpoint.md). The cost model and
+  // the IFIFO depth are configuration; the last slot is scratch.
+  struct State {
+    std::vector<Cycle> starts;  // at most the IFIFO depth
+    Cycle last_start = 0, last_response = 0;
+    bool any_response = false;
+    std::vector<std::pair<std::uint64_t, TileState>> tiles;
+    std::vector<InFlight> in_flight;
+    std::vector<std::pair<Cycle, Cycle>> responses;
+    std::array<GroupState, kRowGroups> groups;
+    TimelineStats stats;
+    Cycle period_start = 0, period_end = 0, closed_span = 0;
+  };
+  State state() const;
+  // Why `s` cannot be this timeline's state (more IFIFO starts than its
+  // depth), or "".
+  std::string check(const State& s) const;
+  void restore(const State& s);
+
+ private:
   Cycle p2f_clear(Cycle t, unsigned threshold) const;
   TileState& tile_state(const isa::TileRect& tile);
 

@@ -132,14 +132,38 @@ class StreamChecker {
   std::vector<Violation> check(const Decoded& d) { return check(key_of(d)); }
   std::vector<Violation> check(const Key& k);
 
+  // The grid the state covers: the largest tile grid (4 x 8, MAVERICK).
+  static constexpr unsigned kRows = 4, kCols = 8;
+  static constexpr std::uint32_t kLoaded = 1u << 16;  // a packed cell's "something loaded" bit
+  // The whole state as plain data, for a VP checkpoint (docs/checkpoint.md):
+  // the packed cells and the most recent load's shortcut, which restore()
+  // puts back exactly so a restored stream takes the same paths.
+  struct State {
+    std::array<std::array<std::uint32_t, kCols>, kRows> cells{};
+    std::uint8_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    std::uint32_t last_value = 0;
+  };
+  State state() const { return {cells_, last_load_.r0, last_load_.r1, last_load_.c0, last_load_.c1, last_load_.value}; }
+  // Why `s` is not a state this checker can hold, or "" (a cell is empty or
+  // a packed load; the shortcut's cells lie on the grid).
+  static std::string check(const State& s) {
+    for (const auto& row : s.cells)
+      for (std::uint32_t cell : row)
+        if (cell != 0 && (cell & ~0xFFFFu) != kLoaded) return "a grid cell holds " + std::to_string(cell);
+    if (s.r0 > s.r1 || s.r1 > kRows || s.c0 > s.c1 || s.c1 > kCols) return "the last load's cells leave the grid";
+    return "";
+  }
+  void restore(const State& s) {
+    cells_ = s.cells;
+    last_load_ = {s.r0, s.r1, s.c0, s.c1, s.last_value};
+  }
+
  private:
-  // The stationary per cell of the largest tile grid (4 x 8, MAVERICK), packed:
+  // The stationary per cell of the grid, packed:
   // 0 = nothing loaded, else kLoaded | in_dtype << 8 | fp32_mode (both are
   // one-byte fields in every struct). Compact because a checkpoint copies the
   // whole state before each Ldweights still in flight, and a Matmul on cells
   // holding exactly its own dtype and mode is checked by one compare per cell.
-  static constexpr unsigned kRows = 4, kCols = 8;
-  static constexpr std::uint32_t kLoaded = 1u << 16;
   static std::uint32_t pack(std::int64_t in_dtype, std::int64_t fp32_mode) {
     return kLoaded | static_cast<std::uint32_t>(in_dtype & 0xFF) << 8 | static_cast<std::uint32_t>(fp32_mode & 0xFF);
   }

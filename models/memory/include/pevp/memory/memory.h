@@ -78,6 +78,9 @@ class Memory : public sc_core::sc_module {
   }
   // Transactions answered with an error status since construction.
   std::uint64_t errors() const { return errors_; }
+  // A VP checkpoint's restore (docs/checkpoint.md) puts the count back with the
+  // bytes (which it writes through data()).
+  void restore_errors(std::uint64_t errors) { errors_ = errors; }
   // The time a successful transaction of `length` bytes takes (the latency
   // model above): what a timing-only driver waits instead of moving the data.
   sc_core::sc_time transfer_time(std::uint64_t length) const;

@@ -92,6 +92,23 @@ class ArrayExecutor {
   // Forget every stationary, close every group and put the seeds back to their reset values (a reset of the array).
   void reset();
 
+  // Everything a later micro-op reads, as plain data, for a VP checkpoint (docs/checkpoint.md): the seeds, the
+  // per-tile stationaries, a staged seed identity, the open PSUM groups and the last instruction's figures. The
+  // scratch buffers are not state.
+  struct State {
+    std::vector<std::uint32_t> seeds;
+    std::vector<Stationary> stationaries;
+    std::optional<Stationary> staged_identity;
+    std::array<bool, kBanks> open{};
+    ExecStats stats;
+  };
+  State state() const { return {seeds_, stationaries_, staged_identity_, open_, stats_}; }
+  // Why `s` cannot be this executor's state, or "": the seed count of the geometry; each stationary on a tile
+  // inside the array, of a dense operand type of `gen`, with k x m values (k at most two per PE row of the array, m
+  // at most one per column); no two stationaries overlapping (a load replaces what it overlaps).
+  std::string check(const State& s, isa::Generation gen) const;
+  void restore(State s);
+
  private:
   void install(Stationary s);
   unsigned open_banks() const;  // bit b = PSUM bank b's group is open

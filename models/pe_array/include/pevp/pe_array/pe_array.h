@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -51,6 +53,21 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
 
   // Forget stationaries, groups and PE registers.
   void reset();
+
+  // The executor's state and the PE registers, for a VP checkpoint (docs/checkpoint.md).
+  struct PeRegister {
+    unsigned row0 = 0, col0 = 0;
+    std::uint32_t reg_addr = 0, value = 0;
+  };
+  struct State {
+    ArrayExecutor::State exec;
+    std::vector<PeRegister> pe_registers;  // in (row0, col0, reg_addr) order
+  };
+  State state() const;
+  // Why `s` cannot be restored (the executor's rules; a PE register's tile
+  // corner outside the array), or "".
+  std::string check(const State& s, isa::Generation gen) const;
+  void restore(State s);
 
  private:
   struct Span {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <systemc>
 #include <unordered_map>
+#include <vector>
 
 #include "pevp/isa/tiles.h"
 #include "pevp/regfile/apb_router.h"
@@ -77,8 +78,20 @@ class ArrSeqCsrs : public sc_core::sc_module, public SequencerCsrs {
   // Restores every register of the four faces to its reset value (PRESETn).
   void reset();
 
+  // The four faces (top, cluster, protected, vp_seq), for a VP checkpoint
+  // (docs/checkpoint.md). restore() tells the configuration listeners
+  // (on_config_change), as a driver's writes would; the pulses do not fire.
+  struct State {
+    std::array<RegFileTarget::State, 4> faces;
+  };
+  State state() const;
+  // Why `s` cannot be restored into this block (naming the face), or "".
+  std::string check(const State& s) const;
+  void restore(const State& s);
+
  private:
   ArrSeqCsrsConfig config_;
+  std::vector<std::function<void()>> config_listeners_;  // on_config_change, told on restore()
   std::array<std::unordered_map<std::string, CounterRef>, 3> counters_;
   std::array<std::unordered_map<std::uint64_t, const CounterRef*>, 3> counter_cache_;  // by tile geometry
   // The last tile counted per bank: a stream repeats its tile.

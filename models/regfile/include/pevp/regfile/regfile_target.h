@@ -32,6 +32,17 @@ class RegFileTarget : public sc_core::sc_module {
   const RegFileTargetConfig& config() const { return config_; }
   std::uint64_t rejected_unprivileged() const { return rejected_unprivileged_; }
 
+  // The face's registers and counts, for a VP checkpoint (docs/checkpoint.md).
+  struct State {
+    RegisterFile::State regs;
+    std::uint64_t rejected_unprivileged = 0;
+  };
+  State state() const { return {regs_.state(), rejected_unprivileged_}; }
+  void restore(const State& s) {
+    regs_.restore(s.regs);  // throws std::invalid_argument before changing anything
+    rejected_unprivileged_ = s.rejected_unprivileged;
+  }
+
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);

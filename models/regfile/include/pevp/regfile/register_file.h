@@ -87,6 +87,20 @@ class RegisterFile {
   // Restores every register's reset value; counts are kept.
   void reset();
 
+  // Every register's value and the policy counts, as plain data, for a VP
+  // checkpoint (docs/checkpoint.md). restore() sets them as the hardware side
+  // does: no callbacks fire (the owner tells its listeners).
+  struct State {
+    std::vector<std::uint32_t> values;  // by register index
+    std::uint64_t ignored_ro_writes = 0;
+    std::uint64_t unmapped_accesses = 0;
+  };
+  State state() const { return {values_, ignored_ro_writes_, unmapped_accesses_}; }
+  // Why `s` cannot be this file's state -- the wrong number of registers, a
+  // value with bits no field of its register stores -- or "".
+  std::string check(const State& s) const;
+  void restore(const State& s);
+
   // Statistics of the policies above.
   std::uint64_t ignored_ro_writes() const { return ignored_ro_writes_; }
   std::uint64_t unmapped_accesses() const { return unmapped_accesses_; }

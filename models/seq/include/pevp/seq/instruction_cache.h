@@ -12,12 +12,19 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "pevp/isa/decode.h"
 
 namespace pevp::seq {
+
+// One occupied slot of an InstructionCache: where, and the 64 bytes it holds.
+struct CacheKey {
+  std::uint32_t slot = 0;
+  isa::RawInstruction raw{};
+};
 
 template <class Value>
 class InstructionCache {
@@ -62,6 +69,39 @@ class InstructionCache {
 
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }
+
+  // The cache's contents as keys, for a VP checkpoint (docs/checkpoint.md):
+  // the occupied slots (a set's most recently used way first) and their 64
+  // bytes. rebuild() makes every value again, so a restored SEQ hits and misses
+  // exactly where the saved one would have.
+  using Slot = CacheKey;
+  std::size_t slots() const { return ways_.size(); }
+  std::vector<Slot> keys() const {
+    std::vector<Slot> out;
+    for (std::size_t i = 0; i < ways_.size(); ++i)
+      if (ways_[i].value) out.push_back({static_cast<std::uint32_t>(i), ways_[i].raw});
+    return out;
+  }
+  // Why `keys` cannot be this cache's (a slot past its size or twice, an
+  // instruction in a set its bytes do not hash to), or "".
+  std::string check(const std::vector<Slot>& keys) const {
+    std::vector<bool> seen(ways_.size());
+    for (const Slot& k : keys) {
+      if (k.slot >= ways_.size()) return "slot " + std::to_string(k.slot) + " of " + std::to_string(ways_.size());
+      if (seen[k.slot]) return "slot " + std::to_string(k.slot) + " twice";
+      seen[k.slot] = true;
+      if (hash(k.raw) % (ways_.size() / 2) * 2 != (k.slot & ~1u))
+        return "slot " + std::to_string(k.slot) + " holds an instruction of another set";
+    }
+    return "";
+  }
+  template <class Make>
+  void rebuild(const std::vector<Slot>& keys, std::uint64_t hits, std::uint64_t misses, Make&& make) {
+    for (Way& w : ways_) w = Way{};
+    for (const Slot& k : keys) ways_.at(k.slot) = Way{k.raw, make(k.raw)};
+    hits_ = hits;
+    misses_ = misses;
+  }
 
  private:
   struct Way {

@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -134,6 +135,45 @@ class Seq : public sc_core::sc_module {
     return s;
   }
 
+  // ---- VP checkpoints (docs/checkpoint.md) ---------------------------------------------------
+  // Why the SEQ is not at an idle point now, or "" when it is: nothing issued
+  // and still waiting for its response, the dispatcher parked waiting for work,
+  // and the queue empty unless the SEQ is stopped on a fault (D-CKPT-IDLE).
+  std::string idle_violation() const;
+  struct QueuedInstruction {
+    std::uint64_t index = 0;
+    isa::RawInstruction raw{};
+  };
+  // Everything that decides what the SEQ does next, at an idle point. The
+  // firmware log is not state (a log); the decode cache is kept as its keys and
+  // made again on restore, so its hits and misses go on as they would have.
+  struct State {
+    std::vector<QueuedInstruction> queue;  // only when stopped on a fault
+    arrseq::Cycle local = 0;
+    bool waited_for_software = true;
+    std::uint64_t next_index = 0;
+    std::uint64_t retired = 0;
+    bool done = false;
+    std::optional<ErrorRecord> error;
+    std::vector<ErrorRecord> deferred_faults;
+    std::uint64_t next_log_index = 0;
+    std::array<std::uint64_t, 256> retired_by_opcode{};
+    std::uint64_t syncs = 0;
+    std::vector<CacheKey> cache;
+    std::uint64_t cache_hits = 0, cache_misses = 0;
+    fw::Firmware::State firmware;
+  };
+  // The state now; throws std::logic_error naming why when not at an idle point.
+  State state() const;
+  // Why `s` cannot be restored into this SEQ (an idle-point rule it breaks, a
+  // queue deeper than this one's, indices out of order, a bad cache key or
+  // firmware state), or "".
+  std::string check(const State& s) const;
+  // Replaces the state (at an idle point, `s` checked); the status registers,
+  // the level and the interrupt line follow it. Throws std::logic_error when
+  // either rule is broken, before changing anything.
+  void restore(const State& s);
+
   // Called when seq_status busy/done/error change (the VCD recorder).
   std::function<void(bool busy, bool done, bool error)> status_observer;
 
@@ -208,6 +248,8 @@ class Seq : public sc_core::sc_module {
   arrseq::Cycle local_ = 0;      // the SEQ's own time, at or ahead of simulated time
   arrseq::Cycle dispatch_cycles_ = 0;
   bool waited_for_software_ = true;  // the SEQ ran out of work since its last issue
+  // run() waits for work or a resume (or has not started): nothing is being dispatched.
+  bool parked_ = true;
   std::uint64_t next_index_ = 0;
   std::uint64_t retired_ = 0;
   bool done_ = false;

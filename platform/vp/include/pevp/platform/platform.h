@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 #include <systemc>
@@ -58,7 +59,11 @@ class Platform : public sc_core::sc_module {
   Platform(sc_core::sc_module_name name, const VpConfig& config);
   // The generation's preset with `config`'s map and queue depths.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config);
+  ~Platform() override;
   const PlatformConfig& config() const { return config_; }
+  // The whole effective configuration it was built from (a checkpoint records
+  // it and restores only into an equal one).
+  const VpConfig& vp_config() const { return *vp_config_; }
   // The machine's shape every unit was built for.
   const isa::ArrayGeometry& geometry() const { return geometry_; }
   SimMode mode() const { return mode_; }
@@ -70,6 +75,7 @@ class Platform : public sc_core::sc_module {
 
  private:
   PlatformConfig config_;
+  std::unique_ptr<const VpConfig> vp_config_;
   isa::ArrayGeometry geometry_;
   SimMode mode_;
 };

@@ -1,0 +1,102 @@
+// Checkpoint and restore of the whole virtual platform (docs/checkpoint.md).
+//
+// A checkpoint is taken at an idle point of the platform (model decision D-CKPT-IDLE): nothing issued and still
+// waiting for its response, the SEQ's dispatcher parked waiting for work, and the instruction queue empty unless the
+// SEQ is stopped on a fault -- then the queued instructions, the error record and any deferred faults are saved too,
+// and a clear_error after the restore resumes them. It holds SBUF and PSUM (their non-zero 4 KiB pages), every
+// register of the four CSR faces, the PE array's stationaries, PSUM groups, stochastic-rounding seeds and PE
+// registers, the arr_seq timeline (IFIFO starts, tile states, in-flight list, P2F window, row-group counters,
+// statistics and busy periods), the SEQ (queue, semaphores through their CSRs, counts, done / error state, the
+// firmware's no-mix state, the decode cache's keys), the simulated time and the whole effective configuration.
+//
+// Restoring parses and validates everything into a CheckpointImage first -- the format, every section's length and
+// CRC-32, the generation, the configuration (equal to the target's, key for key: D-CKPT-CONFIG), every count and
+// size against the geometry -- then checks the target (idle, its time not past the checkpoint's, each unit's rules),
+// and only then changes it: a rejected checkpoint leaves the target exactly as it was. Every rejection is a
+// CheckpointError whose message names the source, the section, the byte offset or field and the rule broken.
+//
+// Threading and time: everything here runs on the SystemC simulation thread. save_checkpoint needs no process
+// context (it reads the time); restore_checkpoint must run inside an SC_THREAD -- the driver's host thread --
+// because it advances simulated time to the checkpoint's with wait(). Continuing after a restore with the driver
+// actions an uninterrupted run would have taken gives the same bytes, registers, counters, cycles and statistics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pevp/platform/config.h"
+#include "pevp/platform/platform.h"
+
+namespace pevp::platform {
+
+// Why a checkpoint could not be written, read or applied. what() is the whole message, e.g.
+//   "checkpoint /x/y.ckpt: truncated in section 'psum' at byte 1234 (needs 2097152 bytes, 17 left)"
+//   "checkpoint /x/y.ckpt: written for generation CAYMAN, this VP is MARIANA"
+//   "checkpoint /x/y.ckpt: format version 3, this pe-vp reads version 1"
+//   "checkpoint /x/y.ckpt: CRC mismatch in section 'seq' (stored 0x..., computed 0x...)"
+//   "checkpoint /x/y.ckpt: configuration differs: timing.throttle_fraction is 0.5 in the checkpoint, 1 here"
+//   "cannot save a checkpoint: the platform is not at an idle point: 3 instruction(s) in flight (...)"
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The format version this pe-vp writes and reads.
+inline constexpr std::uint32_t kCheckpointFormatVersion = 1;
+
+// Why `platform` is not at an idle point now ("3 instruction(s) in flight ..."), or "" when it is.
+std::string idle_point_violation(const Platform& platform);
+
+// The checkpoint of `platform` now. Throws CheckpointError when it is not at an idle point.
+std::vector<std::uint8_t> save_checkpoint(const Platform& platform);
+// The same, written to `path` through files::write_file (atomically for a regular file). Throws CheckpointError
+// naming the path and the reason when the file cannot be written.
+void save_checkpoint_file(const Platform& platform, const std::string& path);
+
+// A memory's non-zero pages, as a checkpoint stores them.
+struct MemoryImage {
+  std::uint64_t size = 0;
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> pages;  // (page index, its bytes), increasing
+  std::uint64_t errors = 0;
+};
+
+// A checkpoint parsed and validated against a configuration, nothing applied yet: the staging form.
+struct CheckpointImage {
+  std::string source;  // the file name, or what the bytes were called
+  isa::Generation gen = isa::Generation::MARIANA;
+  nlohmann::json config;  // to_json of the configuration it was written with
+  std::uint64_t time_value = 0;  // simulated time, in units of the time resolution
+  MemoryImage sbuf, psum;
+  regfile::ArrSeqCsrs::State csrs;
+  pe::PeArray::State array;
+  arrseq::ArrSeq::State arr_seq;
+  seq::Seq::State seq;
+
+  sc_core::sc_time time() const { return sc_core::sc_time::from_value(time_value); }
+};
+
+// Parses `size` bytes and checks them against `config` (the target's effective configuration): magic, version,
+// generation, sections, lengths, CRCs, the configuration, counts and sizes against its geometry and depths.
+// `source` names the bytes in messages ("/x/y.ckpt"). Throws CheckpointError; needs no platform.
+CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, const VpConfig& config,
+                                const std::string& source);
+
+// Applies `image` to `platform` after checking the target: an idle point, an SC_THREAD, the platform's time not
+// past the checkpoint's, and every unit's own rules (CSR values, stationaries, the SEQ's queue and cache). Throws
+// CheckpointError before changing anything; then waits until the checkpoint's simulated time.
+void apply_checkpoint(Platform& platform, const CheckpointImage& image);
+
+// read_checkpoint against the platform's configuration, then apply_checkpoint.
+void restore_checkpoint(Platform& platform, const std::vector<std::uint8_t>& bytes,
+                        const std::string& source = "(memory)");
+// The same from a file: a missing file, a directory or a read error is a CheckpointError naming the path.
+void restore_checkpoint_file(Platform& platform, const std::string& path);
+
+}  // namespace pevp::platform
