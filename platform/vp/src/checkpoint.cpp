@@ -1,6 +1,8 @@
 #include "pevp/platform/checkpoint.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
 
 #include "checkpoint_io.h"
@@ -51,7 +53,8 @@ void write_memory(Writer& w, const memory::Memory& m) {
   for (std::uint64_t p = 0; p < pages; ++p) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPageBytes, m.size() - p * kPageBytes));
     const std::uint8_t* page = data + p * kPageBytes;
-    if (std::any_of(page, page + n, [](std::uint8_t b) { return b != 0; })) nonzero.push_back(p);
+    static const std::array<std::uint8_t, kPageBytes> zeros{};
+    if (std::memcmp(page, zeros.data(), n) != 0) nonzero.push_back(p);
   }
   w.u32(static_cast<std::uint32_t>(nonzero.size()));
   for (std::uint64_t p : nonzero) {
