@@ -7,6 +7,7 @@
 #include <cctype>
 #include <limits>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "pevp/host/operands.h"
 #include "pevp/isa_text/assembly.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/platform/checkpoint.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/virtual_platform.h"
@@ -234,7 +236,23 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   std::vector<ScriptLine> script;
   std::vector<std::pair<Place, host::EncodedOperand>> loads;
   std::vector<std::pair<Place, isa::Dtype>> dumps;
+  std::optional<CheckpointImage> restored;
   try {
+    if (!cmd.restore.empty()) {
+      // Read and checked here, so a bad checkpoint costs no simulation and no partial run.
+      std::string error;
+      const std::optional<std::string> bytes = files::read_file(cmd.restore, &error);
+      if (!bytes) throw CheckpointError("checkpoint " + error);
+      restored = read_checkpoint(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(), vpc, cmd.restore);
+    }
+    if (!cmd.checkpoint.empty()) {
+      std::error_code ec;
+      const std::filesystem::path dir = std::filesystem::path(cmd.checkpoint).parent_path();
+      if (std::filesystem::is_directory(cmd.checkpoint, ec))
+        throw std::invalid_argument("--checkpoint " + cmd.checkpoint + ": is a directory");
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+        throw std::invalid_argument("--checkpoint " + cmd.checkpoint + ": no such directory '" + dir.string() + "'");
+    }
     program = read_program(cmd.program, cmd.gen, vpc.geometry);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
@@ -285,6 +303,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
                                                {"--vcd", cmd.outputs.vcd_path},
                                                {"--stats-json", cmd.outputs.stats_json_path}};
     for (const DumpSpec& d : cmd.dumps) outputs.push_back({"--dump (" + hex(d.address) + ")", d.file});
+    // --restore may name the --checkpoint file: it is read before simulating, and the save replaces it atomically.
+    outputs.push_back({"--checkpoint", cmd.checkpoint});
     if (const std::string twice = files::same_file_twice(outputs); !twice.empty()) throw std::invalid_argument(twice);
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
@@ -309,11 +329,12 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         const std::uint64_t base = std::string(p.memory) == "SBUF" ? d.map().sbuf : d.map().psum;
         return base + std::uint64_t{p.partition + row} * p.partition_bytes + p.offset;
       };
+      if (restored) apply_checkpoint(vp.platform(), *restored);
       for (const auto& [p, e] : loads)
         for (std::size_t r = 0; r < e.rows; ++r)
           d.write(address(p, static_cast<std::uint32_t>(r)), e.bytes.data() + r * e.cols * e.element_bytes,
                   e.cols * e.element_bytes);
-      d.arm();
+      if (!restored) d.arm();  // a restored platform is armed as it was saved
       bool submitted = false, waited = false;
       auto submit = [&] {
         if (!submitted) d.submit(program);
@@ -398,6 +419,12 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         }
       }
       if (!waited) wait();
+      if (!cmd.checkpoint.empty()) {
+        // The SEQ parks in the delta after it settles: give it those deltas, never simulated time.
+        for (int delta = 0; delta < 4 && !idle_point_violation(vp.platform()).empty(); ++delta)
+          sc_core::wait(sc_core::SC_ZERO_TIME);
+        save_checkpoint_file(vp.platform(), cmd.checkpoint);
+      }
       for (std::size_t i = 0; i < dumps.size(); ++i) {
         const auto& [p, dt] = dumps[i];
         const DumpSpec& spec = cmd.dumps[i];
@@ -419,6 +446,10 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     err << "pe-vp run: " << f.what() << '\n';
     write_outputs();
     return f.status;
+  } catch (const CheckpointError& e) {
+    err << "pe-vp run: " << e.what() << '\n';
+    write_outputs();
+    return 2;
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
     write_outputs();
@@ -429,9 +460,11 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       << sc_core::sc_time_stamp().to_string() << ", after the read-back)\n";
   if (vpc.mode != SimMode::Functional) out << format_timing_summary(run_stats(vp.platform()));
   if (!write_outputs()) return 2;
+  if (!cmd.restore.empty()) out << "  restored " << cmd.restore << " (at " << restored->time().to_string() << ")\n";
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
                                    {"vcd", cmd.outputs.vcd_path},
-                                   {"stats", cmd.outputs.stats_json_path}})
+                                   {"stats", cmd.outputs.stats_json_path},
+                                   {"checkpoint", cmd.checkpoint}})
     if (!path.empty()) out << "  wrote " << path << " (" << what << ")\n";
   for (std::size_t i = 0; i < dumped.size(); ++i) {
     std::string error;

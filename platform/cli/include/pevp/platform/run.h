@@ -73,10 +73,15 @@ struct RunCommand {
   std::optional<VpConfig> config;
   // --trace / --vcd / --stats-json ("" = none).
   RecorderOptions outputs;
+  // --restore FILE: a checkpoint (docs/checkpoint.md) restored before anything else -- read and checked against
+  // the configuration before simulating; the restored CSRs are the arm state, so the run does not arm again.
+  std::string restore;
+  // --checkpoint FILE: the platform saved when the program is done and the SEQ idle, before the dumps.
+  std::string checkpoint;
 };
 
 // Exit status: 0 success; 1 the program faulted or an expectation failed; 2 bad
-// arguments, files or program text.
+// arguments, files or program text, or a checkpoint that cannot be read, restored or written.
 int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err);
 
 }  // namespace pevp::platform
