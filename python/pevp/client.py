@@ -27,6 +27,7 @@ READ32, WRITE32, READ, WRITE = 0x10, 0x11, 0x12, 0x13
 READ_REG, WRITE_REG, COUNTER48 = 0x20, 0x21, 0x22
 ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36
 ASSEMBLE, STATS = 0x40, 0x50
+SAVE_CHECKPOINT, RESTORE_CHECKPOINT = 0x60, 0x61
 REPLY_OK, REPLY_ERROR = 0x80, 0x81
 
 STATUS_NAMES = {
@@ -283,6 +284,22 @@ class Vp:
         text = reply.lstr("json")
         reply.end()
         return json.loads(text)
+
+    def save_checkpoint(self, path=None):
+        """The whole VP state at an idle point (docs/checkpoint.md), as bytes; also written to `path` when given."""
+        data = self._call(SAVE_CHECKPOINT)
+        if path is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        return data
+
+    def restore_checkpoint(self, checkpoint):
+        """Restores a checkpoint (bytes, or a path to its file) into this VP; a bad one raises PevpError (argument)
+        and changes nothing."""
+        if isinstance(checkpoint, (str, os.PathLike)):
+            with open(checkpoint, "rb") as f:
+                checkpoint = f.read()
+        self._call(RESTORE_CHECKPOINT, bytes(checkpoint))
 
     def shutdown(self):
         """Ends the server (after its reply); the connection closes."""

@@ -175,6 +175,30 @@ int main(int argc, char** argv) {
             strlen(stats) == stats_length && strstr(stats, "\"cycles\"") != NULL,
         "stats: %s", pevp_last_error(vp));
 
+  /* A checkpoint of this idle VP; restoring it here is refused (its time has moved on), as is a file that is not
+   * one -- and neither changed anything. The round trip into a fresh VP is tested in tests/checkpoint and remote. */
+  {
+    char path[64];
+    FILE* junk;
+    /* Per process (a stack address differs with every process's layout): tests run in parallel. */
+    snprintf(path, sizeof path, "/tmp/pevp_c_driver_%lx.ckpt", (unsigned long)(uintptr_t)(void*)path);
+    CHECK(pevp_save_checkpoint(vp, path) == PEVP_OK, "save a checkpoint: %s", pevp_last_error(vp));
+    CHECK(pevp_write_reg(vp, "cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 5) == PEVP_OK, "write");
+    CHECK(pevp_restore_checkpoint(vp, path) == PEVP_ERR_ARGUMENT &&
+              strstr(pevp_last_error(vp), "already at") != NULL && strstr(pevp_last_error(vp), path) != NULL,
+          "restoring into a VP past the checkpoint's time: %s", pevp_last_error(vp));
+    junk = fopen(path, "wb");
+    if (junk) {
+      fputs("not a checkpoint", junk);
+      fclose(junk);
+    }
+    CHECK(pevp_restore_checkpoint(vp, path) == PEVP_ERR_ARGUMENT, "a file that is not a checkpoint");
+    CHECK(pevp_read_reg(vp, "cluster", "arr_cluster_cfg.inter_instr_dly_cnt", &value) == PEVP_OK && value == 5,
+          "nothing was restored: %u", value);
+    CHECK(pevp_restore_checkpoint(vp, "/no/such/dir/x.ckpt") == PEVP_ERR_ARGUMENT, "a missing file");
+    remove(path);
+  }
+
   CHECK(pevp_time_ps(vp, &t1) == PEVP_OK, "time");
   pevp_close(vp);
   printf("c_driver: final time %llu ps\n", (unsigned long long)t1);

@@ -20,6 +20,7 @@
 
 int sc_main(int, char*[]) { return 0; }
 
+
 namespace {
 
 using namespace pevp;

@@ -204,6 +204,72 @@ class PythonClient(Served):
         self.assertEqual(first, second, "the same requests give the same times and statistics")
 
 
+class Checkpoints(unittest.TestCase):
+    """A checkpoint saved by one server and restored into a fresh one continues bit- and cycle-identically."""
+
+    PART_B = (".gen MARIANA\n"
+              "matmul src=sbuf[0]+0x1000:[1,48] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF "
+              "col_grp=0xF psum_accumulate_flags=SINGLE dst=psum[0]+0x800:[1,48]\n")
+
+    def part_b(self, vp):
+        """A Matmul on the stationary part A loaded: it only works if the stationary survived."""
+        vp.submit(vp.assemble(self.PART_B))
+        self.assertFalse(vp.wait_idle().error)
+        return (vp.read_psum(M, N, offset=0x800).tobytes(), vp.read_psum(M, N).tobytes(), vp.time_ps(),
+                vp.counter48("top", MATMUL_COUNTER), vp.read_reg("vp", "retired_cnt_lsb"),
+                vp.read_reg("cluster", "arr_cluster_cfg"), vp.stats())
+
+    def test_restored_in_a_fresh_server_it_continues_identically(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "a.ckpt")
+            with pevp.serve(pe_vp=PEVP_BIN) as first, first.connect() as vp:
+                vp.arm()
+                vp.write_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 9)
+                st, mv = operands(5)
+                vp.load_sbuf(st)
+                vp.load_sbuf(mv, offset=MV_OFFSET)
+                vp.submit(vp.assemble(PROGRAM))
+                vp.wait_idle()
+                vp.clear_done()
+                saved = vp.save_checkpoint(path)
+                self.assertEqual(open(path, "rb").read(), saved)
+                uninterrupted = self.part_b(vp)
+            with pevp.serve(pe_vp=PEVP_BIN) as second, second.connect() as vp:
+                vp.restore_checkpoint(path)
+                restored = self.part_b(vp)
+        np.testing.assert_array_equal(np.frombuffer(uninterrupted[0], np.float32).reshape(M, N), st.T @ mv)
+        self.assertEqual(uninterrupted, restored, "PSUM, time, counters, registers and statistics all equal")
+
+    def test_bad_checkpoints_are_refused_and_change_nothing(self):
+        with pevp.serve(pe_vp=PEVP_BIN) as first, first.connect() as vp:
+            vp.arm()
+            good = vp.save_checkpoint()
+            with pevp.serve(pe_vp=PEVP_BIN, gen="CAYMAN") as other, other.connect() as cayman:
+                with self.assertRaisesRegex(pevp.PevpError, "argument: .*CAYMAN"):
+                    cayman.restore_checkpoint(good)
+            st, _ = operands()
+            vp.load_sbuf(st)
+            t = vp.time_ps()
+            for bad, why in ((good[:100], "truncated"), (b"", ""), (b"NOTACKPT" + good[8:], "")):
+                with self.assertRaises(pevp.PevpError) as refused:
+                    vp.restore_checkpoint(bad)
+                self.assertEqual(refused.exception.kind, "argument")
+                self.assertIn(why, str(refused.exception))
+            flipped = bytearray(good)
+            flipped[len(flipped) // 2] ^= 0xFF
+            with self.assertRaisesRegex(pevp.PevpError, "argument: "):
+                vp.restore_checkpoint(bytes(flipped))
+            with self.assertRaisesRegex(pevp.PevpError, "argument: .*already at"):
+                vp.restore_checkpoint(good)  # this VP's time has moved on since
+            self.assertEqual(vp.time_ps(), t, "nothing applied")
+            np.testing.assert_array_equal(
+                np.frombuffer(vp.read(vp.map.sbuf, M * 2), np.uint16), pevp.to_bf16_bits(st[0]))
+            vp.submit(vp.assemble(PROGRAM.split("\n", 2)[0] + "\n" + PROGRAM.split("\n")[1] + "\n"))
+            with self.assertRaisesRegex(pevp.PevpError, "state: .*idle"):
+                vp.save_checkpoint()  # a weight load in flight
+            vp.wait_idle()
+
+
 class Misbehaving(Served):
     """Raw frames: whatever a client sends, the server answers or drops it, and the VP stays consistent."""
 

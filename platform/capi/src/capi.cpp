@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "pevp/capi/machine.h"
+#include "pevp/files/input_file.h"
+#include "pevp/files/output_file.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
@@ -469,6 +471,35 @@ pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t
   if (*count > 0 && records == nullptr) return fail(vp, PEVP_ERR_ARGUMENT, "records is a null pointer");
   if (!reply.empty()) std::memcpy(records, reply.data(), reply.size());
   return PEVP_OK;
+}
+
+pevp_status pevp_save_checkpoint(pevp_vp* vp, const char* path) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, path, "path"); s != PEVP_OK) return s;
+  std::vector<std::uint8_t> bytes;
+  if (pevp_status s = call(vp, Op::SaveCheckpoint, {}, &bytes); s != PEVP_OK) return s;
+  std::string error;
+  if (!files::write_file(path, bytes.data(), bytes.size(), &error))
+    return fail(vp, PEVP_ERR_ARGUMENT, "checkpoint " + error);
+  return PEVP_OK;
+}
+
+pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, path, "path"); s != PEVP_OK) return s;
+  std::string error;
+  const std::optional<std::string> text = files::read_file(path, &error);
+  if (!text) return fail(vp, PEVP_ERR_ARGUMENT, "checkpoint " + error);
+  if (text->size() > remote::kMaxTransferBytes)
+    return fail(vp, PEVP_ERR_ARGUMENT, std::string("checkpoint ") + path + ": " + std::to_string(text->size()) +
+                                           " bytes, more than a frame carries");
+  const pevp_status s = call(vp, Op::RestoreCheckpoint, std::vector<std::uint8_t>(text->begin(), text->end()));
+  // The VP names the bytes "(sent by the client)": name the file instead.
+  if (s != PEVP_OK) {
+    const std::string sent = "(sent by the client)";
+    if (const auto at = vp->error.find(sent); at != std::string::npos) vp->error.replace(at, sent.size(), path);
+  }
+  return s;
 }
 
 pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length) {

@@ -14,6 +14,7 @@
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa_text/assembly.h"
+#include "pevp/platform/checkpoint.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/platform.h"
 #include "pevp/platform/recorder.h"
@@ -287,6 +288,33 @@ struct Machine::Impl {
         Outcome o = run([&](platform::Driver&) { json = platform::run_stats(platform).dump(); });
         if (o.ok()) o.payload = Writer().lstr(json).take();
         return o;
+      }
+      case Op::SaveCheckpoint: {
+        in.end();
+        std::vector<std::uint8_t> bytes;
+        Outcome o = run([&](platform::Driver&) {
+          try {
+            bytes = platform::save_checkpoint(platform);
+          } catch (const platform::CheckpointError& e) {
+            throw Refusal(Status::State, e.what());  // not at an idle point
+          }
+          if (bytes.size() > remote::kMaxTransferBytes)
+            throw Refusal(Status::State, "the checkpoint has " + std::to_string(bytes.size()) +
+                                             " bytes, more than a frame carries (" +
+                                             std::to_string(remote::kMaxTransferBytes) + ")");
+        });
+        if (o.ok()) o.payload = std::move(bytes);
+        return o;
+      }
+      case Op::RestoreCheckpoint: {
+        const std::vector<std::uint8_t> bytes = in.rest();
+        return run([&](platform::Driver&) {
+          try {
+            platform::restore_checkpoint(platform, bytes, "(sent by the client)");
+          } catch (const platform::CheckpointError& e) {
+            throw Refusal(Status::Argument, e.what());  // nothing was applied
+          }
+        });
       }
     }
     return {Status::Protocol, "unknown op", {}};

@@ -236,6 +236,10 @@ int run_command(int argc, char* argv[]) {
   run->add_option("--load", run_loads, "FILE.npy@ADDR:DTYPE -- rows to consecutive partitions from ADDR");
   run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32");
   run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
+  run->add_option("--restore", run_cmd.restore,
+                  "Start from this checkpoint (docs/checkpoint.md): restored, then the loads, script and program");
+  run->add_option("--checkpoint", run_cmd.checkpoint,
+                  "Save a checkpoint here when the program is done and the SEQ idle (before the dumps)");
   add_timing_options(run, run_cmd.outputs);
   run->get_option("--regs")->description(
       "Register script: write/read/expect/poll FACE NAME [VALUE], submit, wait, expect_fault RULE, clear_error, "

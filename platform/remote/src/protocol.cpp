@@ -20,7 +20,8 @@ constexpr OpName kOps[] = {
     {Op::WaitIdle, "wait_idle"},  {Op::WaitIrq, "wait_irq"},
     {Op::ClearDone, "clear_done"}, {Op::ErrorRecord, "error_record"},
     {Op::ClearError, "clear_error"}, {Op::Assemble, "assemble"},
-    {Op::Stats, "stats"},
+    {Op::Stats, "stats"},         {Op::SaveCheckpoint, "save_checkpoint"},
+    {Op::RestoreCheckpoint, "restore_checkpoint"},
 };
 
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, unsigned bytes) {

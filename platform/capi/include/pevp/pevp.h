@@ -107,6 +107,15 @@ pevp_status pevp_clear_error(pevp_vp* vp);
  * Errors: PEVP_ERR_ASSEMBLY, with every diagnostic in pevp_last_error(). */
 pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t max_records, size_t* count);
 
+/* Checkpoint and restore (docs/checkpoint.md): the whole VP state -- SBUF, PSUM, every CSR, the PE array, the
+ * SEQ and the timeline, simulated time -- at an idle point (nothing in flight), to a file of this process (the
+ * bytes travel over the connection for a remote VP). Restoring into a VP of the same generation and configuration
+ * whose simulated time is not past the checkpoint's continues bit- and cycle-identically; a truncated, corrupt,
+ * wrong-version or mismatched checkpoint is PEVP_ERR_ARGUMENT with the reason, and the VP is left as it was.
+ * Saving away from an idle point is PEVP_ERR_STATE. */
+pevp_status pevp_save_checkpoint(pevp_vp* vp, const char* path);
+pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path);
+
 /* The run statistics as JSON (what `pe-vp run --stats-json` writes: cycles, utilisation, TFLOPS, stalls by reason,
  * instructions by opcode; docs/timing.md): *length is the text's length; it is written with its terminating NUL
  * when `size` > *length, else nothing is written and the call is PEVP_ERR_ARGUMENT (ask again with a larger

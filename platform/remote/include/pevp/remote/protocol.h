@@ -52,6 +52,8 @@ enum class Op : std::uint8_t {
   ClearError = 0x36,    //
   Assemble = 0x40,      // lstr source -> n x 64-byte records
   Stats = 0x50,         // -> lstr statistics JSON (docs/timing.md "Statistics")
+  SaveCheckpoint = 0x60,     // -> the checkpoint's bytes (docs/checkpoint.md); the VP must be at an idle point
+  RestoreCheckpoint = 0x61,  // rest: a checkpoint's bytes, checked whole before anything changes
 };
 // "read32", "submit", ...; nullopt for a byte that is no op.
 std::optional<Op> op_from_byte(std::uint8_t byte);
