@@ -377,15 +377,24 @@ class Server:
         command = [binary, "serve", "--gen", gen, "--listen", endpoint, *args]
         for s in settings:
             command += ["--set", s]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # stderr (dropped clients, --log-firmware) goes to a file, so a chatty server never blocks on a full pipe.
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
         line = self.process.stdout.readline()
         if "listening on " not in line:
             self.process.wait(timeout=10)
-            raise PevpError(6, "pe-vp serve did not start: %s%s" % (line, self.process.stderr.read()))
+            why = "pe-vp serve did not start: %s%s" % (line, self.stderr())
+            self.stop()
+            raise PevpError(6, why)
         self.endpoint = line.split("listening on ", 1)[1].split(" ")[0].strip()
 
     def connect(self, timeout=None):
         return connect(self.endpoint, timeout)
+
+    def stderr(self):
+        """What the server wrote on stderr so far."""
+        self._stderr.seek(0)
+        return self._stderr.read()
 
     def stop(self, timeout=10):
         """Ends the server (SIGTERM) and returns its exit status."""
@@ -396,8 +405,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             status = self.process.wait()
-        for stream in (self.process.stdout, self.process.stderr):
-            stream.close()
+        self.process.stdout.close()
+        self._stderr.close()
         if self._dir:
             shutil.rmtree(self._dir, ignore_errors=True)
         return status

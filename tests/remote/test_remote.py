@@ -424,13 +424,23 @@ class Listening(unittest.TestCase):
             with pevp.connect("tcp:127.0.0.1:" + port) as vp:
                 vp.time_ps()
             server.process.wait(timeout=30)
-            self.assertIn("not a loopback address", server.process.stderr.read())
+            self.assertIn("not a loopback address", server.stderr())
 
     def test_bad_listen_arguments(self):
         for endpoint, message in (("tcp:99999", "port"), ("udp:1", "an endpoint is"), ("tcp:host.example:1", "IPv4")):
             r = subprocess.run([PEVP_BIN, "serve", "--listen", endpoint], capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 2, endpoint)
             self.assertIn(message, r.stderr)
+
+    def test_log_firmware_goes_to_stderr(self):
+        with pevp.serve(pe_vp=PEVP_BIN, args=["--log-firmware"]) as server:
+            with server.connect() as vp:
+                vp.arm()
+                Served.load_and_run(self, vp)
+            log = server.stderr()
+        self.assertRegex(log, r"fw \[ *[0-9.]+ us\] instr 0: S: Ldweights")
+        self.assertRegex(log, r"fw \[ *[0-9.]+ us\] instr 1: S: Matmul")
+        self.assertRegex(log, r"matmul tile rows 0-127 cols 0-127: start [0-9.]+ us")
 
     def test_shutdown_request_and_idle_timeout(self):
         with pevp.serve(pe_vp=PEVP_BIN, args=["--idle-timeout-ms", "200"]) as server:

@@ -342,6 +342,7 @@ bool Seq::dispatch_head() {
     // A bounded log: a stream of millions of instructions must not grow memory.
     if (fw_log_.size() >= kFirmwareLogLines) fw_log_.pop_front();
     fw_log_.push_back(out.self_name);
+    if (firmware_observer) firmware_observer(entry.index, out.self_name, local_);
     // The report handler looks the message type up by string before it checks
     // the verbosity: test the verbosity first, it is on every instruction.
     if (sc_core::sc_report_handler::get_verbosity_level() >= sc_core::SC_DEBUG)

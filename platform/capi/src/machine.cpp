@@ -16,6 +16,7 @@
 #include "pevp/isa_text/assembly.h"
 #include "pevp/platform/checkpoint.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/firmware_log.h"
 #include "pevp/platform/platform.h"
 #include "pevp/platform/recorder.h"
 
@@ -89,6 +90,7 @@ struct Machine::Impl {
   platform::Platform platform;
   Host host;
   bool started = false, broken = false;
+  std::unique_ptr<platform::FirmwareLog> firmware_log;
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
@@ -347,6 +349,10 @@ Machine* Machine::open(const platform::VpConfig& config, std::string* error) {
 Machine::Machine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 const platform::VpConfig& Machine::config() const { return impl_->config; }
+
+void Machine::log_firmware(std::ostream& out) {
+  impl_->firmware_log = std::make_unique<platform::FirmwareLog>(impl_->platform, out);
+}
 
 bool Machine::broken() const { return impl_->broken; }
 

@@ -123,6 +123,7 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
     err << "pe-vp serve: " << error << '\n';
     return 2;
   }
+  if (options.log_firmware) machine->log_firmware(err);
   std::unique_ptr<remote::Listener> listener;
   try {
     listener = std::make_unique<remote::Listener>(options.endpoint);

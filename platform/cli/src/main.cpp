@@ -170,7 +170,9 @@ int run_command(int argc, char* argv[]) {
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
   std::string mode;
   unsigned threads = 0;  // 0: not given (every CPU the process may use)
-  const auto add_timing_options = [&mode, &threads, &integer_in](CLI::App* sub, platform::RecorderOptions& o) {
+  bool log_firmware = false;
+  const auto add_timing_options = [&mode, &threads, &log_firmware, &integer_in](CLI::App* sub,
+                                                                               platform::RecorderOptions& o) {
     sub->add_option("--mode", mode,
                     "functional (no time), timing (no data: for sweeps) or both (default); same as --set mode=...")
         ->check(CLI::IsMember({"functional", "timing", "both"}, CLI::ignore_case));
@@ -182,6 +184,9 @@ int run_command(int argc, char* argv[]) {
                     "Host threads for the PE array's arithmetic (default: every CPU this process may use; 1: one "
                     "thread). Results and simulated time are the same for every count")
         ->check(integer_in(1, kMaxHostThreads));
+    sub->add_flag("--log-firmware", log_firmware,
+                  "Print the firmware's line for each instruction (S: Matmul, ...) and each micro-op with its "
+                  "simulated times (lines starting 'fw ')");
   };
   add_timing_options(gemm, gemm_cmd.outputs);
 
@@ -256,6 +261,9 @@ int run_command(int argc, char* argv[]) {
                     "picks one, printed on stdout")
       ->required();
   serve->add_flag("--once", serve_options.once, "Exit when the first client leaves");
+  serve->add_flag("--log-firmware", serve_options.log_firmware,
+                  "Print the firmware's line for each instruction and each micro-op with its simulated times, on "
+                  "stderr");
   serve->add_option("--frame-timeout-ms", serve_frame_timeout_ms,
                     "A frame's bytes must arrive, and a reply be taken, within this once it began (default 10000)")
       ->check(integer_in(1, 3600000));
@@ -316,6 +324,7 @@ int run_command(int argc, char* argv[]) {
     return 2;
   }
   if (threads > 0) config.host_threads = threads;
+  if (log_firmware) run_cmd.outputs.firmware_log = gemm_cmd.outputs.firmware_log = &std::cout;
   if (dump_config) {
     std::cout << platform::to_json(config).dump(2) << '\n';
     return 0;

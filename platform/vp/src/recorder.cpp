@@ -74,7 +74,12 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
     sig_error_ = vcd_->signal("pe_vp.seq", "error", 1);
     row_group_busy_.resize(arrseq::Timeline::kRowGroups);
   }
-  if (!trace_ && !vcd_) return;
+  if (trace_ || vcd_) hook_observers();
+  // After the recorder's hooks: the log chains the micro-op observer it finds.
+  if (options_.firmware_log) firmware_log_ = std::make_unique<FirmwareLog>(p_, *options_.firmware_log);
+}
+
+void Recorder::hook_observers() {
   if (trace_) {
     // Name the tracks up front so they appear in a stable order.
     trace_->track("SEQ", "instructions");
@@ -92,6 +97,7 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
 }
 
 Recorder::~Recorder() {
+  firmware_log_.reset();  // gives the recorder's micro-op observer back
   p_.arr_seq.observer = nullptr;
   p_.bus_observer = nullptr;
   p_.seq.status_observer = nullptr;

@@ -176,6 +176,9 @@ class Seq : public sc_core::sc_module {
 
   // Called when seq_status busy/done/error change (the VCD recorder).
   std::function<void(bool busy, bool done, bool error)> status_observer;
+  // Called when the firmware names an instruction (its self-name line, "S: Matmul"), with the instruction's index
+  // and the SEQ's own time then, in engine cycles (`--log-firmware`). Unset, dispatching pays one test.
+  std::function<void(std::uint64_t index, const std::string& line, arrseq::Cycle at)> firmware_observer;
 
   // Applies every response due by now: retirements, EVENTS updates, done. The
   // platform calls it before a bus access so software sees the state at its time.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ class Machine {
   static Machine* open(const platform::VpConfig& config, std::string* error);
   static bool exists();
   const platform::VpConfig& config() const;
+  // Prints the firmware's line for each instruction and each micro-op with its simulated times on `out`
+  // (pevp/platform/firmware_log.h), from now on.
+  void log_firmware(std::ostream& out);
   // Executes one request. Never throws: a malformed payload is Status::Protocol naming the op and field.
   Outcome execute(remote::Op op, const std::vector<std::uint8_t>& payload);
   // A deadlock (the simulation ran out of events inside a request) leaves the VP unusable.

@@ -18,6 +18,7 @@ struct ServeOptions {
   bool once = false;                              // exit after the first client leaves
   remote::Millis frame_timeout{10000};            // the rest of a frame once it began; sending a reply
   remote::Millis idle_timeout = remote::kForever; // a connected client silent this long is dropped
+  bool log_firmware = false;                      // the firmware's lines and each micro-op, on `err`
 };
 
 // Runs the server until a Shutdown request, SIGINT or SIGTERM (or the first client's end with `once`). Prints

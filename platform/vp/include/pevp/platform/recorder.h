@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pevp/platform/firmware_log.h"
 #include "pevp/platform/platform.h"
 #include "pevp/trace/trace_events.h"
 #include "pevp/trace/vcd.h"
@@ -25,6 +26,7 @@ struct RecorderOptions {
   std::string trace_path;       // "" = no trace
   std::string vcd_path;         // "" = no VCD
   std::string stats_json_path;  // "" = no statistics file (finish() writes it)
+  std::ostream* firmware_log = nullptr;  // --log-firmware: the firmware's lines and each micro-op (firmware_log.h)
 };
 
 class Recorder {
@@ -51,6 +53,7 @@ class Recorder {
   };
 
  private:
+  void hook_observers();  // the trace's and VCD's
   void on_micro_op(const pe::MicroOp& op, const arrseq::Slot& s);
   void on_bus(const tlm::tlm_generic_payload& trans, const regfile::ApbRouter::Window& w, const sc_core::sc_time& delay);
   void on_status(bool busy, bool done, bool error);
@@ -63,6 +66,7 @@ class Recorder {
   std::vector<Delta> ififo_, throttle_;
   std::vector<std::vector<Delta>> row_group_busy_;
   trace::VcdWriter::SignalId sig_done_ = 0, sig_error_ = 0, sig_busy_ = 0;
+  std::unique_ptr<FirmwareLog> firmware_log_;
 };
 
 // The --stats-json document of everything the platform has run so far:
