@@ -7,7 +7,9 @@ Environment: PEVP_BIN (pe-vp), PEVP_C_DRIVER (the capi_c_driver binary), PYTHONP
 Run with /usr/bin/python3 -m unittest (ctest: remote.python)."""
 
 import os
+import random
 import re
+import sys
 import signal
 import socket
 import stat
@@ -384,6 +386,103 @@ class Misbehaving(Served):
                 pass
             s.close()
         self.assert_intact()
+
+
+class ProtocolFuzzing(unittest.TestCase):
+    """Bounded mutation fuzzing of a live server over its socket: valid frames of every op, mutated (bytes flipped,
+    cut, extended, spliced, length fields and op bytes changed), sent in bursts on fresh connections. The server
+    must never die or hang, and the VP must stay consistent. Seed and duration: PEVP_PROTOCOL_FUZZ_SEED,
+    PEVP_PROTOCOL_FUZZ_SECONDS (default 20 s); both are printed, so a failure reproduces. The libFuzzer harness
+    fuzz_protocol (docs/reliability.md) goes deeper on the in-process side."""
+
+    def valid_frames(self):
+        prog = PROGRAM.encode()
+        reg = lambda face, name: proto._str(face) + proto._str(name)
+        return [
+            frame(proto.HELLO), frame(proto.TIME),
+            frame(proto.READ32, struct.pack("<QB", 0x3000000, 0)),
+            frame(proto.WRITE32, struct.pack("<QBI", 0x3001000, 0, 3)),
+            frame(proto.READ32, struct.pack("<QB", 0x3002000, 1)),
+            frame(proto.READ, struct.pack("<QI", 0x2000000, 256)),
+            frame(proto.WRITE, struct.pack("<Q", 0x1000) + bytes(range(128))),
+            frame(proto.READ_REG, reg("top", "queue_cfg")),
+            frame(proto.WRITE_REG, reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt") + struct.pack("<I", 4)),
+            frame(proto.COUNTER48, reg("vp", "retired_cnt_lsb")),
+            frame(proto.ARM, b"\0\0\0"),
+            frame(proto.ASSEMBLE, struct.pack("<I", len(prog)) + prog),
+            frame(proto.SUBMIT, bytes([0x02]) + bytes(63)),
+            frame(proto.WAIT_IDLE, struct.pack("<Q", 2000)),
+            frame(proto.WAIT_IRQ, struct.pack("<Q", 2000)),
+            frame(proto.CLEAR_DONE), frame(proto.ERROR_RECORD), frame(proto.CLEAR_ERROR), frame(proto.STATS),
+        ]
+
+    def mutate(self, rng, frames):
+        f = bytearray(rng.choice(frames))
+        for _ in range(rng.randint(1, 4)):
+            choice = rng.randrange(7)
+            if choice == 0 and len(f) > 6:
+                f[rng.randrange(6, len(f))] ^= 1 << rng.randrange(8)
+            elif choice == 1:
+                f = f[:rng.randrange(len(f) + 1)]
+            elif choice == 2:
+                f += bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+            elif choice == 3 and len(f) >= 4:
+                f[0:4] = struct.pack("<I", rng.choice([0, 1, 2, len(f), len(f) + 100, 0xFFFFFFFF, rng.randrange(1 << 27)]))
+            elif choice == 4 and len(f) >= 6:
+                f[5] = rng.randrange(256)
+            elif choice == 5 and len(f) >= 5:
+                f[4] = rng.choice([0, 1, 2, 255])
+            else:
+                f += rng.choice(frames)
+        # Requests the server must honour but that would end the run or wait long: shutdown, and waits beyond
+        # 10 us of simulated time (a wait's timeout is simulated time; a long one costs wall time while it polls).
+        out, at = bytearray(), 0
+        while at + 6 <= len(f):
+            length = struct.unpack_from("<I", f, at)[0]
+            if f[at + 4] == 1 and f[at + 5] == proto.SHUTDOWN:
+                f[at + 5] = proto.TIME
+            if f[at + 4] == 1 and f[at + 5] in (proto.WAIT_IDLE, proto.WAIT_IRQ) and length == 10 and at + 14 <= len(f):
+                struct.pack_into("<Q", f, at + 6, struct.unpack_from("<Q", f, at + 6)[0] % 10000)
+            if length < 2 or length > len(f):
+                break
+            at += 4 + length
+        return bytes(f)
+
+    def test_mutated_frames_against_a_live_server(self):
+        seed = int(os.environ.get("PEVP_PROTOCOL_FUZZ_SEED", "20261202"))
+        seconds = float(os.environ.get("PEVP_PROTOCOL_FUZZ_SECONDS", "20"))
+        rng = random.Random(seed)
+        frames = self.valid_frames()
+        sent = connections = 0
+        with pevp.serve(pe_vp=PEVP_BIN, args=["--frame-timeout-ms", "200"]) as server:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                s = raw_socket(server.endpoint)
+                burst = b"".join(self.mutate(rng, frames) for _ in range(rng.randint(1, 8)))
+                try:
+                    s.sendall(burst)
+                    s.shutdown(socket.SHUT_WR)
+                    while read_reply(s) is not None:
+                        pass
+                except OSError:
+                    pass  # dropped mid-burst: allowed
+                s.close()
+                sent += len(burst)
+                connections += 1
+                self.assertIsNone(server.process.poll(), "the server died (seed %d)" % seed)
+            print("protocol fuzzing: seed %d, %.0f s, %d connections, %d bytes" % (seed, seconds, connections, sent),
+                  file=sys.stderr)
+            with server.connect(timeout=30) as vp:
+                # Consistent: the error status and the record agree, the queue within its depth, time monotonic,
+                # and a register write reads back.
+                error = vp.read_reg("vp", "seq_status.error")
+                self.assertEqual(error == 1, vp.error_record() is not None)
+                self.assertLessEqual(vp.read_reg("vp", "iq_status.level"), 256)
+                t = vp.time_ps()
+                vp.write_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 11)
+                self.assertEqual(vp.read_reg("cluster", "arr_cluster_cfg.inter_instr_dly_cnt"), 11)
+                self.assertGreaterEqual(vp.time_ps(), t)
+        self.assertGreater(connections, 10)
 
 
 class Listening(unittest.TestCase):
