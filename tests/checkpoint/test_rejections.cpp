@@ -83,7 +83,8 @@ Bytes with_payload(const Bytes& b, const std::string& name, const Bytes& payload
   return out;
 }
 Bytes payload_of(const Bytes& b, const std::string& name) {
-  const Section& s = section(layout_of(b), name);
+  const Layout l = layout_of(b);
+  const Section& s = section(l, name);
   return Bytes(b.begin() + s.payload, b.begin() + s.payload + s.length);
 }
 

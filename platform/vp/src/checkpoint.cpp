@@ -196,6 +196,10 @@ pe::Stationary read_stationary(Reader& r, const isa::ArrayGeometry& geo) {
   s.type.dtype = static_cast<isa::Dtype>(r.u8("a stationary's dtype"));
   s.type.fp32_mode = static_cast<isa::Fp32Mode>(r.u8("a stationary's fp32 mode"));
   s.double_row = r.boolean("a stationary's double_row");
+  if (s.k * s.m > r.left() / 4)  // before the allocation
+    r.fail("section 'pe_array' at byte " + std::to_string(r.offset()) + ": a stationary of K x M = " +
+           std::to_string(s.k) + " x " + std::to_string(s.m) + " needs " + std::to_string(s.k * s.m * 4) +
+           " bytes, the section has " + std::to_string(r.left()) + " left");
   s.values.resize(s.k * s.m);
   for (float& v : s.values) v = r.f32("a stationary value");
   return s;
