@@ -3,7 +3,7 @@
 # one for SECONDS (default 60) on a copy of its seed corpus, with its dictionary. docs/reliability.md describes the
 # targets and the sanitizers.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET ...]      # targets: decode assemble npy config regs sweep protocol (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET ...]      # targets: decode assemble npy config regs sweep protocol checkpoint (default: all)
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
 # report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 when clang or its libFuzzer runtime is
@@ -19,7 +19,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
   exit 2
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol)
+[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol checkpoint)
 
 # -max_len per target: the selector bytes and four records; text and files of a few KiB.
 max_len_of() {
@@ -27,7 +27,8 @@ max_len_of() {
     decode) echo 260 ;;
     assemble | npy | config | sweep | protocol) echo 4096 ;;
     regs) echo 2048 ;;
-    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol)" >&2; exit 2 ;;
+    checkpoint) echo 131072 ;;  # its seeds are whole checkpoints of 21 and 99 KB
+    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol checkpoint)" >&2; exit 2 ;;
   esac
 }
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done

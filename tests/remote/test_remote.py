@@ -234,7 +234,8 @@ class Checkpoints(unittest.TestCase):
                 vp.wait_idle()
                 vp.clear_done()
                 saved = vp.save_checkpoint(path)
-                self.assertEqual(open(path, "rb").read(), saved)
+                with open(path, "rb") as f:
+                    self.assertEqual(f.read(), saved)
                 uninterrupted = self.part_b(vp)
             with pevp.serve(pe_vp=PEVP_BIN) as second, second.connect() as vp:
                 vp.restore_checkpoint(path)
@@ -434,17 +435,23 @@ class ProtocolFuzzing(unittest.TestCase):
                 f[4] = rng.choice([0, 1, 2, 255])
             else:
                 f += rng.choice(frames)
-        # Requests the server must honour but that would end the run or wait long: shutdown, and waits beyond
-        # 10 us of simulated time (a wait's timeout is simulated time; a long one costs wall time while it polls).
-        out, at = bytearray(), 0
+        return bytes(f)
+
+    @staticmethod
+    def bound(burst):
+        """Frames the burst as the server will (the frames of one mutated frame shift the next ones), then defuses
+        the requests the server must honour but that would end the run or wait long: shutdown becomes time, and a
+        wait's timeout is cut to 10 us (it is simulated time; with interrupts off the driver polls every 100 ns, so
+        a wait for a program that never finishes costs wall time in proportion)."""
+        f, at = bytearray(burst), 0
         while at + 6 <= len(f):
             length = struct.unpack_from("<I", f, at)[0]
-            if f[at + 4] == 1 and f[at + 5] == proto.SHUTDOWN:
+            if length < 2 or length > proto.MAX_TRANSFER_BYTES + 4096 or f[at + 4] != 1:
+                break  # the server ends the connection here
+            if f[at + 5] == proto.SHUTDOWN:
                 f[at + 5] = proto.TIME
-            if f[at + 4] == 1 and f[at + 5] in (proto.WAIT_IDLE, proto.WAIT_IRQ) and length == 10 and at + 14 <= len(f):
+            if f[at + 5] in (proto.WAIT_IDLE, proto.WAIT_IRQ) and length == 10 and at + 14 <= len(f):
                 struct.pack_into("<Q", f, at + 6, struct.unpack_from("<Q", f, at + 6)[0] % 10000)
-            if length < 2 or length > len(f):
-                break
             at += 4 + length
         return bytes(f)
 
@@ -458,7 +465,7 @@ class ProtocolFuzzing(unittest.TestCase):
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline:
                 s = raw_socket(server.endpoint)
-                burst = b"".join(self.mutate(rng, frames) for _ in range(rng.randint(1, 8)))
+                burst = self.bound(b"".join(self.mutate(rng, frames) for _ in range(rng.randint(1, 8))))
                 try:
                     s.sendall(burst)
                     s.shutdown(socket.SHUT_WR)
