@@ -33,10 +33,4 @@ add_compile_options(-fsanitize=fuzzer-no-link,${pevp_fuzz_sanitizers} -fno-sanit
 if(PEVP_FUZZ_RECOVER)
   add_compile_options(-fsanitize-recover=${PEVP_FUZZ_RECOVER})
 endif()
-# fuzz_protocol runs simulations: instrumented code then runs on SystemC's thread stacks, which
-# the uninstrumented libsystemc switches to without telling ASan (no __sanitizer_start_switch_fiber), and clang 14
-# reports stack-use-after-scope on stale shadow of the main stack -- the known coroutine false positive (fixed in
-# clang 16). clang 14 has no run-time switch for that one check, so it is off at compile time for the fuzz build;
-# every other ASan check stays, and the gcc ASan suite (PEVP_SANITIZE) keeps use-after-scope.
-add_compile_options(-fno-sanitize-address-use-after-scope)
 add_link_options(-fsanitize=${pevp_fuzz_sanitizers})

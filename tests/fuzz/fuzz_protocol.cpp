@@ -14,11 +14,13 @@
 
 #include "fuzz_util.h"
 #include "pevp/capi/machine.h"
+#include "pevp/capi/stale_stack_poison.h"
 #include "pevp/isa/decode.h"
 #include "pevp/platform/config.h"
 #include "pevp/remote/protocol.h"
 
 int sc_main(int, char*[]) { return 0; }
+
 
 
 namespace {
@@ -60,6 +62,7 @@ void bound(Op op, std::vector<std::uint8_t>& payload) {
 }
 
 std::uint64_t time_ps() {
+  capi::clear_stale_stack_poison();  // pevp/capi/stale_stack_poison.h
   const capi::Outcome o = machine().execute(Op::Time, {});
   if (!o.ok() || o.payload.size() != 8) fuzz::fail(kTarget, "the time request failed: " + o.message);
   Reader r(o.payload.data(), o.payload.size(), "time");
@@ -113,6 +116,7 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
 void execute(Op op, std::vector<std::uint8_t> payload) {
   bound(op, payload);
   const std::uint64_t before = time_ps();
+  capi::clear_stale_stack_poison();  // pevp/capi/stale_stack_poison.h
   const capi::Outcome o = machine().execute(op, payload);
   if (machine().broken()) fuzz::fail(kTarget, std::string(remote::name(op)) + " left the VP broken: " + o.message);
   const auto status = static_cast<unsigned>(o.status);

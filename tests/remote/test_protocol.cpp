@@ -49,7 +49,8 @@ TEST(Payload, EveryMalformedPayloadNamesItsOpAndField) {
   EXPECT_EQ(message_of([&] { bad_flag.flag("serialized"); }), "arm: 'serialized' is 2, a flag is 0 or 1");
   const std::vector<std::uint8_t> long_str = {10, 0, 'a'};
   Reader bad_str(long_str.data(), long_str.size(), "read_reg");
-  EXPECT_EQ(message_of([&] { bad_str.str("face"); }), "read_reg: the payload ends inside 'face' (10 bytes needed, 1 left)");
+  EXPECT_EQ(message_of([&] { bad_str.str("face"); }),
+            "read_reg: the payload ends inside 'face' (10 bytes needed, 1 left)");
   Reader extra(three.data(), three.size(), "time");
   EXPECT_EQ(message_of([&] { extra.end(); }), "time: 3 byte(s) after the last field of the payload");
   EXPECT_THROW(Writer().str(std::string(70000, 'x')), ProtocolError);
@@ -62,9 +63,9 @@ TEST(Frames, HeaderLimitsAndVersion) {
   EXPECT_EQ(frame_length(ok), 4u);
   EXPECT_EQ(message_of([&] { frame_length(one); }), "frame length 1: a frame has at least its version and kind");
   EXPECT_NE(message_of([&] { frame_length(huge); }).find("exceeds the limit of"), std::string::npos);
-  const std::uint8_t max_ok[4] = {static_cast<std::uint8_t>(kMaxFrameBytes), static_cast<std::uint8_t>(kMaxFrameBytes >> 8),
-                                  static_cast<std::uint8_t>(kMaxFrameBytes >> 16),
-                                  static_cast<std::uint8_t>(kMaxFrameBytes >> 24)};
+  const std::uint8_t max_ok[4] = {
+      static_cast<std::uint8_t>(kMaxFrameBytes), static_cast<std::uint8_t>(kMaxFrameBytes >> 8),
+      static_cast<std::uint8_t>(kMaxFrameBytes >> 16), static_cast<std::uint8_t>(kMaxFrameBytes >> 24)};
   EXPECT_EQ(frame_length(max_ok), kMaxFrameBytes);
   const std::uint8_t v9[2] = {9, 0x02};
   EXPECT_EQ(message_of([&] { decode_frame_body(v9, 2); }), "protocol version 9: this side speaks version 1");

@@ -61,7 +61,8 @@ class LocalBackend : public Backend {
 
 class RemoteBackend : public Backend {
  public:
-  RemoteBackend(remote::Connection c, std::string endpoint) : connection_(std::move(c)), endpoint_(std::move(endpoint)) {}
+  RemoteBackend(remote::Connection c, std::string endpoint)
+      : connection_(std::move(c)), endpoint_(std::move(endpoint)) {}
   Outcome call(Op op, const std::vector<std::uint8_t>& payload) override {
     if (closed_) return {Status::Connection, "the connection to " + endpoint_ + " is closed (" + why_closed_ + ")", {}};
     try {
@@ -79,7 +80,8 @@ class RemoteBackend : public Backend {
       } catch (const remote::ConnectionError&) {
         if (send_failure.empty()) throw;
       }
-      if (!reply) throw remote::ConnectionError(send_failure.empty() ? "the server closed the connection" : send_failure);
+      if (!reply)
+        throw remote::ConnectionError(send_failure.empty() ? "the server closed the connection" : send_failure);
       if (reply->kind == static_cast<std::uint8_t>(remote::Reply::Ok)) return {Status::Ok, "", reply->payload};
       if (reply->kind != static_cast<std::uint8_t>(remote::Reply::Error))
         throw remote::ProtocolError("a reply of kind " + std::to_string(reply->kind) + ", neither ok nor error");

@@ -1,5 +1,6 @@
 // The in-process VP of the C API and the server, and the protocol's requests executed on it.
 #include "pevp/capi/machine.h"
+#include "pevp/capi/stale_stack_poison.h"
 
 #include <cstdlib>
 #include <exception>
@@ -91,16 +92,25 @@ struct Machine::Impl {
   Host host;
   bool started = false, broken = false;
   std::unique_ptr<platform::FirmwareLog> firmware_log;
+  platform::Driver* driver = nullptr;  // the host's, while it executes a request
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
     host.socket.bind(platform.bus.target);
   }
 
-  // Runs `work` on the platform in simulated time; every C++ exception becomes a status and a message.
-  Outcome run(const std::function<void(platform::Driver&)>& work) {
+  // Executes one request on the host thread, in simulated time: the simulation runs until the host has answered
+  // it and paused. The request is parsed and executed there, and every exception it raises is caught there too:
+  // none crosses back onto the main stack (an exception unwinding the main stack after one was thrown on a
+  // SystemC thread stack is what makes ASan report false positives, stale_stack_poison.h).
+  Outcome on_host(Op op, const std::vector<std::uint8_t>& payload) {
     if (broken) return {Status::State, "the VP stopped in an earlier call (a deadlock); start a new process", {}};
-    host.request = work;
+    Outcome out;
+    host.request = [&](platform::Driver& d) {
+      driver = &d;
+      out = parse_and_execute(op, payload);
+      driver = nullptr;
+    };
     host.busy = true;
     host.failure = nullptr;
     if (started) host.wake.notify(sc_core::SC_ZERO_TIME);
@@ -115,9 +125,29 @@ struct Machine::Impl {
       broken = true;
       return {Status::Internal, "the simulation ran out of events before the call finished (a deadlock)", {}};
     }
-    if (!host.failure) return {};
+    if (host.failure) return {Status::Internal, std::string(name(op)) + ": an exception escaped the request", {}};
+    return out;
+  }
+
+  Outcome parse_and_execute(Op op, const std::vector<std::uint8_t>& payload) {
     try {
-      std::rethrow_exception(host.failure);
+      Reader in(payload.data(), payload.size(), name(op));
+      return execute(op, in);
+    } catch (const remote::ProtocolError& e) {
+      return {Status::Protocol, e.what(), {}};
+    } catch (const std::bad_alloc&) {
+      return {Status::Internal, std::string(name(op)) + ": out of host memory", {}};
+    } catch (const std::exception& e) {
+      return {Status::Internal, std::string(name(op)) + ": " + e.what(), {}};
+    }
+  }
+
+  // Runs `work` with the driver (on the host thread, inside on_host); every exception becomes a status and a
+  // message.
+  Outcome run(const std::function<void(platform::Driver&)>& work) {
+    try {
+      work(*driver);
+      return {};
     } catch (const Refusal& e) {
       return {e.status, e.what(), {}};
     } catch (const platform::BusError& e) {
@@ -357,16 +387,8 @@ void Machine::log_firmware(std::ostream& out) {
 bool Machine::broken() const { return impl_->broken; }
 
 Outcome Machine::execute(Op op, const std::vector<std::uint8_t>& payload) {
-  try {
-    Reader in(payload.data(), payload.size(), name(op));
-    return impl_->execute(op, in);
-  } catch (const remote::ProtocolError& e) {
-    return {Status::Protocol, e.what(), {}};
-  } catch (const std::bad_alloc&) {
-    return {Status::Internal, std::string(name(op)) + ": out of host memory", {}};
-  } catch (const std::exception& e) {
-    return {Status::Internal, std::string(name(op)) + ": " + e.what(), {}};
-  }
+  clear_stale_stack_poison();
+  return impl_->on_host(op, payload);
 }
 
 }  // namespace pevp::capi

@@ -7,6 +7,7 @@
 #include <poll.h>
 
 #include "pevp/capi/machine.h"
+#include "pevp/capi/stale_stack_poison.h"
 
 namespace pevp::capi {
 
@@ -30,10 +31,6 @@ void install_signal_handlers() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
-void send_error(Connection& c, Status status, const std::string& message, remote::Millis timeout) {
-  c.send(static_cast<std::uint8_t>(remote::Reply::Error), remote::error_payload(status, message), timeout);
-}
-
 enum class ClientEnd { Left, Dropped, Shutdown, Stopped };
 
 class Server {
@@ -44,6 +41,7 @@ class Server {
   ClientEnd serve_client(Connection& c, unsigned id) {
     const std::string who = "client " + std::to_string(id);
     for (;;) {
+      clear_stale_stack_poison();
       if (g_stop) return ClientEnd::Stopped;
       pollfd fds[2] = {{c.fd(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
       const int n = ::poll(fds, 2, static_cast<int>(options_.idle_timeout.count()));
@@ -62,47 +60,53 @@ class Server {
         if (fds[1].revents & POLLIN) refuse_newcomer();
         continue;
       }
-      try {
-        std::optional<remote::Frame> frame;
-        try {
-          frame = c.receive(options_.frame_timeout, remote::Millis(0));
-        } catch (const remote::ProtocolError& e) {
-          // The frame's length or version is wrong: what follows cannot be framed, so the client goes.
-          send_error(c, Status::Protocol, e.what(), options_.frame_timeout);
-          c.close_after_last_frame(remote::Millis(200));
-          err_ << "pe-vp serve: " << who << ": " << e.what() << ": dropped\n";
+      // No exception on this path: see pevp/capi/stale_stack_poison.h.
+      Connection::Received got = c.try_receive(options_.frame_timeout, remote::Millis(0));
+      switch (got.kind) {
+        case Connection::Received::Kind::Closed:
+          return ClientEnd::Left;
+        case Connection::Received::Kind::Broken:
+          err_ << "pe-vp serve: " << who << ": " << got.why << ": dropped\n";
           return ClientEnd::Dropped;
-        }
-        if (!frame) return ClientEnd::Left;
-        const std::optional<Op> op = remote::op_from_byte(frame->kind);
-        if (!op) {
-          send_error(c, Status::Protocol, "unknown op " + std::to_string(frame->kind) + " (docs/protocol.md)",
-                     options_.frame_timeout);
-          continue;
-        }
-        const Outcome o = machine_.execute(*op, frame->payload);
-        if (o.ok())
-          c.send(static_cast<std::uint8_t>(remote::Reply::Ok), o.payload, options_.frame_timeout);
-        else
-          send_error(c, o.status, o.message, options_.frame_timeout);
-        if (*op == Op::Shutdown && o.ok()) return ClientEnd::Shutdown;
-      } catch (const remote::ConnectionError& e) {
-        err_ << "pe-vp serve: " << who << ": " << e.what() << ": dropped\n";
-        return ClientEnd::Dropped;
+        case Connection::Received::Kind::Malformed:
+          // The frame's length or version is wrong: what follows cannot be framed, so the client goes.
+          reply_error(c, Status::Protocol, got.why);
+          c.close_after_last_frame(remote::Millis(200));
+          err_ << "pe-vp serve: " << who << ": " << got.why << ": dropped\n";
+          return ClientEnd::Dropped;
+        case Connection::Received::Kind::Frame:
+          break;
       }
+      const std::optional<Op> op = remote::op_from_byte(got.frame.kind);
+      bool sent;
+      if (!op) {
+        sent = reply_error(c, Status::Protocol, "unknown op " + std::to_string(got.frame.kind) + " (docs/protocol.md)");
+      } else {
+        const Outcome o = machine_.execute(*op, got.frame.payload);
+        std::string why;
+        const auto ok = static_cast<std::uint8_t>(remote::Reply::Ok);
+        sent = o.ok() ? c.try_send(ok, o.payload, options_.frame_timeout, &why)
+                      : reply_error(c, o.status, o.message, &why);
+        if (!sent) err_ << "pe-vp serve: " << who << ": " << why << ": dropped\n";
+        if (sent && *op == Op::Shutdown && o.ok()) return ClientEnd::Shutdown;
+      }
+      if (!sent) return ClientEnd::Dropped;
     }
   }
 
  private:
   // One client at a time: a second one hears why and is closed, instead of waiting unanswered.
   void refuse_newcomer() {
-    try {
-      Connection other = listener_.accept();
-      send_error(other, Status::State, "busy: the VP is serving another client; connect again when it has left",
-                 remote::Millis(1000));
-      other.close_after_last_frame(remote::Millis(200));
-    } catch (const remote::ConnectionError&) {
-    }
+    std::optional<Connection> other = listener_.try_accept();
+    if (!other) return;
+    reply_error(*other, Status::State, "busy: the VP is serving another client; connect again when it has left");
+    other->close_after_last_frame(remote::Millis(200));
+  }
+
+  bool reply_error(Connection& c, Status status, const std::string& message, std::string* why = nullptr) {
+    std::string ignored;
+    return c.try_send(static_cast<std::uint8_t>(remote::Reply::Error), remote::error_payload(status, message),
+                      options_.frame_timeout, why ? why : &ignored);
   }
 
   Machine& machine_;
@@ -137,17 +141,12 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
   Server server(*machine, *listener, options, err);
   unsigned clients = 0;
   while (!g_stop) {
+    clear_stale_stack_poison();
     pollfd fd{listener->fd(), POLLIN, 0};
     if (::poll(&fd, 1, -1) < 0) continue;  // EINTR: a signal; the loop checks it
-    Connection c = [&] {
-      try {
-        return listener->accept();
-      } catch (const remote::ConnectionError&) {
-        return Connection(-1);
-      }
-    }();
-    if (c.fd() < 0) continue;
-    const ClientEnd end = server.serve_client(c, ++clients);
+    std::optional<Connection> c = listener->try_accept();
+    if (!c) continue;
+    const ClientEnd end = server.serve_client(*c, ++clients);
     if (end == ClientEnd::Shutdown) {
       out << "pe-vp serve: shut down by client " << clients << std::endl;
       return 0;

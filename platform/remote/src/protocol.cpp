@@ -135,20 +135,28 @@ std::vector<std::uint8_t> encode_frame(std::uint8_t kind, const std::vector<std:
   return out;
 }
 
+std::string frame_length_problem(std::uint32_t n) {
+  if (n < 2) return "frame length " + std::to_string(n) + ": a frame has at least its version and kind";
+  if (n > kMaxFrameBytes)
+    return "frame length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxFrameBytes) + " bytes";
+  return "";
+}
+
+std::string frame_version_problem(std::uint8_t version) {
+  if (version == kProtocolVersion) return "";
+  return "protocol version " + std::to_string(version) + ": this side speaks version " +
+         std::to_string(kProtocolVersion);
+}
+
 std::uint32_t frame_length(const std::uint8_t (&length_field)[4]) {
   const auto n = static_cast<std::uint32_t>(get_le(length_field, 4));
-  if (n < 2) throw ProtocolError("frame length " + std::to_string(n) + ": a frame has at least its version and kind");
-  if (n > kMaxFrameBytes)
-    throw ProtocolError("frame length " + std::to_string(n) + " exceeds the limit of " +
-                        std::to_string(kMaxFrameBytes) + " bytes");
+  if (std::string why = frame_length_problem(n); !why.empty()) throw ProtocolError(why);
   return n;
 }
 
 Frame decode_frame_body(const std::uint8_t* body, std::size_t size) {
   if (size < 2) throw ProtocolError("a frame of " + std::to_string(size) + " bytes has no version and kind");
-  if (body[0] != kProtocolVersion)
-    throw ProtocolError("protocol version " + std::to_string(body[0]) + ": this side speaks version " +
-                        std::to_string(kProtocolVersion));
+  if (std::string why = frame_version_problem(body[0]); !why.empty()) throw ProtocolError(why);
   Frame f;
   f.kind = body[1];
   f.payload.assign(body + 2, body + size);

@@ -30,14 +30,14 @@ int poll_millis(Clock::time_point deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-// Waits until `fd` is ready for `events` or the deadline passed (false).
-bool wait_ready(int fd, short events, Clock::time_point deadline) {
+// Waits until `fd` is ready for `events` (1) or the deadline passed (0); -1 with errno when poll failed.
+int wait_ready(int fd, short events, Clock::time_point deadline) {
   for (;;) {
     pollfd p{fd, events, 0};
     const int n = ::poll(&p, 1, poll_millis(deadline));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) throw ConnectionError(std::string("poll: ") + errno_text());
+    if (n > 0) return 1;
+    if (n == 0) return 0;
+    if (errno != EINTR) return -1;
   }
 }
 
@@ -111,6 +111,16 @@ Connection::~Connection() {
 }
 
 void Connection::send(std::uint8_t kind, const std::vector<std::uint8_t>& payload, Millis timeout) {
+  std::string why;
+  if (!try_send(kind, payload, timeout, &why)) throw ConnectionError(why);
+}
+
+bool Connection::try_send(std::uint8_t kind, const std::vector<std::uint8_t>& payload, Millis timeout,
+                          std::string* why) {
+  if (payload.size() + 2 > kMaxFrameBytes) {
+    *why = "a frame of " + std::to_string(payload.size() + 2) + " bytes exceeds the limit";
+    return false;
+  }
   const std::vector<std::uint8_t> frame = encode_frame(kind, payload);
   const Clock::time_point deadline = deadline_after(timeout);
   std::size_t sent = 0;
@@ -122,50 +132,107 @@ void Connection::send(std::uint8_t kind, const std::vector<std::uint8_t>& payloa
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_ready(fd_, POLLOUT, deadline))
-        throw ConnectionError("the peer took no more data for " + std::to_string(timeout.count()) + " ms (" +
-                              std::to_string(sent) + " of " + std::to_string(frame.size()) + " bytes sent)");
-      continue;
+      const int ready = wait_ready(fd_, POLLOUT, deadline);
+      if (ready > 0) continue;
+      *why = ready == 0 ? "the peer took no more data for " + std::to_string(timeout.count()) + " ms (" +
+                              std::to_string(sent) + " of " + std::to_string(frame.size()) + " bytes sent)"
+                        : std::string("poll: ") + errno_text();
+      return false;
     }
-    throw ConnectionError(std::string("send: ") + errno_text());
+    *why = std::string("send: ") + errno_text();
+    return false;
   }
+  return true;
 }
 
-bool Connection::read_exact(void* data, std::size_t size, Clock::time_point deadline, bool eof_ok) {
+Connection::ReadResult Connection::read_exact(void* data, std::size_t size, Clock::time_point deadline,
+                                              std::string* why) {
   auto* p = static_cast<std::uint8_t*>(data);
   std::size_t got = 0;
   while (got < size) {
-    if (!wait_ready(fd_, POLLIN, deadline))
-      throw ConnectionError("the peer stalled: " + std::to_string(got) + " of " + std::to_string(size) +
-                            " bytes arrived in time");
+    const int ready = wait_ready(fd_, POLLIN, deadline);
+    if (ready <= 0) {
+      *why = ready == 0 ? "the peer stalled: " + std::to_string(got) + " of " + std::to_string(size) +
+                              " bytes arrived in time"
+                        : std::string("poll: ") + errno_text();
+      return ReadResult::Failed;
+    }
     const ssize_t n = ::recv(fd_, p + got, size - got, MSG_DONTWAIT);
     if (n > 0) {
       got += static_cast<std::size_t>(n);
       continue;
     }
     if (n == 0) {
-      if (got == 0 && eof_ok) return false;
-      throw ConnectionError("the peer closed the connection " + std::to_string(got) + " bytes into a " +
-                            std::to_string(size) + "-byte read");
+      if (got == 0) return ReadResult::Eof;
+      *why = "the peer closed the connection " + std::to_string(got) + " bytes into a " + std::to_string(size) +
+             "-byte read";
+      return ReadResult::Failed;
     }
     if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-    throw ConnectionError(std::string("recv: ") + errno_text());
+    *why = std::string("recv: ") + errno_text();
+    return ReadResult::Failed;
   }
-  return true;
+  return ReadResult::Done;
+}
+
+Connection::Received Connection::try_receive(Millis timeout, Millis first_byte_timeout) {
+  Received r;
+  const auto broken = [&r](std::string why) {
+    r.kind = Received::Kind::Broken;
+    r.why = std::move(why);
+    return r;
+  };
+  // The first byte may take its time (an idle client); the rest of the frame must follow within `timeout`.
+  const int ready = wait_ready(fd_, POLLIN, deadline_after(first_byte_timeout));
+  if (ready == 0) return broken("no frame began within " + std::to_string(first_byte_timeout.count()) + " ms");
+  if (ready < 0) return broken(std::string("poll: ") + errno_text());
+  const Clock::time_point deadline = deadline_after(timeout);
+  std::uint8_t length_field[4];
+  std::string why;
+  switch (read_exact(length_field, 1, deadline, &why)) {
+    case ReadResult::Eof:
+      return r;  // closed between frames
+    case ReadResult::Failed:
+      return broken(why);
+    case ReadResult::Done:
+      break;
+  }
+  if (read_exact(length_field + 1, 3, deadline, &why) != ReadResult::Done)
+    return broken(why.empty() ? "the peer closed the connection inside a frame's length" : why);
+  std::uint32_t length = 0;
+  for (unsigned i = 0; i < 4; ++i) length |= std::uint32_t{length_field[i]} << (8 * i);
+  if (std::string problem = frame_length_problem(length); !problem.empty()) {
+    r.kind = Received::Kind::Malformed;
+    r.why = problem;
+    return r;
+  }
+  std::vector<std::uint8_t> body(length);
+  if (read_exact(body.data(), body.size(), deadline, &why) != ReadResult::Done)
+    return broken(why.empty() ? "the peer closed the connection inside a frame" : why);
+  if (std::string problem = frame_version_problem(body[0]); !problem.empty()) {
+    r.kind = Received::Kind::Malformed;
+    r.why = problem;
+    return r;
+  }
+  r.kind = Received::Kind::Frame;
+  r.frame.kind = body[1];
+  r.frame.payload.assign(body.begin() + 2, body.end());
+  return r;
 }
 
 std::optional<Frame> Connection::receive(Millis timeout, Millis first_byte_timeout) {
-  std::uint8_t length_field[4];
-  // The first byte may take its time (an idle client); the rest of the frame must follow within `timeout`.
-  if (!wait_ready(fd_, POLLIN, deadline_after(first_byte_timeout)))
-    throw ConnectionError("no frame began within " + std::to_string(first_byte_timeout.count()) + " ms");
-  const Clock::time_point deadline = deadline_after(timeout);
-  if (!read_exact(length_field, 1, deadline, true)) return std::nullopt;
-  read_exact(length_field + 1, 3, deadline, false);
-  const std::uint32_t length = frame_length(length_field);
-  std::vector<std::uint8_t> body(length);
-  read_exact(body.data(), body.size(), deadline, false);
-  return decode_frame_body(body.data(), body.size());
+  Received r = try_receive(timeout, first_byte_timeout);
+  switch (r.kind) {
+    case Received::Kind::Frame:
+      return std::move(r.frame);
+    case Received::Kind::Closed:
+      return std::nullopt;
+    case Received::Kind::Malformed:
+      throw ProtocolError(r.why);
+    case Received::Kind::Broken:
+      break;
+  }
+  throw ConnectionError(r.why);
 }
 
 void Connection::close_after_last_frame(Millis linger) {
@@ -173,10 +240,7 @@ void Connection::close_after_last_frame(Millis linger) {
   ::shutdown(fd_, SHUT_WR);
   const Clock::time_point deadline = deadline_after(linger);
   char sink[4096];
-  try {
-    while (wait_ready(fd_, POLLIN, deadline) && ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT) > 0) {
-    }
-  } catch (const ConnectionError&) {
+  while (wait_ready(fd_, POLLIN, deadline) > 0 && ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT) > 0) {
   }
   ::close(fd_);
   fd_ = -1;
@@ -256,6 +320,11 @@ Listener::~Listener() {
 }
 
 Connection Listener::accept() {
+  if (std::optional<Connection> c = try_accept()) return std::move(*c);
+  throw ConnectionError(std::string("accept: ") + errno_text());
+}
+
+std::optional<Connection> Listener::try_accept() {
   for (;;) {
     const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) {
@@ -266,7 +335,7 @@ Connection Listener::accept() {
       return Connection(fd);
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
-    throw ConnectionError(std::string("accept: ") + errno_text());
+    return std::nullopt;
   }
 }
 

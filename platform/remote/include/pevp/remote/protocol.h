@@ -100,7 +100,8 @@ class Writer {
 // Reads a payload; every read past its end throws ProtocolError naming `what` (the op) and the field.
 class Reader {
  public:
-  Reader(const std::uint8_t* data, std::size_t size, std::string what) : p_(data), left_(size), what_(std::move(what)) {}
+  Reader(const std::uint8_t* data, std::size_t size, std::string what)
+      : p_(data), left_(size), what_(std::move(what)) {}
   std::uint8_t u8(const char* field);
   std::uint16_t u16(const char* field);
   std::uint32_t u32(const char* field);
@@ -129,6 +130,9 @@ struct Frame {
 
 // The frame's bytes on the wire (length, version, kind, payload).
 std::vector<std::uint8_t> encode_frame(std::uint8_t kind, const std::vector<std::uint8_t>& payload);
+// What is wrong with a frame's length field or version, or "" (the checks below, without an exception).
+std::string frame_length_problem(std::uint32_t length);
+std::string frame_version_problem(std::uint8_t version);
 // The length field of a header: throws ProtocolError for a length below 2 or above kMaxFrameBytes.
 std::uint32_t frame_length(const std::uint8_t (&length_field)[4]);
 // The frame after its length field (`body` = version, kind, payload): throws ProtocolError for a version this

@@ -49,20 +49,32 @@ class Connection {
 
   // Sends one frame; a peer that takes none of it for `timeout` is a ConnectionError.
   void send(std::uint8_t kind, const std::vector<std::uint8_t>& payload, Millis timeout = kForever);
+  // The same without an exception: false with *why. (The server's path: in a process that runs SystemC, an
+  // exception unwinding the main stack can make ASan report false positives, pevp/capi/stale_stack_poison.h.)
+  bool try_send(std::uint8_t kind, const std::vector<std::uint8_t>& payload, Millis timeout, std::string* why);
   // Receives one frame, its bytes arriving within `timeout` once its first byte has (the wait for the first byte
   // is the caller's: poll fd() first, or pass `first_byte_timeout`). nullopt: the peer closed the connection
   // before a frame began. Throws ProtocolError for a header that breaks the protocol (the frame's body is not
   // read: the stream cannot be trusted after it), ConnectionError when the peer closes mid-frame or stalls.
   std::optional<Frame> receive(Millis timeout = kForever, Millis first_byte_timeout = kForever);
+  // The same without an exception.
+  struct Received {
+    enum class Kind { Frame, Closed, Broken, Malformed } kind = Kind::Closed;
+    Frame frame;      // Frame
+    std::string why;  // Broken (the connection failed or stalled), Malformed (the header broke the protocol)
+  };
+  Received try_receive(Millis timeout = kForever, Millis first_byte_timeout = kForever);
   // Ends the connection after a last frame without losing it: no more sends (FIN), then what the peer still sends
   // is read and dropped for up to `linger`, so that closing with unread data does not reset the connection (TCP
   // would discard the frame on the peer's side).
   void close_after_last_frame(Millis linger);
 
  private:
-  // Reads exactly `size` bytes before `deadline`; false when the peer closed before the first of them and
-  // `eof_ok`.
-  bool read_exact(void* data, std::size_t size, std::chrono::steady_clock::time_point deadline, bool eof_ok);
+  // Reads exactly `size` bytes before `deadline`: Done, Eof (the peer closed before the first of them) or Failed
+  // with *why (closed part way, stalled, an error).
+  enum class ReadResult { Done, Eof, Failed };
+  ReadResult read_exact(void* data, std::size_t size, std::chrono::steady_clock::time_point deadline,
+                        std::string* why);
   int fd_ = -1;
 };
 
@@ -82,6 +94,7 @@ class Listener {
   // Where it listens, with the port the system chose.
   const Endpoint& bound() const { return bound_; }
   Connection accept();  // throws ConnectionError
+  std::optional<Connection> try_accept();  // the same without an exception: nullopt when accept failed
 
  private:
   int fd_ = -1;
