@@ -150,13 +150,7 @@ Connection::ReadResult Connection::read_exact(void* data, std::size_t size, Cloc
   auto* p = static_cast<std::uint8_t*>(data);
   std::size_t got = 0;
   while (got < size) {
-    const int ready = wait_ready(fd_, POLLIN, deadline);
-    if (ready <= 0) {
-      *why = ready == 0 ? "the peer stalled: " + std::to_string(got) + " of " + std::to_string(size) +
-                              " bytes arrived in time"
-                        : std::string("poll: ") + errno_text();
-      return ReadResult::Failed;
-    }
+    // Read first, wait only when nothing is there: a reply usually has arrived whole (one syscall, not two).
     const ssize_t n = ::recv(fd_, p + got, size - got, MSG_DONTWAIT);
     if (n > 0) {
       got += static_cast<std::size_t>(n);
@@ -168,9 +162,18 @@ Connection::ReadResult Connection::read_exact(void* data, std::size_t size, Cloc
              "-byte read";
       return ReadResult::Failed;
     }
-    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-    *why = std::string("recv: ") + errno_text();
-    return ReadResult::Failed;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      *why = std::string("recv: ") + errno_text();
+      return ReadResult::Failed;
+    }
+    const int ready = wait_ready(fd_, POLLIN, deadline);
+    if (ready <= 0) {
+      *why = ready == 0 ? "the peer stalled: " + std::to_string(got) + " of " + std::to_string(size) +
+                              " bytes arrived in time"
+                        : std::string("poll: ") + errno_text();
+      return ReadResult::Failed;
+    }
   }
   return ReadResult::Done;
 }
@@ -187,9 +190,11 @@ Connection::Received Connection::try_receive(Millis timeout, Millis first_byte_t
   if (ready == 0) return broken("no frame began within " + std::to_string(first_byte_timeout.count()) + " ms");
   if (ready < 0) return broken(std::string("poll: ") + errno_text());
   const Clock::time_point deadline = deadline_after(timeout);
-  std::uint8_t length_field[4];
+  // The header whole (length, version, kind): the shortest frame is exactly that, so no byte of the next one is
+  // taken. The connection may end before it, not inside it.
+  std::uint8_t header[kFrameHeaderBytes];
   std::string why;
-  switch (read_exact(length_field, 1, deadline, &why)) {
+  switch (read_exact(header, sizeof header, deadline, &why)) {
     case ReadResult::Eof:
       return r;  // closed between frames
     case ReadResult::Failed:
@@ -197,26 +202,21 @@ Connection::Received Connection::try_receive(Millis timeout, Millis first_byte_t
     case ReadResult::Done:
       break;
   }
-  if (read_exact(length_field + 1, 3, deadline, &why) != ReadResult::Done)
-    return broken(why.empty() ? "the peer closed the connection inside a frame's length" : why);
   std::uint32_t length = 0;
-  for (unsigned i = 0; i < 4; ++i) length |= std::uint32_t{length_field[i]} << (8 * i);
-  if (std::string problem = frame_length_problem(length); !problem.empty()) {
+  for (unsigned i = 0; i < 4; ++i) length |= std::uint32_t{header[i]} << (8 * i);
+  std::string problem = frame_length_problem(length);
+  if (problem.empty()) problem = frame_version_problem(header[4]);
+  if (!problem.empty()) {
     r.kind = Received::Kind::Malformed;
     r.why = problem;
     return r;
   }
-  std::vector<std::uint8_t> body(length);
-  if (read_exact(body.data(), body.size(), deadline, &why) != ReadResult::Done)
+  r.frame.payload.resize(length - 2);
+  if (!r.frame.payload.empty() &&
+      read_exact(r.frame.payload.data(), r.frame.payload.size(), deadline, &why) != ReadResult::Done)
     return broken(why.empty() ? "the peer closed the connection inside a frame" : why);
-  if (std::string problem = frame_version_problem(body[0]); !problem.empty()) {
-    r.kind = Received::Kind::Malformed;
-    r.why = problem;
-    return r;
-  }
   r.kind = Received::Kind::Frame;
-  r.frame.kind = body[1];
-  r.frame.payload.assign(body.begin() + 2, body.end());
+  r.frame.kind = header[5];
   return r;
 }
 
