@@ -177,6 +177,13 @@ class PythonClient(Served):
                 vp.assemble("frobnicate x=1\n")
             with self.assertRaisesRegex(pevp.PevpError, "timeout: "):
                 vp.wait_idle(timeout_ns=1000)
+            # An expression at the assembler's nesting limit (64) parses on the server's request thread (an
+            # overflow of its stack under ASan, found by fuzz_protocol); one level more is refused, not a crash.
+            deep = lambda n: ".gen MARIANA\nldweights src=sbuf[0]+%s2%s:[1,32] in_dtype=bf16 num_active_rows=64 " \
+                             "num_active_cols=32 row_grp=0xF col_grp=0xF\n" % ("(" * n, ")" * n)
+            self.assertEqual(len(vp.assemble(deep(63))), 64)
+            with self.assertRaisesRegex(pevp.PevpError, "assembly: .*nested too deeply"):
+                vp.assemble(deep(64))
             # Every refusal left the connection usable.
             self.assertEqual(vp.read_reg("top", "queue_cfg.fifo_size_sel"), 0)
 

@@ -47,7 +47,11 @@ class Host : public sc_core::sc_module {
   Host(sc_core::sc_module_name n, const platform::AddressMap& map, const sc_core::sc_signal<bool>& irq)
       : sc_core::sc_module(n), socket("socket"), irq_(irq), driver_(socket, map, irq) {
     SC_THREAD(serve);
+    // Requests are parsed and executed on this thread -- assembly text included, whose expressions recurse -- so it
+    // gets a main thread's stack, not SystemC's small default (a 64-deep expression overflowed that under ASan).
+    set_stack_size(kStackBytes);
   }
+  static constexpr std::size_t kStackBytes = std::size_t{8} << 20;
 
   // Waits until the interrupt line is high or `timeout` of simulated time passed; true when it is high.
   bool wait_irq(const sc_core::sc_time& timeout) {
