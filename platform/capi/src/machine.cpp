@@ -48,7 +48,8 @@ class Host : public sc_core::sc_module {
       : sc_core::sc_module(n), socket("socket"), irq_(irq), driver_(socket, map, irq) {
     SC_THREAD(serve);
     // Requests are parsed and executed on this thread -- assembly text included, whose expressions recurse -- so it
-    // gets a main thread's stack, not SystemC's small default (a 64-deep expression overflowed that under ASan).
+    // gets a main thread's stack, not SystemC's small default (an expression nested 63 deep overflowed that under
+    // ASan).
     set_stack_size(kStackBytes);
   }
   static constexpr std::size_t kStackBytes = std::size_t{8} << 20;
