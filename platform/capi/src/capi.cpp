@@ -314,8 +314,10 @@ pevp_status pevp_read(pevp_vp* vp, uint64_t address, void* data, size_t bytes) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, data, "data"); s != PEVP_OK) return s;
   auto* out = static_cast<std::uint8_t*>(data);
-  // A transfer larger than one frame carries goes as several, in address order.
-  for (std::size_t done = 0; done < bytes || bytes == 0;) {
+  // A transfer larger than one frame carries goes as several, in address order (an empty one as one request, so
+  // the VP still judges the address).
+  std::size_t done = 0;
+  do {
     const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(bytes - done, remote::kMaxTransferBytes));
     std::vector<std::uint8_t> reply;
     if (pevp_status s = call(vp, Op::Read, Writer().u64(address + done).u32(n).take(), &reply); s != PEVP_OK) return s;
@@ -324,8 +326,7 @@ pevp_status pevp_read(pevp_vp* vp, uint64_t address, void* data, size_t bytes) {
                                              std::to_string(n) + " asked for");
     std::copy(reply.begin(), reply.end(), out + done);
     done += n;
-    if (bytes == 0) break;
-  }
+  } while (done < bytes);
   return PEVP_OK;
 }
 
@@ -333,13 +334,13 @@ pevp_status pevp_write(pevp_vp* vp, uint64_t address, const void* data, size_t b
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, data, "data"); s != PEVP_OK) return s;
   const auto* in = static_cast<const std::uint8_t*>(data);
-  for (std::size_t done = 0; done < bytes || bytes == 0;) {
+  std::size_t done = 0;
+  do {  // in frames, as pevp_read
     const std::size_t n = std::min<std::size_t>(bytes - done, remote::kMaxTransferBytes);
     if (pevp_status s = call(vp, Op::Write, Writer().u64(address + done).bytes(in + done, n).take()); s != PEVP_OK)
       return s;
     done += n;
-    if (bytes == 0) break;
-  }
+  } while (done < bytes);
   return PEVP_OK;
 }
 
@@ -391,14 +392,14 @@ pevp_status pevp_submit(pevp_vp* vp, const void* records, size_t count) {
   if (pevp_status s = need(vp, records, "records"); s != PEVP_OK) return s;
   const auto* bytes = static_cast<const std::uint8_t*>(records);
   constexpr std::size_t kRecordsPerFrame = remote::kMaxTransferBytes / isa::kInstructionBytes;
-  for (std::size_t done = 0; done < count || count == 0;) {
+  std::size_t done = 0;
+  do {
     const std::size_t n = std::min(count - done, kRecordsPerFrame);
     const std::vector<std::uint8_t> payload(bytes + done * isa::kInstructionBytes,
                                             bytes + (done + n) * isa::kInstructionBytes);
     if (pevp_status s = call(vp, Op::Submit, payload); s != PEVP_OK) return s;
     done += n;
-    if (count == 0) break;
-  }
+  } while (done < count);
   return PEVP_OK;
 }
 
