@@ -14,6 +14,7 @@
 #include "pevp/host/error.h"
 #include "pevp/host/gemm_plan.h"
 #include "pevp/host/gemm_reference.h"
+#include "pevp/host/mx_operands.h"
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
 #include "pevp/host/scalesim.h"
@@ -37,6 +38,24 @@ std::string mib(std::uint64_t bytes) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
   return s.str();
+}
+
+// max |c - ref| / sum_k |a||b| over the elements whose scale is not zero, ref the fp64 product of a and b.
+double scaled_error(const host::Matrix& c, const host::Matrix& a, const host::Matrix& b) {
+  const host::MatrixF64 ref = host::reference_fp64(a, b), scale = host::abs_product_sums(a, b);
+  double scaled = 0.0;
+  for (std::size_t i = 0; i < ref.data.size(); ++i)
+    if (scale.data[i] > 0) scaled = std::max(scaled, std::abs(c.data[i] - ref.data[i]) / scale.data[i]);
+  return scaled;
+}
+
+// What the MX quantization of the operands did (docs/running.md defines the figures).
+void print_mx_quantization(std::ostream& out, const host::EncodedOperand& a, const host::EncodedOperand& b) {
+  const std::size_t values = a.bytes.size() + b.bytes.size();
+  out << "  quantize: OCP MX, one E8M0 scale per block of up to 32 contraction values (8 partitions x one x4 word): A "
+      << a.mx_blocks << " blocks, B " << b.mx_blocks << "; " << a.mx_saturated + b.mx_saturated << " of " << values
+      << " values clamped to the element format's largest magnitude; " << a.mx_nan_blocks + b.mx_nan_blocks
+      << " blocks NaN (a NaN or an infinity in the block)\n";
 }
 
 // The platform-bus address of an ISA SBUF/PSUM address.
@@ -272,7 +291,23 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       err << "pe-vp gemm: " << twice << '\n';
       return 2;
     }
-    const host::InputType type = host::parse_input_type(cmd.gen, cmd.dtype);
+    // An MX type names its element dtype; its operands are quantized per block below, not converted per element.
+    const std::optional<isa::Dtype> mx_type = host::parse_mx_type(cmd.dtype);
+    const host::InputType type =
+        mx_type ? host::InputType{*mx_type, isa::Fp32Mode::None} : host::parse_input_type(cmd.gen, cmd.dtype);
+    if (!cmd.mx_perf_mode.empty() && !mx_type) {
+      err << "pe-vp gemm: --mx-perf-mode " << cmd.mx_perf_mode << " applies to the MX dtypes (mxfp8_e4m3, mxfp8_e5m2, "
+          << "mxfp4) only, and --dtype " << cmd.dtype << " is not one\n";
+      return 2;
+    }
+    if (mx_type) {
+      options.mx = cmd.mx_perf_mode.empty() ? isa::MxPerfMode::QUAD_ROW : host::parse_mx_perf_mode(cmd.mx_perf_mode);
+      if (!options.mx) {
+        err << "pe-vp gemm: --mx-perf-mode '" << cmd.mx_perf_mode << "' is not none, quad_row, quad_row_interleave, "
+            << "quad_row_tiled, oct_row, oct_row_interleave or oct_row_tiled\n";
+        return 2;
+      }
+    }
     options.gen = cmd.gen;
     options.dtype = type.dtype;
     options.fp32_mode = type.fp32_mode;
@@ -309,7 +344,12 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     // own walk then plans the same steps again: holding them instead would cost memory growing with the GEMM, and the
     // second walk costs a few per cent of a run (its instructions encoded once each, docs/performance.md).
     plan = host::plan_summary({m, k, n}, options);
-    if (data) {
+    if (data && options.mx) {
+      // Blocks follow the plan's k-tiles and the perf mode's row order (A's contraction runs along its columns).
+      const host::MxLayout layout = host::mx_layout(*options.mx);
+      ea = host::encode_mx_operand(a, cmd.gen, options.dtype, layout, plan.k_tile, true);
+      eb = host::encode_mx_operand(b, cmd.gen, options.dtype, layout, plan.k_tile, false);
+    } else if (data) {
       ea = host::encode_operand(a, cmd.gen, options.dtype);
       eb = host::encode_operand(b, cmd.gen, options.dtype);
     }
@@ -319,7 +359,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   }
 
   const auto& st = plan.stats;
-  out << "pe-vp gemm: " << isa::name(cmd.gen) << ", " << cmd.dtype << ": C[" << plan.shape.m << "x" << plan.shape.n
+  out << "pe-vp gemm: " << isa::name(cmd.gen) << ", " << cmd.dtype
+      << (plan.options.mx ? " (" + host::mx_perf_mode_name(*plan.options.mx) + ")" : std::string()) << ": C[" << plan.shape.m << "x" << plan.shape.n
       << "] = A[" << plan.shape.m << "x" << plan.shape.k << "] @ B[" << plan.shape.k << "x" << plan.shape.n << "]"
       << (cmd.a_path.empty() ? " (random operands, seed " + std::to_string(cmd.seed) + ")" : "") << '\n';
   std::size_t total = 0;
@@ -331,6 +372,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   out << "  plan:     " << st.steps << " step(s), " << total << " instructions (" << by_op.str() << "), "
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
+  if (data && plan.options.mx) print_mx_quantization(out, ea, eb);
 
   if (!data && !cmd.out_path.empty()) {
     err << "pe-vp gemm: --out needs data, and mode timing moves none (use --mode both)\n";
@@ -410,8 +452,13 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     out << "  error:    vs fp64 of the given operands: max abs " << e64.max_abs_error << ", max rel "
         << e64.max_rel_error << " at (" << e64.worst_row << ", " << e64.worst_col << "), max abs / sum|a||b| "
         << scaled << '\n';
-    out << "            vs fp64 of the " << cmd.dtype << "-rounded operands: max abs " << q64.max_abs_error
-        << ", max rel " << q64.max_rel_error << " (the fp32 accumulation alone)\n";
+    out << "            vs fp64 of the " << cmd.dtype << (plan.options.mx ? "-quantized" : "-rounded")
+        << " operands: max abs " << q64.max_abs_error << ", max rel " << q64.max_rel_error
+        << " (the fp32 accumulation alone)";
+    // MX: the same error on the scale of the dequantized operands' dot products (quantization can move the scale
+    // of a block far from the given values', e.g. a block flushed to zero).
+    if (plan.options.mx) out << ", max abs / sum|a'||b'| " << scaled_error(run.c, ea.quantized, eb.quantized);
+    out << '\n';
     if (e64.non_finite_equal > 0)  // the maxima above leave these out: say so, or all-NaN reads as exact
       out << "            " << e64.non_finite_equal << " of " << e64.elements
           << " outputs are NaN or infinite as the reference is there; the figures above are over the other "

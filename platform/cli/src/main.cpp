@@ -141,7 +141,8 @@ int run_command(int argc, char* argv[]) {
   gemm->add_option("--n", gemm_cmd.n, "Columns of B and C")->capture_default_str()->check(integer_in(1, kMaxGemmSide));
   gemm->add_option("--dtype", gemm_cmd.dtype,
                    "Input type: bf16, fp16, fp8_e4m3 (CAYMAN) / fp8_e4m3fn (v4+), fp8_e5m2, fp8_e3m4, fp8_e2m5, "
-                   "tf32, fp32, or an ISA name (BFLOAT16, FP8_EXP4, ...)")
+                   "tf32, fp32, or an ISA name (BFLOAT16, FP8_EXP4, ...); MX (v4+, quantized on the host): "
+                   "mxfp8_e4m3, mxfp8_e5m2, mxfp4")
       ->capture_default_str();
   gemm->add_option("--fp32-mode", gemm_cmd.fp32_mode, "FP32 inputs: low (tf32), high, low_high");
   gemm->add_option("--tile-n", gemm_cmd.tile_n,
@@ -151,6 +152,9 @@ int run_command(int argc, char* argv[]) {
   gemm->add_flag("--double-row", gemm_cmd.double_row,
                  "fp8 double_row: two contraction rows per SBUF partition, K = 256 per Matmul in the time of 128 "
                  "(fp8 dtypes on CAYMAN, MARIANA, MARIANA_PLUS)");
+  gemm->add_option("--mx-perf-mode", gemm_cmd.mx_perf_mode,
+                   "MX dtypes: none, quad_row (default), quad_row_interleave, quad_row_tiled (4 contraction rows per "
+                   "partition, K = 512 per Matmul), oct_row, oct_row_interleave, oct_row_tiled (8 rows, K = 1024)");
   gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");

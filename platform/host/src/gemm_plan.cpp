@@ -6,9 +6,12 @@
 #include <string>
 #include <tuple>
 
+#include "pevp/host/mx_operands.h"
 #include "pevp/isa/builders.h"
+#include "pevp/isa/layout.h"
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/mx.h"
 
 namespace pevp::host {
 namespace {
@@ -42,18 +45,39 @@ struct Round {
   std::size_t bytes_per_ktile = 0;  // SBUF bytes per partition one k-tile of the round occupies
 };
 
+// Rows of the array one k-tile's contraction covers per partition: 2 for fp8 double_row, the perf mode's 4 or 8 for
+// MX, else 1.
+unsigned rows_per_partition(const GemmOptions& o) {
+  if (o.mx) return mx_layout(*o.mx).rows;
+  return o.double_row ? 2 : 1;
+}
+
+// SBUF bytes per free element of one k-tile's element (dense) or x4 word (MX) region, and of an MX scale region.
+std::size_t element_bytes_of(const GemmOptions& o) {
+  return o.mx ? pe::mx_word_bytes(o.dtype) : pe::operand_bytes(o.dtype);
+}
+unsigned mx_words(const GemmOptions& o) { return o.mx ? mx_layout(*o.mx).words() : 0; }
+
+// SBUF bytes per partition one k-tile of an operand tile of `f` free elements occupies: its elements (x 2 for
+// double_row's pairs), or an MX tile's words and, in a region of its own, their scales (one byte per word, in the
+// first ceil(partitions / 8) partitions only; the region spans every partition so that offsets stay uniform).
+std::size_t tile_bytes(const GemmOptions& o, std::size_t f) {
+  if (o.mx) return region_bytes(f * mx_words(o), element_bytes_of(o)) + region_bytes(f * mx_words(o), 1);
+  return region_bytes(f * rows_per_partition(o), element_bytes_of(o));
+}
+
 // Greedy rounds: add output tiles in m-major order while the round has room for one more (`per_round`, the PSUM
 // banks over each tile's span) and one k-tile of all its operand tiles fits the SBUF budget. validate_gemm()
-// guarantees a single tile fits. `es`: SBUF bytes per free element (x 2 for double_row's pairs).
-std::vector<Round> make_rounds(const std::vector<Span>& mb, const std::vector<Span>& nt, std::size_t es,
+// guarantees a single tile fits.
+std::vector<Round> make_rounds(const std::vector<Span>& mb, const std::vector<Span>& nt, const GemmOptions& o,
                                std::size_t budget, std::size_t per_round) {
   auto contains = [](const std::vector<std::size_t>& v, std::size_t x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
   // SBUF bytes per partition per k-tile once tile (i, j) joins `r`: a new m-block or n-tile adds its operand tile.
   auto bytes_with = [&](const Round& r, std::size_t i, std::size_t j) {
-    return r.bytes_per_ktile + (contains(r.mblocks, i) ? 0 : region_bytes(mb[i].size, es)) +
-           (contains(r.ntiles, j) ? 0 : region_bytes(nt[j].size, es));
+    return r.bytes_per_ktile + (contains(r.mblocks, i) ? 0 : tile_bytes(o, mb[i].size)) +
+           (contains(r.ntiles, j) ? 0 : tile_bytes(o, nt[j].size));
   };
   std::vector<Round> rounds;
   Round cur;
@@ -90,9 +114,6 @@ isa::Placement tile_for(const isa::ArrayGeometry& geo, std::size_t m) {
   const unsigned cols = geo.pe_cols > geo.partitions && !folds(geo, m) ? geo.pe_cols / 2 : geo.pe_cols;
   return {0, geo.pe_rows, 0, cols};
 }
-// Rows of the array one k-tile's contraction covers per partition.
-unsigned rows_per_partition(const GemmOptions& o) { return o.double_row ? 2 : 1; }
-
 isa::RawInstruction ldweights(const GemmOptions& o, std::uint32_t addr, std::size_t k, std::size_t m) {
   const unsigned pack = rows_per_partition(o);
   isa::LdweightsArgs a;
@@ -128,23 +149,110 @@ isa::RawInstruction matmul(const GemmOptions& o, std::uint32_t src, std::uint32_
   return isa::encode_matmul(o.gen, geo, a);
 }
 
+// ---- MX instructions (the builders cover the dense forms only) ---------------------------------------------------
+
+// num_active_rows / num_active_cols are one byte: 256 (MAVERICK's whole c256 array) is encoded as 0.
+constexpr unsigned kActiveEncodedAsZero = 256;
+unsigned active(std::size_t n) { return n == kActiveEncodedAsZero ? 0 : static_cast<unsigned>(n); }
+
+// The tile fields of `p` as encode_ldweights would set them: row_grp / col_grp group masks on v4, tile_size /
+// tile_sel on MAVERICK.
+void set_tile(isa::Encoder& e, isa::Generation g, const isa::ArrayGeometry& geo, const isa::Placement& p) {
+  if (!isa::is_maverick(g)) {
+    e.set("row_grp", isa::group_mask(p.row0 / geo.group_rows(), p.rows / geo.group_rows()))
+        .set("col_grp", isa::group_mask(p.col0 / geo.group_cols(), p.cols / geo.group_cols()));
+    return;
+  }
+  e.set("tile_size.row", p.rows == geo.pe_rows ? isa::tile_size::R128 : isa::tile_size::R64)
+      .set("tile_size.col", p.cols == geo.pe_cols ? isa::tile_size::C256 : isa::tile_size::C128)
+      .set("tile_sel.row_sel", p.row0 / p.rows)
+      .set("tile_sel.col_sel", p.col0 / p.cols);
+}
+
+// The MX source: `words` x4 words per partition from `data` (partition 0 of the k-tile), their scales from
+// `scales`: v4's MXMEM_PATTERN1D (no index vector), MAVERICK's MXTENSOR_V2 member (start_addr bit 0, 2-D).
+void set_mx_source(isa::Encoder& e, isa::Generation g, std::uint32_t data, std::uint32_t scales, std::size_t words) {
+  const std::string src = "src_mem_pattern.";
+  if (isa::is_maverick(g)) {
+    e.set(src + "start_addr", data | isa::ADDR4MARKER_MXTENSOR_V2)
+        .set(src + "scale_addr", scales)
+        .set(src + "step_elem[0]", 1)
+        .set(src + "num_elem[0]", static_cast<std::int64_t>(words))
+        .set(src + "step_elem[1]", 0)
+        .set(src + "num_elem[1]", 1);
+    return;
+  }
+  e.set(src + "start_addr", data)
+      .set(src + "scale_addr", scales)
+      .set(src + "step_elem", 1)
+      .set(src + "num_elem", static_cast<std::int64_t>(words))
+      .set(src + "index_addr", 0);
+}
+
+// LDWEIGHTS_MX (v4) or LDWEIGHTS with the MX source (MAVERICK): `k` contraction rows of `m` columns.
+isa::RawInstruction ldweights_mx(const GemmOptions& o, std::uint32_t addr, std::uint32_t scales, std::size_t k,
+                                 std::size_t m) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  const unsigned pack = rows_per_partition(o);
+  isa::Encoder e(o.gen, isa::is_maverick(o.gen) ? isa::Opcode::LDWEIGHTS : isa::Opcode::LDWEIGHTS_MX);
+  set_mx_source(e, o.gen, addr, scales, m * mx_words(o));
+  e.set("in_dtype", static_cast<int>(o.dtype)).set("perf_mode", static_cast<int>(*o.mx));
+  e.set("num_active_rows", active((k + pack - 1) / pack)).set("num_active_cols", active(m));
+  set_tile(e, o.gen, geo, tile_for(geo, m));
+  return e.bytes();
+}
+
+// MATMUL_MX (v4) or MATMUL with the MX source (MAVERICK), fp32 out; the dst as the dense matmul's.
+isa::RawInstruction matmul_mx(const GemmOptions& o, std::uint32_t src, std::uint32_t scales, std::uint32_t dst,
+                              std::size_t k, std::size_t m, std::size_t n, std::uint8_t flags, unsigned half_stride) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  const unsigned pack = rows_per_partition(o);
+  isa::Encoder e(o.gen, isa::is_maverick(o.gen) ? isa::Opcode::MATMUL : isa::Opcode::MATMUL_MX);
+  set_mx_source(e, o.gen, src, scales, n * mx_words(o));
+  const bool fold = folds(geo, m);
+  const std::string d = "dst_mem_pattern.";
+  e.set(d + "start_addr", dst)
+      .set(d + "step_elem[0]", 1)
+      .set(d + "num_elem[0]", static_cast<std::int64_t>(n))
+      .set(d + "step_elem[1]", 0)
+      .set(d + "num_elem[1]", 1)
+      .set(d + "step_elem[2]", fold ? half_stride : 0)
+      .set(d + "num_elem[2]", fold ? 2 : 1);
+  e.set("in_dtype", static_cast<int>(o.dtype))
+      .set("perf_mode", static_cast<int>(*o.mx))
+      .set("out_dtype", static_cast<int>(isa::Dtype::FP32));
+  e.set("num_active_rows", active((k + pack - 1) / pack)).set("num_active_cols", active(m));
+  set_tile(e, o.gen, geo, tile_for(geo, m));
+  if (isa::is_maverick(o.gen))
+    e.set("flags.accumulate_flag", isa::default_accumulate(flags));  // a group's first write overwrites
+  else
+    e.set("psum_accumulate_flags", flags).set("psum_zero_region", static_cast<int>(isa::ZeroRegion::BANKS_1));
+  return e.bytes();
+}
+
 // The instructions a plan has encoded, by their arguments. A plan repeats few distinct instructions (the SBUF
 // layout of every step and the PSUM banks of every round recur), and encoding one costs far more than finding it:
 // large timing runs would otherwise spend more host time encoding than simulating.
 class InstructionCache {
  public:
   explicit InstructionCache(const GemmOptions& o) : o_(o) {}
-  const isa::RawInstruction& ldweights(std::uint32_t addr, std::size_t k, std::size_t m) {
-    return find_or_encode({isa::Opcode::LDWEIGHTS, addr, 0, k, m, 0, 0}, [&] { return host::ldweights(o_, addr, k, m); });
+  // `scales`: an MX source's scale address (unused for dense operands).
+  const isa::RawInstruction& ldweights(std::uint32_t addr, std::uint32_t scales, std::size_t k, std::size_t m) {
+    return find_or_encode({isa::Opcode::LDWEIGHTS, addr, scales, 0, k, m, 0, 0}, [&] {
+      return o_.mx ? ldweights_mx(o_, addr, scales, k, m) : host::ldweights(o_, addr, k, m);
+    });
   }
-  const isa::RawInstruction& matmul(std::uint32_t src, std::uint32_t dst, std::size_t k, std::size_t m, std::size_t n,
-                                    std::uint8_t flags) {
-    return find_or_encode({isa::Opcode::MATMUL, src, dst, k, m, n, flags},
-                          [&] { return host::matmul(o_, src, dst, k, m, n, flags, o_.tile_n); });
+  const isa::RawInstruction& matmul(std::uint32_t src, std::uint32_t scales, std::uint32_t dst, std::size_t k,
+                                    std::size_t m, std::size_t n, std::uint8_t flags) {
+    return find_or_encode({isa::Opcode::MATMUL, src, scales, dst, k, m, n, flags}, [&] {
+      return o_.mx ? matmul_mx(o_, src, scales, dst, k, m, n, flags, o_.tile_n)
+                   : host::matmul(o_, src, dst, k, m, n, flags, o_.tile_n);
+    });
   }
 
  private:
-  using Key = std::tuple<isa::Opcode, std::uint32_t, std::uint32_t, std::size_t, std::size_t, std::size_t, std::uint8_t>;
+  using Key = std::tuple<isa::Opcode, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t, std::size_t,
+                         std::size_t, std::uint8_t>;
   template <class Encode>
   const isa::RawInstruction& find_or_encode(const Key& key, Encode encode) {
     auto it = cache_.find(key);
@@ -171,22 +279,41 @@ std::uint32_t budget_of(const GemmOptions& o) {
 // Round::ntiles.
 struct KtileLayout {
   std::vector<std::uint32_t> a, b;
+  std::vector<std::uint32_t> a_scales, b_scales;  // MX: the tiles' scale regions (0 for dense operands)
 };
+
+// Appends the load(s) of one operand tile at `offset` (advanced past them): its elements, or an MX tile's words and
+// then their scales. Returns the scales' offset (0 for dense operands).
+std::uint32_t lay_out_tile(Operand which, const Span& k, const Span& f, const GemmOptions& o, std::size_t es,
+                           unsigned pack, std::uint32_t& offset, Step& step) {
+  if (!o.mx) {
+    step.loads.push_back({which, k.start, k.size, f.start, f.size, 0, offset, es, pack});
+    offset += static_cast<std::uint32_t>(region_bytes(f.size * pack, es));
+    return 0;
+  }
+  SbufLoad words{which, k.start, k.size, f.start, f.size, 0, offset, es, pack, SbufContent::MxWords, *o.mx};
+  step.loads.push_back(words);
+  offset += static_cast<std::uint32_t>(region_bytes(f.size * mx_words(o), es));
+  SbufLoad scales = words;
+  scales.content = SbufContent::MxScales;
+  scales.offset = offset;
+  step.loads.push_back(scales);
+  offset += static_cast<std::uint32_t>(region_bytes(f.size * mx_words(o), 1));
+  return scales.offset;
+}
 
 // Appends the loads of k-tile `k` of round `r` at `offset` (advanced past them): the A^T tile of every m-block, then
 // the B tile of every n-tile.
 KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
-                          std::size_t es, unsigned pack, std::uint32_t& offset, Step& step) {
+                          const GemmOptions& o, std::size_t es, unsigned pack, std::uint32_t& offset, Step& step) {
   KtileLayout at;
   for (std::size_t i : r.mblocks) {
     at.a.push_back(offset);
-    step.loads.push_back({Operand::A, k.start, k.size, mb[i].start, mb[i].size, 0, offset, es, pack});
-    offset += static_cast<std::uint32_t>(region_bytes(mb[i].size * pack, es));
+    at.a_scales.push_back(lay_out_tile(Operand::A, k, mb[i], o, es, pack, offset, step));
   }
   for (std::size_t j : r.ntiles) {
     at.b.push_back(offset);
-    step.loads.push_back({Operand::B, k.start, k.size, nt[j].start, nt[j].size, 0, offset, es, pack});
-    offset += static_cast<std::uint32_t>(region_bytes(nt[j].size * pack, es));
+    at.b_scales.push_back(lay_out_tile(Operand::B, k, nt[j], o, es, pack, offset, step));
   }
   return at;
 }
@@ -204,15 +331,19 @@ void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vecto
     const isa::Placement p = tile_for(geometry_of(o), m.size);
     const isa::TileRect rect{p.row0, p.rows, p.col0, p.cols};
     if (std::find(stats.tiles.begin(), stats.tiles.end(), rect) == stats.tiles.end()) stats.tiles.push_back(rect);
-    step.program.push_back(encoded.ldweights(sbuf_address(geometry_of(o), 0, at.a[ip]), k.size, m.size));
-    ++stats.instructions[isa::Opcode::LDWEIGHTS];
+    const isa::ArrayGeometry& geo = geometry_of(o);
+    step.program.push_back(
+        encoded.ldweights(sbuf_address(geo, 0, at.a[ip]), sbuf_address(geo, 0, at.a_scales[ip]), k.size, m.size));
+    ++stats.instructions[o.mx && !isa::is_maverick(o.gen) ? isa::Opcode::LDWEIGHTS_MX : isa::Opcode::LDWEIGHTS];
     for (std::size_t u = 0; u < r.units.size(); ++u) {
       if (r.units[u].first != r.mblocks[ip]) continue;
       const Span& n = nt[r.units[u].second];
-      const std::uint32_t src = sbuf_address(geometry_of(o), 0, at.b[pos(r.ntiles, r.units[u].second)]);
-      const std::uint32_t dst = psum_address(geometry_of(o), 0, static_cast<std::uint32_t>(u * span), 0);
-      step.program.push_back(encoded.matmul(src, dst, k.size, m.size, n.size, group_flags(t, tiles)));
-      ++stats.instructions[isa::Opcode::MATMUL];
+      const std::size_t b = pos(r.ntiles, r.units[u].second);
+      const std::uint32_t src = sbuf_address(geo, 0, at.b[b]), scales = sbuf_address(geo, 0, at.b_scales[b]);
+      const std::uint32_t dst = psum_address(geo, 0, static_cast<std::uint32_t>(u * span), 0);
+      step.program.push_back(encoded.matmul(src, scales, dst, k.size, m.size, n.size, group_flags(t, tiles)));
+      ++stats.instructions[o.mx && !isa::is_maverick(o.gen) ? isa::Opcode::MATMUL_MX : isa::Opcode::MATMUL];
+      // The logical contraction rows (k.size), not the padding of a ragged k-tile's last partitions.
       stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
     }
   }
@@ -250,8 +381,8 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
     Step step;
     std::uint32_t offset = 0;
     for (std::size_t end = t + count; t < end; ++t) {
-      const KtileLayout at =
-          lay_out_ktile(r, mb, nt, kt[t], plan.element_bytes, rows_per_partition(plan.options), offset, step);
+      const KtileLayout at = lay_out_ktile(r, mb, nt, kt[t], plan.options, plan.element_bytes,
+                                           rows_per_partition(plan.options), offset, step);
       program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, encoded, step, plan.stats);
     }
     for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
@@ -264,6 +395,22 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
 }
 
 std::string text(std::size_t v) { return std::to_string(v); }
+
+// The MX options: a generation with an MX matmul, an element type the host quantizes to, no dense-only mode.
+void validate_mx(const GemmOptions& o) {
+  const std::string gen(isa::name(o.gen));
+  if (!isa::is_v4_plus(o.gen))
+    throw PlanError("options.mx: " + gen + " has no MX matmul (MX sources start at v4: LDWEIGHTS_MX / MATMUL_MX on "
+                    "MARIANA and MARIANA_PLUS, LDWEIGHTS / MATMUL with the MXTENSOR_V2 source on MAVERICK)");
+  if (!is_host_mx_dtype(o.dtype))
+    throw PlanError("options.dtype = " + std::string(isa::name(o.dtype)) + ": the host quantizes MX operands to "
+                    "FP8_EXP4 (e4m3fn), FP8_EXP5 (e5m2) or FP4_EXP2 (e2m1) only");
+  if (o.double_row)
+    throw PlanError("options.double_row: fp8 double_row packs dense operands; an MX source packs its rows by "
+                    "its perf mode (" + mx_perf_mode_name(*o.mx) + ")");
+  if (o.fp32_mode != isa::Fp32Mode::None)
+    throw PlanError("options.fp32_mode = " + std::string(isa::name(o.fp32_mode)) + ": MX operands take none");
+}
 
 }  // namespace
 
@@ -306,6 +453,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
                                             : "one " + text(geo.psum_bank_bytes) + "-byte PSUM bank, as " + gen +
                                                   " keeps a matmul in one bank") +
                     ")");
+  if (o.mx) validate_mx(o);
   if (o.double_row) {
     if (isa::is_maverick(o.gen))
       throw PlanError("options.double_row: fp8 double_row is perf_opt, a field of CAYMAN and MARIANA(_PLUS); " + gen +
@@ -314,7 +462,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
       throw PlanError("options.double_row: double_row packs two fp8 rows per partition; the dtype is " +
                       std::string(isa::name(o.dtype)));
   }
-  if (std::string e = pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
+  if (std::string e = o.mx ? std::string() : pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
                     std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
   // A materialised plan holds 64 bytes per instruction, so a shape whose program could not be held in memory is
@@ -331,15 +479,19 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
                     (max_matmuls == kMaxMatmuls ? "one materialised plan holds (a 1 GiB program)"
                                                 : "a walked plan runs (days of simulation)") +
                     "; split the GEMM");
-  const std::size_t es = pe::operand_bytes(o.dtype) * rows_per_partition(o);  // per free element (pairs: x 2)
   const std::size_t need =
-      region_bytes(std::min(shape.m, limits.m), es) + region_bytes(std::min<std::size_t>(shape.n, o.tile_n), es);
+      tile_bytes(o, std::min(shape.m, limits.m)) + tile_bytes(o, std::min<std::size_t>(shape.n, o.tile_n));
+  // What one k-tile of one output tile holds per partition, for the messages below.
+  const std::string what =
+      text(std::min(shape.m, limits.m)) + " stationary + " + text(std::min<std::size_t>(shape.n, o.tile_n)) +
+      (o.mx ? " moving columns of " + text(mx_words(o)) + " x4 word(s) of " + text(element_bytes_of(o)) +
+                  " bytes and as many E8M0 scale bytes"
+            : " moving elements of " + text(element_bytes_of(o) * rows_per_partition(o)) + " bytes") +
+      ", each region 4-byte aligned";
   if (!o.sbuf_bytes_per_partition && geo.sbuf_partition_bytes < need)
     throw PlanError("geometry.sbuf_partition_bytes = " + text(geo.sbuf_partition_bytes) +
-                    ": one k-tile of one output tile needs " + text(need) + " bytes per partition (" +
-                    text(std::min(shape.m, limits.m)) + " stationary + " +
-                    text(std::min<std::size_t>(shape.n, o.tile_n)) + " moving elements of " + text(es) +
-                    " bytes, each region 4-byte aligned); a smaller tile_n needs less");
+                    ": one k-tile of one output tile needs " + text(need) + " bytes per partition (" + what +
+                    "); a smaller tile_n needs less");
   if (o.sbuf_bytes_per_partition) {
     const std::uint32_t cap = *o.sbuf_bytes_per_partition;
     if (cap > geo.sbuf_partition_bytes)
@@ -347,9 +499,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
                       text(geo.sbuf_partition_bytes) + " bytes");
     if (cap < need)
       throw PlanError("options.sbuf_bytes_per_partition = " + text(cap) + ": one k-tile of one output tile needs " +
-                      text(need) + " bytes per partition (" + text(std::min(shape.m, limits.m)) + " stationary + " +
-                      text(std::min<std::size_t>(shape.n, o.tile_n)) + " moving elements of " + text(es) +
-                      " bytes, each region 4-byte aligned)");
+                      text(need) + " bytes per partition (" + what + ")");
   }
 }
 
@@ -361,14 +511,13 @@ GemmPlan walk(const GemmShape& shape, const GemmOptions& options, std::uint64_t 
   GemmPlan plan;
   plan.shape = shape;
   plan.options = options;
-  plan.element_bytes = pe::operand_bytes(options.dtype);
+  plan.element_bytes = element_bytes_of(options);
   const isa::ArrayGeometry& geo = geometry_of(options);
   const TileLimits limits = tile_limits(geo, options.gen);
   plan.k_tile = limits.k * rows_per_partition(options);
   const auto mb = split(shape.m, limits.m), kt = split(shape.k, plan.k_tile), nt = split(shape.n, options.tile_n);
   const unsigned span = bank_span(shape, options);
-  const auto rounds = make_rounds(mb, nt, plan.element_bytes * rows_per_partition(options), budget_of(options),
-                                  geo.psum_banks / span);
+  const auto rounds = make_rounds(mb, nt, options, budget_of(options), geo.psum_banks / span);
   plan.stats.rounds = rounds.size();
   InstructionCache encoded(plan.options);
   try {
@@ -416,21 +565,42 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
                       std::string(isa::name(op->gen)) + " but the plan is " +
                       std::string(isa::name(plan.options.dtype)) + " for " +
                       std::string(isa::name(plan.options.gen)));
-    if (op->bytes.size() != op->rows * op->cols * op->element_bytes || op->element_bytes != plan.element_bytes)
+    const bool mx = plan.options.mx.has_value();
+    if (op->mx != plan.options.mx || (mx && op->mx_k_tile != plan.k_tile))
+      throw HostError(std::string("operand ") + what + " is " +
+                      (op->mx ? "MX (" + mx_perf_mode_name(*op->mx) + ", k-tile " + text(op->mx_k_tile) + ")"
+                              : std::string("dense")) +
+                      " but the plan is " +
+                      (mx ? "MX (" + mx_perf_mode_name(*plan.options.mx) + ", k-tile " + text(plan.k_tile) + ")"
+                          : std::string("dense")));
+    // MX operands hold one element code per byte (the plan's element is a packed x4 word).
+    if (op->bytes.size() != op->rows * op->cols * op->element_bytes ||
+        op->element_bytes != (mx ? 1 : plan.element_bytes) || (mx && op->mx_scales.size() != op->bytes.size()))
       throw HostError(std::string("operand ") + what + ": its byte buffer does not match its shape and dtype");
   }
 }
 
 namespace {
 
+// Whether an MX load fits its operand: words of the operand's dtype, the operand quantized in the load's perf mode,
+// and the load exactly one of the k-tiles its blocks were formed in.
+bool mx_load_fits(const SbufLoad& l, const EncodedOperand& op, std::size_t k_extent) {
+  if (l.content == SbufContent::Elements) return !op.mx;
+  if (!op.mx || *op.mx != l.mx_mode || op.mx_k_tile == 0 || op.mx_scales.size() != op.bytes.size()) return false;
+  if (l.rows_per_partition != mx_layout(l.mx_mode).rows || l.element_bytes != pe::mx_word_bytes(op.dtype))
+    return false;
+  return l.k0 % op.mx_k_tile == 0 && l.k_count == std::min(op.mx_k_tile, k_extent - l.k0);
+}
+
 // A plan may come from elsewhere (edited, deserialised): never read outside the operand.
 void check_load(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
   const EncodedOperand& op = l.operand == Operand::A ? a : b;
   const std::size_t k_extent = l.operand == Operand::A ? op.cols : op.rows;
   const std::size_t f_extent = l.operand == Operand::A ? op.rows : op.cols;
+  const bool dense = l.content == SbufContent::Elements;
   if (l.k0 > k_extent || l.k_count > k_extent - l.k0 || l.f0 > f_extent || l.f_count > f_extent - l.f0 ||
-      l.rows_per_partition < 1 || l.rows_per_partition > 2 ||
-      l.element_bytes != op.element_bytes || op.bytes.size() != op.rows * op.cols * op.element_bytes)
+      (dense && (l.rows_per_partition < 1 || l.rows_per_partition > 2 || l.element_bytes != op.element_bytes)) ||
+      !mx_load_fits(l, op, k_extent) || op.bytes.size() != op.rows * op.cols * op.element_bytes)
     throw HostError(std::string("SBUF load of operand ") + (l.operand == Operand::A ? "A" : "B") + " (k " +
                     text(l.k0) + "+" + text(l.k_count) + ", free " + text(l.f0) + "+" + text(l.f_count) + ", " +
                     text(l.element_bytes) + "-byte elements, " + text(l.rows_per_partition) +
@@ -459,6 +629,59 @@ void gather_pairs(const SbufLoad& l, const EncodedOperand& a, const EncodedOpera
       }
 }
 
+// The contraction row `r` (of the load's k-tile) of free index j: its element code and its block's scale, or
+// nullopt past k_count (the zeros a ragged k-tile is padded with).
+struct MxCell {
+  std::uint8_t code = 0, scale = 0;
+};
+std::optional<MxCell> mx_cell(const SbufLoad& l, const EncodedOperand& op, std::size_t r, std::size_t j) {
+  if (r >= l.k_count) return std::nullopt;
+  const std::size_t k = l.k0 + r, f = l.f0 + j;
+  const std::size_t i = l.operand == Operand::A ? f * op.cols + k : k * op.cols + f;
+  return MxCell{op.bytes[i], op.mx_scales[i]};
+}
+
+// The rows of an MX words load: partition p, free index j, word w packs the codes of values v = 0..3 at contraction
+// rows layout.row(p, 4w + v) -- fp8 byte v, fp4 nibble v of the little-endian u16 (low nibble first).
+void gather_mx_words(const SbufLoad& l, const EncodedOperand& op, std::uint8_t* out) {
+  const MxLayout layout = mx_layout(l.mx_mode);
+  const std::size_t parts = l.data_partitions(), wb = l.element_bytes, per = l.bytes_per_partition();
+  const bool nibbles = wb < kMxWordValues;
+  std::memset(out, 0, parts * per);
+  for (std::size_t p = 0; p < parts; ++p)
+    for (std::size_t j = 0; j < l.f_count; ++j)
+      for (unsigned w = 0; w < layout.words(); ++w) {
+        std::uint8_t* word = out + p * per + (j * layout.words() + w) * wb;
+        for (unsigned v = 0; v < kMxWordValues; ++v) {
+          const auto cell = mx_cell(l, op, layout.row(p, w * kMxWordValues + v, parts), j);
+          if (!cell) continue;
+          if (nibbles)
+            word[v / 2] |= static_cast<std::uint8_t>((cell->code & 0xFu) << (4 * (v % 2)));
+          else
+            word[v] = cell->code;
+        }
+      }
+}
+
+// The rows of an MX scales load: partition g, byte j x words + w is the scale of the block of group g's partitions
+// x word w of free index j -- the scale every data element of the block carries; a block of padding alone takes
+// 0x00, the scale of an all-zero block.
+void gather_mx_scales(const SbufLoad& l, const EncodedOperand& op, std::uint8_t* out) {
+  const MxLayout layout = mx_layout(l.mx_mode);
+  const std::size_t parts = l.data_partitions(), per = l.bytes_per_partition();
+  std::memset(out, 0, l.partitions() * per);
+  for (std::size_t g = 0; g < l.partitions(); ++g)
+    for (std::size_t j = 0; j < l.f_count; ++j)
+      for (unsigned w = 0; w < layout.words(); ++w) {
+        std::optional<MxCell> cell;
+        const std::size_t p0 = g * kMxBlockPartitions;
+        for (std::size_t p = p0; !cell && p < std::min(parts, p0 + kMxBlockPartitions); ++p)
+          for (unsigned v = 0; !cell && v < kMxWordValues; ++v)
+            cell = mx_cell(l, op, layout.row(p, w * kMxWordValues + v, parts), j);
+        if (cell) out[g * per + j * layout.words() + w] = cell->scale;
+      }
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b) {
@@ -474,6 +697,15 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& 
 LoadRows load_rows(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b,
                    std::vector<std::uint8_t>& scratch) {
   check_load(l, a, b);
+  if (l.content != SbufContent::Elements) {
+    const EncodedOperand& op = l.operand == Operand::A ? a : b;
+    scratch.resize(l.partitions() * l.bytes_per_partition());
+    if (l.content == SbufContent::MxWords)
+      gather_mx_words(l, op, scratch.data());
+    else
+      gather_mx_scales(l, op, scratch.data());
+    return {scratch.data(), l.bytes_per_partition()};
+  }
   if (l.rows_per_partition == 2) {
     scratch.resize(l.partitions() * l.bytes_per_partition());
     gather_pairs(l, a, b, scratch.data());

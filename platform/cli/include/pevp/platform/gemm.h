@@ -32,12 +32,15 @@ struct GemmCommand {
   std::size_t m = 256, k = 512, n = 512;
   // Which of m, k, n the user gave: with --a/--b they must agree with the shapes.
   bool m_given = false, k_given = false, n_given = false;
-  std::string dtype = "bf16";     // host::parse_input_type names: bf16, fp16, fp8_e4m3, tf32, fp32, ...
+  // host::parse_input_type names (bf16, fp16, fp8_e4m3, tf32, fp32, ...) or host::parse_mx_type's (mxfp8_e4m3, ...).
+  std::string dtype = "bf16";
   std::string fp32_mode;          // "", "low", "high", "low_high": overrides the mode the dtype implies
   // Moving free size per Matmul; none: the most one PSUM bank holds (512 fp32 on the presets). From v4 up to the
   // whole PSUM partition (4096; 2048 where MAVERICK's c256 tiles fold).
   std::optional<unsigned> tile_n;
   bool double_row = false;        // fp8 double_row: 256 contraction rows per k-tile (CAYMAN, MARIANA*)
+  // MX dtypes (mxfp8_e4m3, mxfp8_e5m2, mxfp4): the perf mode, host::parse_mx_perf_mode's names ("" = quad_row).
+  std::string mx_perf_mode;
   // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
   std::optional<std::uint32_t> sbuf_budget;
   std::string a_path, b_path;     // .npy operands; both or neither

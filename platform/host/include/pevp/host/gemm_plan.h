@@ -64,6 +64,11 @@ struct GemmOptions {
   // fp8 double_row (perf_opt, CAYMAN and MARIANA*): each SBUF partition holds two contraction rows, so a k-tile is
   // 2 x pe_rows (256) rows in the time of pe_rows.
   bool double_row = false;
+  // MX operands (dtype FP8_EXP4 = e4m3fn, FP8_EXP5 or FP4_EXP2, quantized by mx_operands.h; MARIANA, MARIANA_PLUS and
+  // MAVERICK): the perf mode that packs R = 4 (NONE, QUAD_ROW*) or 8 (OCT_ROW*) contraction rows per partition, so a
+  // k-tile is R x pe_rows rows. v4 runs LDWEIGHTS_MX / MATMUL_MX, MAVERICK LDWEIGHTS / MATMUL with the MXTENSOR_V2
+  // source. none: dense operands.
+  std::optional<isa::MxPerfMode> mx;
   // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
   // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
   std::optional<std::uint32_t> sbuf_bytes_per_partition;
@@ -71,11 +76,18 @@ struct GemmOptions {
 
 enum class Operand : std::uint8_t { A, B };
 
+// What an SBUF region holds: dense elements, or an MX operand's x4 words or its E8M0 scales (pevp/pe_array/mx.h).
+enum class SbufContent : std::uint8_t { Elements, MxWords, MxScales };
+
 // One SBUF region to write before a step's program: partition partition0 + i, bytes [offset, offset +
 // bytes_per_partition()), holds the elements of contraction index k0 + i at free indices f0 .. f0 + f_count - 1:
 // A[f0 + j][k0 + i] for operand A (A is stored transposed), B[k0 + i][f0 + j] for operand B. With
 // rows_per_partition = 2 (fp8 double_row) partition i holds contraction indices k0 + 2i and k0 + 2i + 1 as element
 // pairs, free index j's pair at elements 2j, 2j + 1 (an odd k_count's missing last row is zeros).
+// MX (content MxWords): rows_per_partition = R (4 or 8) and element_bytes one x4 word's (4 fp8, 2 fp4); partition i
+// holds free index j's R / 4 words at words j x R/4 ..., value v of word w being contraction index k0 + row(i, 4w + v)
+// in mx_mode's row order (mx_operands.h MxLayout; zeros past k_count). MxScales: the words' E8M0 scales, partition g
+// (of ceil(partitions of the words / 8)) byte j x R/4 + w the scale of group g's word w of free index j.
 struct SbufLoad {
   Operand operand = Operand::A;
   std::size_t k0 = 0, k_count = 0;
@@ -84,8 +96,23 @@ struct SbufLoad {
   std::uint32_t offset = 0;
   std::size_t element_bytes = 0;
   unsigned rows_per_partition = 1;
-  std::size_t partitions() const { return (k_count + rows_per_partition - 1) / rows_per_partition; }
-  std::size_t bytes_per_partition() const { return f_count * element_bytes * rows_per_partition; }
+  SbufContent content = SbufContent::Elements;
+  isa::MxPerfMode mx_mode = isa::MxPerfMode::NONE;
+  // The partitions the contraction rows take (of the words, for MX).
+  std::size_t data_partitions() const { return (k_count + rows_per_partition - 1) / rows_per_partition; }
+  std::size_t partitions() const {
+    return content == SbufContent::MxScales ? (data_partitions() + kMxScaleGroup - 1) / kMxScaleGroup
+                                            : data_partitions();
+  }
+  std::size_t bytes_per_partition() const {
+    switch (content) {
+      case SbufContent::MxWords: return f_count * element_bytes * (rows_per_partition / kMxWordRows);
+      case SbufContent::MxScales: return f_count * (rows_per_partition / kMxWordRows);
+      case SbufContent::Elements: break;
+    }
+    return f_count * element_bytes * rows_per_partition;
+  }
+  static constexpr unsigned kMxWordRows = 4, kMxScaleGroup = 8;  // an x4 word's rows; partitions per E8M0 scale
 };
 
 // One PSUM region to read after a step's program: partitions partition0 .. + partitions - 1 from byte `offset` of bank
@@ -120,7 +147,7 @@ struct GemmPlan {
   GemmShape shape;
   GemmOptions options;
   std::size_t k_tile = 0;  // k-tile boundaries: [0, k_tile), [k_tile, 2 k_tile), ... (the reference needs them)
-  std::size_t element_bytes = 0;
+  std::size_t element_bytes = 0;  // an MX plan's: one x4 word's
   std::vector<Step> steps;
   PlanStats stats;
 };
@@ -152,7 +179,8 @@ std::uint32_t sbuf_address(const isa::ArrayGeometry& geo, std::uint32_t partitio
 std::uint32_t psum_address(const isa::ArrayGeometry& geo, std::uint32_t partition, std::uint32_t bank,
                            std::uint32_t offset);
 
-// Throws HostError unless `a` is M x K and `b` K x N of the plan's shape, both in the plan's dtype and generation.
+// Throws HostError unless `a` is M x K and `b` K x N of the plan's shape, both in the plan's dtype and generation
+// (MX: quantized for the plan's perf mode and k-tile).
 void check_operands(const GemmPlan& plan, const EncodedOperand& a, const EncodedOperand& b);
 
 // The bytes of one load: partitions() rows of bytes_per_partition() bytes, row i destined for partition partition0 + i at

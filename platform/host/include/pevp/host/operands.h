@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +28,14 @@ struct EncodedOperand {
   std::size_t element_bytes = 0;   // 1, 2 or 4
   std::vector<std::uint8_t> bytes;  // row-major: element (r, c) at (r * cols + c) * element_bytes, little-endian
   Matrix quantized;                 // the value each stored element decodes to, exactly
+
+  // MX operands (mx_operands.h): bytes hold one element code per byte; the perf mode and k-tile the blocks follow,
+  // the E8M0 scale of each element's block (row-major like bytes), and what the quantization did: blocks made,
+  // finite values clamped to the element format's largest magnitude, blocks made NaN by a NaN or an infinity.
+  std::optional<isa::MxPerfMode> mx;
+  std::size_t mx_k_tile = 0;
+  std::vector<std::uint8_t> mx_scales;
+  std::size_t mx_blocks = 0, mx_saturated = 0, mx_nan_blocks = 0;
 
   const std::uint8_t* element(std::size_t r, std::size_t c) const {
     return bytes.data() + (r * cols + c) * element_bytes;
