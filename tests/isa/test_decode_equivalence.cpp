@@ -22,11 +22,9 @@
 namespace pevp::isa::test {
 namespace {
 
-// The corpus sits next to this source file (tests/isa/data/).
-std::string golden_path() {
-  std::string here = __FILE__;
-  return here.substr(0, here.find_last_of('/')) + "/data/decode_golden.txt";
-}
+// The corpus in tests/isa/data/ (the directory comes from CMake, not from __FILE__, which a compiler cache may
+// have filled in from another checkout).
+std::string golden_path() { return std::string(PEVP_ISA_TEST_DATA) + "/decode_golden.txt"; }
 
 std::string to_hex(const RawInstruction& r) {
   static const char* digits = "0123456789abcdef";

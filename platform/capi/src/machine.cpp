@@ -68,6 +68,9 @@ class Host : public sc_core::sc_module {
       while (!request) sc_core::wait(wake);
       const auto work = std::move(request);
       request = nullptr;
+      // The previous request may have ended in an exception on this stack (the driver refusing something);
+      // serve() is this stack's first frame, so half of it below here is inside it and deeper than any request.
+      clear_stale_stack_poison(kStackBytes / 2);
       try {
         work(driver_);
       } catch (...) {

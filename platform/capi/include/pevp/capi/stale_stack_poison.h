@@ -7,7 +7,9 @@
 // is reported as a stack-use-after-scope or stack-buffer-overflow that is not one, aborting a sanitizer build of
 // the server. clear_stale_stack_poison() unpoisons the main stack below the caller's frame, where the frames of
 // what the caller does next will be (each poisons its own redzones again as it is entered, so every check stays
-// on). Called between requests by the server and the in-process VP; without ASan it does nothing.
+// on). Called between requests by the server and the in-process VP on the main stack, and by the host thread on
+// its own stack before each request (an exception thrown there leaves that stack's redzones poisoned the same
+// way); `below` is how far down to clear, which must stay inside the caller's stack. Without ASan it does nothing.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +28,14 @@
 
 namespace pevp::capi {
 
-__attribute__((noinline)) inline void clear_stale_stack_poison() {
+// The default is deeper than a request's frames on the main stack.
+__attribute__((noinline)) inline void clear_stale_stack_poison(std::size_t below = std::size_t{1} << 20) {
 #ifdef PEVP_HAS_ASAN
-  constexpr std::size_t kBelow = std::size_t{1} << 20;  // deeper than a request's frames on the main stack
   volatile char mark = 0;
   const auto here = reinterpret_cast<std::uintptr_t>(&mark);
-  __asan_unpoison_memory_region(reinterpret_cast<void*>(here - kBelow), kBelow);
+  __asan_unpoison_memory_region(reinterpret_cast<void*>(here - below), below);
+#else
+  (void)below;
 #endif
 }
 
