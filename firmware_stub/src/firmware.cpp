@@ -75,19 +75,6 @@ Fault from_violation(const isa::Violation& v) { return {v.rule, v.field, v.value
 
 // ---- lowering: each handler turns its typed instruction into micro-ops ---------------------------------------
 
-// The MX pump's rate (fp8 double_row instead doubles the rows a tile contracts, MicroOp::double_row).
-unsigned perf_divisor(std::int64_t perf_mode) {
-  switch (static_cast<isa::MxPerfMode>(perf_mode)) {
-    case isa::MxPerfMode::QUAD_ROW:
-    case isa::MxPerfMode::QUAD_ROW_INTERLEAVE:
-    case isa::MxPerfMode::QUAD_ROW_TILED: return 4;
-    case isa::MxPerfMode::OCT_ROW:
-    case isa::MxPerfMode::OCT_ROW_INTERLEAVE:
-    case isa::MxPerfMode::OCT_ROW_TILED: return 8;
-    default: return 1;
-  }
-}
-
 // What every PE micro-op carries: where it came from, its tile and extents.
 pe::MicroOp micro_op(pe::MicroOpKind kind, isa::Generation gen, const isa::Common& c, const isa::TilePart& tile) {
   pe::MicroOp op;
@@ -135,6 +122,37 @@ void set_seed(std::int64_t seed_mode, isa::Generation gen, pe::MicroOp& op) {
   op.unmodelled.seed_mode = 0;
 }
 
+// MAVERICK's Ldweights / Matmul run in MX mode when the source is the MXTENSOR_V2 member (spec 000 section 7); the
+// perf mode travels with every micro-op (a dense one with perf_mode set is refused by the executor).
+void set_mx(const isa::AccessPattern& src, std::int64_t perf_mode, pe::MicroOp& op) {
+  op.mx = src.member == isa::PatternMember::MxTensorV2;
+  op.mx_mode = perf_mode;
+}
+
+// The v4 MX operand (LdweightsMX / MatmulMX): an MXMEM_PATTERN1D source, an MX dtype, no fp32 mode.
+void set_mx_operand(const isa::AccessPattern& src, std::int64_t in_dtype, std::int64_t perf_mode, pe::MicroOp& op) {
+  op.src = src;
+  op.mx = true;
+  op.mx_mode = perf_mode;
+  op.in_dtype_raw = in_dtype;
+  op.in_dtype = static_cast<isa::Dtype>(in_dtype);
+}
+
+pe::MicroOp lower(const isa::LdweightsMX& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
+  set_mx_operand(i.src, i.in_dtype, i.perf_mode, op);
+  return op;
+}
+
+pe::MicroOp lower(const isa::MatmulMX& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::Matmul, gen, i, i.tile);
+  set_mx_operand(i.src, i.in_dtype, i.perf_mode, op);
+  op.dst = i.dst;
+  op.out_dtype = i.out_dtype;
+  op.psum = psum_group(i.psum);
+  return op;
+}
+
 pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
   op.src = i.src;
@@ -144,8 +162,8 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   op.background_transpose = i.bg_transpose != 0;
   op.reverse_columns = i.load_order == static_cast<std::int64_t>(isa::PeLwOrder::FIRST_COL_FIRST);
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
-  op.rate_div = perf_divisor(i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode};
+  set_mx(i.src, i.perf_mode, op);
+  op.unmodelled = {i.seed_mode, i.scalar_mode};
   set_seed(i.seed_mode, gen, op);
   return op;
 }
@@ -158,8 +176,8 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   op.out_dtype = i.out_dtype;
   op.transpose = i.transpose;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
-  op.rate_div = perf_divisor(i.perf_mode);
-  op.unmodelled = {i.seed_mode, i.scalar_mode, i.perf_mode};
+  set_mx(i.src, i.perf_mode, op);
+  op.unmodelled = {i.seed_mode, i.scalar_mode};
   op.psum = psum_group(i.psum);
   set_seed(i.seed_mode, gen, op);
   if (op.seed != pe::SeedMove::None) op.psum = {};  // a seed move is no accumulation
@@ -269,10 +287,10 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     case Handler::Matmul: handle_modelled<isa::Matmul>(*d, typed, p); break;
     case Handler::PeRegWrite: handle_modelled<isa::PeRegWrite>(*d, typed, p); break;
     case Handler::PeManageSeed: handle_pe_seed(*d, typed, p); break;
+    case Handler::LdweightsMX: handle_modelled<isa::LdweightsMX>(*d, typed, p); break;
+    case Handler::MatmulMX: handle_modelled<isa::MatmulMX>(*d, typed, p); break;
     case Handler::LdTags:
     case Handler::MatmulSparse:
-    case Handler::LdweightsMX:
-    case Handler::MatmulMX:
     case Handler::ConvLutLoad: handle_not_modelled(*d, p); break;
     case Handler::None: break;
   }

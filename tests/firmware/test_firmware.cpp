@@ -41,11 +41,17 @@ TEST(Firmware, SelfNamesBelongToTheHandlers) {
   EXPECT_EQ(prepared(G::MARIANA, load_seed_base(G::MARIANA)).self_name, "S: PeManageSeed(LOAD)");
   EXPECT_EQ(prepared(G::MARIANA, save_seed_base(G::MARIANA)).self_name, "S: PeManageSeed(SAVE)");
   // A handler that is not modelled names itself, then rejects the instruction.
+  const fw::Prepared sparse = prepared(G::MARIANA, sparse_base(G::MARIANA));
+  ASSERT_TRUE(sparse.fault.has_value());
+  EXPECT_EQ(sparse.fault->rule, "seq.not_modelled");
+  EXPECT_NE(sparse.fault->message.find("(S: MatmulSparse)"), std::string::npos) << sparse.fault->message;
+  EXPECT_TRUE(sparse.ops.empty());
+  // MatmulMX lowers to one MX matmul micro-op.
   const fw::Prepared mx = prepared(G::MARIANA, mx_mm_base(G::MARIANA));
-  ASSERT_TRUE(mx.fault.has_value());
-  EXPECT_EQ(mx.fault->rule, "seq.not_modelled");
-  EXPECT_NE(mx.fault->message.find("(XS: MatmulMX)"), std::string::npos) << mx.fault->message;
-  EXPECT_FALSE(!mx.ops.empty());
+  EXPECT_FALSE(mx.fault.has_value()) << mx.fault->describe();
+  ASSERT_EQ(mx.ops.size(), 1u);
+  EXPECT_TRUE(mx.ops[0].mx);
+  EXPECT_EQ(mx.ops[0].kind, pe::MicroOpKind::Matmul);
 }
 
 TEST(Firmware, AnInvalidInstructionFaultsWithItsFirstViolation) {
@@ -84,7 +90,8 @@ TEST(Firmware, LdweightsLowersToAWeightLoadWithItsOperands) {
   EXPECT_EQ(op.src.start, 0x40u);
   EXPECT_EQ(op.src.dims, 3u);
   EXPECT_EQ(op.src.count(), 96u);
-  EXPECT_EQ(op.rate_div, 1u);
+  EXPECT_FALSE(op.mx);
+  EXPECT_EQ(op.mx_mode, 0);
 }
 
 // The PSUM group semantics of spec 4.1, decided per generation by the firmware.

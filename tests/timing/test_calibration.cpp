@@ -25,7 +25,7 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
   config.mode = platform::SimMode::Timing;
   const std::vector<StreamResult> results = platform::measure_streams(config, platform::calibration_table_streams());
   ASSERT_EQ(results.size(), platform::calibration_table_streams().size());
-  double bf16_512 = 0, dr_512 = 0;
+  double bf16_512 = 0, dr_512 = 0, quad_512 = 0, oct_512 = 0;
   for (const StreamResult& r : results) {
     SCOPED_TRACE(r.spec.name);
     const unsigned n = r.spec.n;
@@ -40,6 +40,14 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
       const double p = 128, f = n;  // the [P x F] moving tile
       EXPECT_DOUBLE_EQ(r.interval, std::max(p, std::min(64.0, f)) * (r.spec.dtype == isa::Dtype::FP32 ? 2 : 1));
       EXPECT_EQ(r.macs_per_cycle, 0.0) << "a transpose moves data";
+    } else if (r.spec.mx) {
+      // docs/timing.md 4.3 (D-MX-TIMING): NONE feeds the 4 packed rows one per cycle, QUAD_ROW / OCT_ROW pump them.
+      const bool none = *r.spec.mx == isa::MxPerfMode::NONE;
+      const double rows = *r.spec.mx >= isa::MxPerfMode::OCT_ROW ? 1024 : 512;
+      const double interval = none ? std::max(4.0 * n, 64.0) : public_mm_interval(n);
+      EXPECT_DOUBLE_EQ(r.interval, interval);
+      EXPECT_DOUBLE_EQ(r.macs_per_cycle, rows * 128 * n / interval);
+      if (n == 512) (rows == 512 ? quad_512 : oct_512) = r.macs_per_cycle;
     } else if (r.spec.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
       EXPECT_DOUBLE_EQ(r.interval, public_mm_interval(n)) << "K = 256 in the time of 128";
       EXPECT_DOUBLE_EQ(r.macs_per_cycle, 256.0 * 128 * n / public_mm_interval(n));
@@ -68,6 +76,8 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
   }
   EXPECT_DOUBLE_EQ(bf16_512, 128.0 * 128);  // one 128-wide column per cycle: the published peak
   EXPECT_DOUBLE_EQ(dr_512, 2 * bf16_512) << "double_row: 2x throughput";
+  EXPECT_DOUBLE_EQ(quad_512, 4 * bf16_512) << "MX QUAD_ROW: 4x (v4: 315 MXFP8 = 4 x 79 bf16 TFLOPS)";
+  EXPECT_DOUBLE_EQ(oct_512, 8 * bf16_512) << "MX OCT_ROW: 8x";
 }
 
 // With data, the same streams take the same time (functional + timing).
@@ -80,7 +90,9 @@ TEST(Calibration, BothModeGivesTheSameIntervalsAsTimingOnly) {
   const std::vector<StreamResult> both = platform::measure_streams(config, specs);
   for (const StreamResult& r : both) {
     SCOPED_TRACE(r.spec.name);
+    const bool mx_none = r.spec.mx && *r.spec.mx == isa::MxPerfMode::NONE;
     const double expected = r.spec.n == 0                          ? 32.0
+                            : mx_none                               ? std::max(4.0 * r.spec.n, 64.0)
                             : r.spec.dtype == isa::Dtype::FP32 && r.spec.reload_weights ? 132.0
                             : r.spec.dtype == isa::Dtype::FP32      ? std::max(4.0 * r.spec.n, 64.0)
                                                                     : public_mm_interval(r.spec.n);

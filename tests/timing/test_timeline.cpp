@@ -281,12 +281,17 @@ TEST(Timeline, CostFactorsForFp32DoubleRowAndStrides) {
   fp32.elem_bytes = 4;
   EXPECT_EQ(m.matmul_ii(fp32), 400u);
   EXPECT_EQ(m.weight_load_cycles(weights(kFull, 4)), 128u);
-  OpShape dr = matmul(kFull, 512, 1);
-  dr.rate_div = 2;
-  dr.elem_bytes = 1;
-  EXPECT_EQ(m.matmul_ii(dr), 256u);
-  dr.n = 100;
-  EXPECT_EQ(m.matmul_ii(dr), 64u) << "never below MM_INIT_LATENCY";
+  // An MX source with perf mode NONE feeds its 4 packed rows one per cycle: 4 cycles per moving column.
+  OpShape mx = matmul(kFull, 512, 1);
+  mx.pack = 4;
+  mx.mx_words = 1;
+  mx.passes = 4;
+  mx.elem_bytes = 4;
+  EXPECT_EQ(m.matmul_ii(mx), 2048u);
+  mx.passes = 1;  // QUAD_ROW: all 4 at once
+  EXPECT_EQ(m.matmul_ii(mx), 512u);
+  mx.n = 10;
+  EXPECT_EQ(m.matmul_ii(mx), 64u) << "never below MM_INIT_LATENCY";
   OpShape strided = weights(kFull);
   strided.strided = true;
   EXPECT_EQ(m.cost(strided).occupancy, 64u) << "half the SBUF bandwidth: 256 bytes at 4 per cycle";

@@ -133,10 +133,10 @@ isa::RawInstruction pe_seed_load(Generation g) {
   a.identity = isa::Pattern::row(0x5000, 16);
   return isa::encode_pe_seed(g, a);
 }
-isa::RawInstruction ldweights_mx(Generation g) {
+isa::RawInstruction ldweights_mx(Generation g, std::uint32_t scale_addr = 0x6800) {
   isa::Encoder e(g, isa::Opcode::LDWEIGHTS_MX);
   e.set("src_mem_pattern.start_addr", 0x6000)
-      .set("src_mem_pattern.scale_addr", 0x6800)
+      .set("src_mem_pattern.scale_addr", scale_addr)
       .set("src_mem_pattern.step_elem", 1)
       .set("src_mem_pattern.num_elem", 128)
       .set("in_dtype", static_cast<int>(Dtype::FP8_EXP4))
@@ -166,11 +166,11 @@ isa::RawInstruction matmul_mx(Generation g) {
       .set("col_grp", 0xF);
   return e.bytes();
 }
-// MAVERICK: an Ldweights whose source is the MXTENSOR_V2 member (spec 7) -- valid ISA, not executed by the model.
-isa::RawInstruction ldweights_mx_v5(Generation g) {
+// MAVERICK: an Ldweights whose source is the MXTENSOR_V2 member (spec 7).
+isa::RawInstruction ldweights_mx_v5(Generation g, std::uint32_t scale_addr = 0x8800) {
   isa::Encoder e(g, isa::Opcode::LDWEIGHTS);
   e.set("src_mem_pattern.start_addr", 0x8000 | isa::ADDR4MARKER_MXTENSOR_V2)
-      .set("src_mem_pattern.scale_addr", 0x8800)
+      .set("src_mem_pattern.scale_addr", scale_addr)
       .set("src_mem_pattern.step_elem[0]", 1)
       .set("src_mem_pattern.num_elem[0]", 128)
       .set("src_mem_pattern.num_elem[1]", 1)
@@ -180,6 +180,12 @@ isa::RawInstruction ldweights_mx_v5(Generation g) {
       .set("tile_size.row", isa::tile_size::R128)
       .set("tile_size.col", isa::tile_size::C128);
   return e.bytes();
+}
+
+// The SBUF address of the last partition's first byte.
+std::uint32_t last_partition(Generation g) {
+  const auto geo = isa::preset_geometry(g);
+  return (geo.partitions - 1) * geo.sbuf_partition_bytes;
 }
 
 // Field byte offsets (spec 000 for the structs; D-HEADER / D-EVENTS for the header and EVENTS).
@@ -211,9 +217,12 @@ std::vector<ErrorCase> error_cases() {
       // PeManageSeed executes; its identity (what SBUF holds at 0x5000) is checked at run time.
       v.push_back({G + "PeManageSeedThroughANonIdentity", g, "exec.seed_identity", kNoCheck, std::nullopt, none,
                    [](const Frame& f) { return pe_seed_load(f.g); }, "S: PeManageSeed(LOAD)", true});
-      v.push_back({G + "NotModelledLdweightsMX", g, "seq.not_modelled", kOpcode, 0x09, none,
-                   [](const Frame& f) { return ldweights_mx(f.g); }, "S: LdweightsMX", true});
-      v.push_back({G + "NotModelledMatmulMX", g, "seq.not_modelled", kOpcode, 0x0A, none,
+      // The MX ops execute: scales that leave SBUF (16 groups of 8 partitions from partition 127) fault at run
+      // time, and a MatmulMX finds no stationary on its 128 x 128 tile (the frame loaded 64 x 64).
+      v.push_back({G + "LdweightsMxScalesLeaveSbuf", g, "exec.mx_scales", kNoCheck, std::nullopt, none,
+                   [](const Frame& f) { return ldweights_mx(f.g, last_partition(f.g)); },
+                   "S: LdweightsMX", true});
+      v.push_back({G + "MatmulMxWithoutAStationary", g, "exec.no_stationary", kNoCheck, std::nullopt, none,
                    [](const Frame& f) { return matmul_mx(f.g); }, "XS: MatmulMX", true});
     }
     if (g == Generation::CAYMAN) {
@@ -226,8 +235,9 @@ std::vector<ErrorCase> error_cases() {
                    [](const Frame& f) { return pe_seed_load(f.g); }, "S: PeManageSeed(LOAD)"});
       v.push_back({G + "SeparateMxOpsReplaced", g, "mx.separate_ops_v4", kOpcode, 0x09, none,
                    [](const Frame& f) { return ldweights_mx(f.g); }, "S: LdweightsMX"});
-      v.push_back({G + "MxTensorLdweightsNotModelled", g, "exec.not_modelled", kNoCheck, std::nullopt, none,
-                   [](const Frame& f) { return ldweights_mx_v5(f.g); }, "S: Ldweights", true});
+      v.push_back({G + "MxTensorLdweightsScalesLeaveSbuf", g, "exec.mx_scales", kNoCheck, std::nullopt, none,
+                   [](const Frame& f) { return ldweights_mx_v5(f.g, last_partition(f.g)); },
+                   "S: Ldweights", true});
     }
     // dtypes
     v.push_back({G + "BadInDtype", g, "mm.in_dtype", kInDtype, static_cast<int>(Dtype::INT8), none,

@@ -7,6 +7,7 @@
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/mx.h"
 
 namespace pevp::arrseq {
 
@@ -47,8 +48,13 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   s.m = op.m;
   s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(op.in_dtype));
   s.fp32 = op.in_dtype == isa::Dtype::FP32 || op.in_dtype == isa::Dtype::FP32R;
-  s.rate_div = op.rate_div;
   s.pack = op.double_row ? 2 : 1;
+  if (const auto mx = op.mx ? pe::mx_packing(op.mx_mode) : std::nullopt) {
+    s.elem_bytes = static_cast<unsigned>(pe::mx_word_bytes(op.in_dtype));
+    s.pack = mx->rows;
+    s.passes = mx->passes();
+    s.mx_words = mx->words();
+  }
   s.transpose = op.transpose && op.kind != pe::MicroOpKind::PeRegWrite;
   s.background_transpose = op.background_transpose;
   // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).
@@ -57,7 +63,7 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   if (const auto at = isa::locate(op.src.start_raw, isa::Memory::Sbuf, geo)) s.first_partition = at->partition;
   if (op.kind == pe::MicroOpKind::Matmul) {
     // A seed move's moving free size is the partitions its seeds spread over (a Save's source is the seed state).
-    s.n = op.seed != pe::SeedMove::None ? op.seed_partitions : op.src.elements() / s.pack;
+    s.n = op.seed != pe::SeedMove::None ? op.seed_partitions : op.src.elements() / s.load_elements();
     s.macs = s.transpose ? 0 : std::uint64_t{s.k} * s.pack * s.m * s.n;
     s.accumulate = op.psum.accumulate;
     // The PSUM banks the output reaches inside its partition, counted in fp32
@@ -109,12 +115,13 @@ std::uint64_t CostModel::matmul_ii(const OpShape& s) const {
     const std::uint64_t cycles = std::max<std::uint64_t>(s.k, std::min<std::uint64_t>(p_.mm_init_latency, s.n));
     return cycles * (s.fp32 ? p_.xpose_fp32_factor : 1);
   }
-  const std::uint64_t columns = ceil_div(s.n * (s.fp32 ? p_.fp32_factor : 1), s.rate_div);
+  const std::uint64_t columns = s.n * (s.fp32 ? p_.fp32_factor : 1) * s.passes;
   return std::max<std::uint64_t>(columns, p_.mm_init_latency);
 }
 
 std::uint64_t CostModel::weight_load_cycles(const OpShape& s) const {
-  const std::uint64_t load = ceil_div(std::uint64_t{s.m} * s.pack * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
+  const std::uint64_t load =
+      ceil_div(std::uint64_t{s.m} * s.load_elements() * (s.fp32 ? p_.fp32_factor : 1), p_.ls_elements_per_cycle);
   if (!s.transpose || s.background_transpose) return load;
   // A foreground transposed load passes the tile through the transpose once more (D-BG-XPOSE): the TensorE
   // transpose's max(P, min(64, F)) for the [M x K] tile read, fp32 at xpose_fp32_factor.
@@ -139,7 +146,7 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
   OpCost c;
   switch (s.kind) {
     case pe::MicroOpKind::WeightLoad: {
-      const std::uint64_t bytes = std::uint64_t{s.m} * s.pack * s.elem_bytes;
+      const std::uint64_t bytes = std::uint64_t{s.m} * s.column_bytes();
       c.compute = weight_load_cycles(s);
       c.unthrottled = std::max(c.compute, read_cycles(bytes, false));
       c.occupancy = std::max(weight_load_cycles(s), read_cycles(bytes, sbuf_throttled));
@@ -148,13 +155,13 @@ OpCost CostModel::cost(const OpShape& s, std::uint32_t throttled) const {
     case pe::MicroOpKind::Matmul: {
       // The moving stream: its II, or the SBUF read of its N elements per
       // partition, or the PSUM port's N column writes when that is throttled.
-      const std::uint64_t bytes = s.n * s.pack * s.elem_bytes;
+      const std::uint64_t bytes = s.n * s.column_bytes();
       const auto psum_cycles = [&](bool throttle) -> std::uint64_t {
         return throttle ? ceil_cycles(static_cast<double>(s.n) / p_.throttle_fraction) : 0;
       };
       c.compute = matmul_ii(s);
       if (!s.transpose)
-        c.data_cycles = static_cast<double>(s.n) * (s.fp32 ? p_.fp32_factor : 1) / std::max(1u, s.rate_div);
+        c.data_cycles = static_cast<double>(s.n) * (s.fp32 ? p_.fp32_factor : 1) * s.passes;
       c.unthrottled = std::max(c.compute, read_cycles(bytes, false));
       c.occupancy = std::max({matmul_ii(s), read_cycles(bytes, sbuf_throttled), psum_cycles(psum_throttled)});
       c.fill_drain = std::uint64_t{p_.sbuf_access_cycles} + std::uint64_t{p_.fill_cycles_per_row} * s.k +

@@ -22,12 +22,13 @@ using isa::Generation;
 ExecResult plain_3d(const isa::AccessPattern& p, const char* name, bool indirect_allowed = false) {
   const std::string n(name);
   if (p.member == isa::PatternMember::MxTensorV2)
-    return ExecResult::error("exec.not_modelled", n + ": the MX tensor member is not modelled yet");
+    return ExecResult::error("exec.mx_mix", n + ": the MX tensor member on a dense micro-op");
   if (p.member == isa::PatternMember::Indirect16B)
     return indirect_allowed ? ExecResult::success()
                             : ExecResult::error("exec.pattern_region", n + ": an indirect pattern cannot be written");
   if (p.dims < 1 || p.dims > 3)
-    return ExecResult::error("exec.not_modelled", n + ": only a plain TENSOR pattern of 1 to 3 dimensions is modelled");
+    return ExecResult::error("exec.pattern_count", n + ": a TENSOR pattern of 1 to 3 dimensions is needed, it has " +
+                                                       std::to_string(p.dims));
   return ExecResult::success();
 }
 
@@ -178,18 +179,36 @@ Region psum_region(const isa::ArrayGeometry& geo, std::size_t bytes) {
   return {"PSUM", isa::ArrayGeometry::kPsumBase, geo.psum_partition_bytes(), geo.partitions, bytes};
 }
 
-// What every WeightLoad / Matmul needs before it touches memory: the right
-// kind, a dense operand type, and no feature the array does not execute yet.
-ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
+// What every WeightLoad / Matmul needs before it touches memory: the right kind, an operand type of its kind (dense,
+// or MX with a perf mode), and no feature the array does not execute.
+ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t, std::optional<MxPacking>& mx) {
   if (op.kind != want)
     return ExecResult::error("exec.opcode", "opcode = " + hex(op.opcode_byte) + ": expected a " + name(want) +
                                                 " micro-op, got " + name(op.kind));
   t.gen = op.gen;
   t.dtype = op.in_dtype;
   t.fp32_mode = op.fp32_mode;
-  if (std::string e = operand_error(t); !e.empty())
-    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) + ", fp32_mode = " +
-                                                  std::to_string(op.fp32_mode_raw) + ": " + e);
+  mx.reset();
+  if (op.mx) {
+    if (std::string e = mx_operand_error(t.dtype); !e.empty())
+      return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) + ": " + e);
+    mx = mx_packing(op.mx_mode);
+    if (!mx)
+      return ExecResult::error("exec.mx_mix", "perf_mode = " + std::to_string(op.mx_mode) +
+                                                  ": not an MX_PERF_MODE (0..6)");
+    if (op.double_row || op.transpose || op.seed != SeedMove::None)
+      return ExecResult::error("exec.mx_mix", std::string("an MX source cannot be ") +
+                                                  (op.double_row ? "double_row (perf_opt)"
+                                                   : op.transpose ? "transposed (xpose_mode)"
+                                                                  : "a seed move (seed_mode)"));
+  } else {
+    if (std::string e = operand_error(t); !e.empty())
+      return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) + ", fp32_mode = " +
+                                                    std::to_string(op.fp32_mode_raw) + ": " + e);
+    if (op.mx_mode != 0)
+      return ExecResult::error("exec.mx_mix", "perf_mode = " + std::to_string(op.mx_mode) +
+                                                  ": QUAD_ROW / OCT_ROW pump MX sources only");
+  }
   const Unmodelled& u = op.unmodelled;
   if (u.seed_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(u.seed_mode) +
@@ -200,9 +219,51 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t) {
     return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " + std::to_string(u.scalar_mode) +
                                                       ": the spec names the field (2 bits of the flags byte) but not "
                                                       "what it does; only 0 is modelled");
-  if (u.perf_mode != 0)
-    return ExecResult::error("exec.not_modelled", "perf_mode = " + std::to_string(u.perf_mode) +
-                                                      ": the MX QUAD_ROW / OCT_ROW pumping is not modelled yet");
+  return ExecResult::success();
+}
+
+// An MX source's data as a plain pattern of x4 words (D-MX-SCALES): MXMEM_PATTERN1D's one dimension or the
+// MXTENSOR_V2 member's two; with an MXMEM index vector (index_addr != 0), word j is word index[j] from the start
+// (num_elem little-endian u32 entries at index_addr, as the indirect member's, D-MX-INDEX).
+isa::AccessPattern mx_data_pattern(const isa::AccessPattern& src) {
+  isa::AccessPattern p = src;
+  p.member = isa::PatternMember::Tensor3D;
+  p.start_raw = src.start;  // without the MXTENSOR_V2 marker bit
+  if (src.dims == 1 && src.index_addr != 0) {
+    p.member = isa::PatternMember::Indirect16B;
+    p.num_index = static_cast<std::uint32_t>(std::max(src.num[0], 0));
+    p.num = {1, 0, 0, 0};
+    p.step = {0, 0, 0, 0};
+  }
+  return p;
+}
+
+// Where an MX source's scales are (D-MX-SCALES): ceil(k / 8) SBUF partitions from scale_addr's, `words` bytes from
+// its offset in each -- group g's scale of word e at scale_addr + g x partition bytes + e. Gathers them into
+// `scales` (group-major).
+ExecResult read_mx_scales(const isa::AccessPattern& src, const char* name, const Region& r, std::size_t k,
+                          std::size_t words, const std::uint8_t* sbuf, std::vector<std::uint8_t>& scales) {
+  const std::string pname(name);
+  const std::size_t groups = (k + kMxGroupPartitions - 1) / kMxGroupPartitions;
+  const std::uint64_t at = src.scale_addr;
+  if (at < r.base || at - r.base >= std::uint64_t{r.partition_bytes} * r.partitions)
+    return ExecResult::error("exec.mx_scales", pname + ".scale_addr = " + hex(src.scale_addr) + ": not in " + r.what);
+  const std::uint64_t rel = at - r.base, first = rel / r.partition_bytes, offset = rel % r.partition_bytes;
+  if (first + groups > r.partitions || offset + words > r.partition_bytes)
+    return ExecResult::error("exec.mx_scales", pname + ".scale_addr = " + hex(src.scale_addr) + ": the " +
+                                                   std::to_string(groups) + " x " + std::to_string(words) +
+                                                   " E8M0 scales (one per 8 partitions and word) leave " + r.what +
+                                                   " (partitions " + std::to_string(first) + ".." +
+                                                   std::to_string(first + groups - 1) + ", bytes " +
+                                                   std::to_string(offset) + ".." +
+                                                   std::to_string(offset + words - 1) + ")");
+  if (groups > 0 && words > 0 && (first + groups - 1) * r.partition_bytes + offset + words > r.buffer_bytes)
+    return ExecResult::error("exec.buffer_bounds", pname + ".scale_addr = " + hex(src.scale_addr) +
+                                                       ": the scales are beyond the " +
+                                                       std::to_string(r.buffer_bytes) + "-byte " + r.what + " buffer");
+  scales.resize(groups * words);
+  for (std::size_t g = 0; g < groups; ++g)
+    if (words > 0) std::memcpy(&scales[g * words], sbuf + (first + g) * r.partition_bytes + offset, words);
   return ExecResult::success();
 }
 
@@ -384,9 +445,76 @@ void ArrayExecutor::reset() {
 }
 
 
+ExecResult ArrayExecutor::read_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx, std::size_t k,
+                                  const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::vector<float>& dst,
+                                  std::size_t& columns) {
+  if (op.src.dims < 1 || op.src.dims > 2)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern: an MX source has 1 (MXMEM_PATTERN1D) or 2 "
+                                                   "(MXTENSOR_V2) dimensions, it has " + std::to_string(op.src.dims));
+  const std::size_t wb = mx_word_bytes(t.dtype);
+  const Region r = sbuf_region(geo_, sbuf_bytes);
+  Access a;
+  if (auto e = plan_source(mx_data_pattern(op.src), "src_mem_pattern", r, k, wb, sbuf, a); !e.ok) return e;
+  const std::size_t words = a.count();
+  if (words % mx.words() != 0)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(words) +
+                                                       " x4 words per partition: perf_mode " +
+                                                       std::string(isa::name(mx.mode)) + " takes " +
+                                                       std::to_string(mx.words()) + " per column");
+  if (auto e = read_mx_scales(op.src, "src_mem_pattern", r, k, words, sbuf, mx_scales_); !e.ok) return e;
+  mx_words_.resize(k * words * wb);
+  for (std::size_t p = 0; p < k; ++p)
+    for (std::size_t i = 0; i < words; ++i) std::memcpy(&mx_words_[(p * words + i) * wb], sbuf + a.at(p, i), wb);
+  const MxOperand source{t.gen, t.dtype, mx, k, words, mx_words_.data(), mx_scales_.data()};
+  columns = source.columns();
+  dst.resize(source.rows() * columns);
+  decode_mx(source, dst.data());
+  return ExecResult::success();
+}
+
+void ArrayExecutor::finish_load(const MicroOp& op, Stationary& s) {
+  const std::size_t m = s.m;
+  if (op.reverse_columns)  // FIRST_COL_FIRST: element j lands in column M - 1 - j (D-LOAD-ORDER)
+    for (std::size_t r = 0; r < s.k; ++r) std::reverse(s.values.begin() + r * m, s.values.begin() + (r + 1) * m);
+  if (op.wl_last_active_col) {  // the load stopped early: the columns past it hold 0
+    const std::size_t filled = loaded_columns(static_cast<unsigned>(m), s.tile.col0, *op.wl_last_active_col);
+    for (std::size_t r = 0; r < s.k; ++r)
+      std::fill(s.values.begin() + r * m + filled, s.values.begin() + (r + 1) * m, 0.0f);
+  }
+}
+
+ExecResult ArrayExecutor::ldweights_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx,
+                                       const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  Stationary s;
+  std::size_t columns = 0;
+  if (auto r = read_mx(op, t, mx, op.k, sbuf, sbuf_bytes, s.values, columns); !r.ok) return r;
+  if (columns != op.m)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(columns * mx.words()) +
+                                                       " x4 words per partition, num_active_cols (M) x " +
+                                                       std::to_string(mx.words()) + " = " +
+                                                       std::to_string(std::size_t{op.m} * mx.words()));
+  s.tile = op.tile;
+  s.k = std::size_t{op.k} * mx.rows;
+  s.m = op.m;
+  s.type = t;
+  s.mx = true;
+  s.mx_mode = op.mx_mode;
+  finish_load(op, s);
+  install(std::move(s));
+  stats_ = {};
+  stats_.kind = MicroOpKind::WeightLoad;
+  stats_.tile = op.tile;
+  stats_.k = std::size_t{op.k} * mx.rows;
+  stats_.m = op.m;
+  stats_.elements_loaded = stats_.k * op.m;
+  return ExecResult::success();
+}
+
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
   OperandType t;
-  if (auto r = check_common(op, MicroOpKind::WeightLoad, t); !r.ok) return r;
+  std::optional<MxPacking> mx;
+  if (auto r = check_common(op, MicroOpKind::WeightLoad, t, mx); !r.ok) return r;
+  if (mx) return ldweights_mx(op, t, *mx, sbuf, sbuf_bytes);
   if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (op.double_row && op.transpose)
     return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
@@ -431,13 +559,7 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   } else {
     s.values = std::move(tilev);
   }
-  if (op.reverse_columns)  // FIRST_COL_FIRST: element j lands in column M - 1 - j (D-LOAD-ORDER)
-    for (std::size_t r = 0; r < s.k; ++r) std::reverse(s.values.begin() + r * m, s.values.begin() + (r + 1) * m);
-  if (op.wl_last_active_col) {  // the load stopped early: the columns past it hold 0
-    const std::size_t filled = loaded_columns(static_cast<unsigned>(m), tile.col0, *op.wl_last_active_col);
-    for (std::size_t r = 0; r < s.k; ++r)
-      std::fill(s.values.begin() + r * m + filled, s.values.begin() + (r + 1) * m, 0.0f);
-  }
+  finish_load(op, s);
   if (op.seed != SeedMove::None)
     staged_identity_ = std::move(s);  // installed by the seed Matmul that moves through it
   else
@@ -454,19 +576,34 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
 ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
                                  std::uint8_t* psum, std::size_t psum_bytes) {
   OperandType t;
-  if (auto r = check_common(op, MicroOpKind::Matmul, t); !r.ok) return r;
+  std::optional<MxPacking> mx;
+  if (auto r = check_common(op, MicroOpKind::Matmul, t, mx); !r.ok) return r;
   if (op.seed != SeedMove::None) return seed_matmul(op, sbuf, sbuf_bytes, psum, psum_bytes);
-  if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
+  if (!mx)
+    if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
   if (op.double_row && op.transpose)
     return ExecResult::error("exec.double_row_mix", "perf_opt = FP8_DOUBLE_ROW: double_row cannot combine with a "
                                                     "transposing matmul");
   const isa::TileRect tile = op.tile;
   const std::size_t k = op.k, m = op.m;
-  const std::size_t pair = op.double_row ? 2 : 1;
+  // Contraction rows per partition: 2 for fp8 double_row, the perf mode's 4 or 8 for MX.
+  const std::size_t pair = mx ? mx->rows : op.double_row ? 2 : 1;
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
+  if (st->mx != op.mx)
+    return ExecResult::error("exec.mx_mix", std::string("the matmul's source is ") + (op.mx ? "MX" : "dense") +
+                                                ", the tile's stationary was loaded " + (st->mx ? "MX" : "dense"));
+  if (mx) {
+    // Both operands must map their packed values onto the same contraction rows (the pump rate may differ).
+    const MxPacking loaded = *mx_packing(st->mx_mode);
+    if (loaded.rows != mx->rows || loaded.order != mx->order)
+      return ExecResult::error("exec.mx_mix", "perf_mode = " + std::string(isa::name(mx->mode)) +
+                                                  ": the tile's stationary was loaded " +
+                                                  std::string(isa::name(loaded.mode)) +
+                                                  ", which packs its rows differently");
+  }
   if (st->double_row != op.double_row)
     return ExecResult::error("exec.double_row_mix", std::string("perf_opt: the matmul is ") +
                                                         (op.double_row ? "" : "not ") +
@@ -475,7 +612,9 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   if (st->k != k * pair)
     return ExecResult::error("exec.k_mismatch", "num_active_rows = " + std::to_string(k) +
                                                     ": the tile's stationary has K = " + std::to_string(st->k) +
-                                                    (op.double_row ? " (double_row: 2 rows per partition)" : ""));
+                                                    (op.double_row ? " (double_row: 2 rows per partition)"
+                                                     : mx ? " (MX: " + std::to_string(pair) + " rows per partition)"
+                                                          : ""));
   if (st->m != m)
     return ExecResult::error("exec.m_mismatch", "num_active_cols = " + std::to_string(m) +
                                                     ": the tile's stationary has M = " + std::to_string(st->m));
@@ -497,10 +636,16 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   }
   const std::size_t ob = out_bf16 ? 2 : 4;
   const std::size_t src_count = op.src.elements();
-  if (src_count % pair != 0)
-    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(src_count) +
-                                                       " elements per partition: double_row needs element pairs");
-  const std::size_t n = src_count / pair;  // moving free size
+  std::size_t n = 0;  // moving free size
+  if (mx) {
+    // Decoded here, before any PSUM check: nothing but scratch is written until every check has passed.
+    if (auto r = read_mx(op, t, *mx, k, sbuf, sbuf_bytes, moving_, n); !r.ok) return r;
+  } else {
+    if (src_count % pair != 0)
+      return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(src_count) +
+                                                         " elements per partition: double_row needs element pairs");
+    n = src_count / pair;
+  }
   // The outputs: M rows of N (a transposing matmul: N rows of M, D-EXEC-XPOSE-MM), folded on a c256 tile wider
   // than the partitions (D-EXEC-C256).
   OutLayout out;
@@ -522,7 +667,9 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                             std::to_string(geo_.partitions) + ")");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
-  if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sbuf, sa); !r.ok) return r;
+  if (!mx)
+    if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sbuf, sa); !r.ok)
+      return r;
   if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), out.partitions(), ob, da); !r.ok)
     return r;
   // A transposing matmul's routing: the row of each stationary column's 1 (worked out here, not at every load, so
@@ -638,7 +785,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   } else {
     const std::size_t kl = k * pair;
     const MatmulShape shape{kl, m, n};
-    bool direct = !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
+    bool direct = !mx && !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
     for (std::size_t h = 0; direct && h < out.halves(); ++h) direct = contiguous_run(da.plan, h * n, n, ob);
     if (direct) {
       // The moving rows are each one contiguous run and so is every half of the fp32 dst rows (every tiled GEMM):
@@ -662,11 +809,13 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
           return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");  // unreachable: checked above
       }
     } else {
-      // Any other pattern or output type, double_row or Low_High: decode the moving tile, compute into a scratch
-      // tile (both live across instructions: no allocation per matmul once warm), then commit.
-      moving_.resize(k * src_count);
-      if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
-        return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+      // Any other pattern or output type, double_row, MX (decoded above) or Low_High: decode the moving tile,
+      // compute into a scratch tile (both live across instructions: no allocation per matmul once warm), then commit.
+      if (!mx) {
+        moving_.resize(k * src_count);
+        if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
+          return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
+      }
       if (op.double_row) {
         // Partition p's pair j of moving element i is logical contraction row 2p + j (as the stationary's).
         half_.resize(kl * n);
@@ -783,8 +932,16 @@ std::string stationary_problem(const Stationary& st, const isa::ArrayGeometry& g
     return "its tile (" + tile_text(t) + ") is not inside the " + std::to_string(geo.pe_rows) + " x " +
            std::to_string(geo.pe_cols) + " array";
   if (st.type.gen != gen) return "its operand type is for another generation";
-  if (const std::string why = operand_error(st.type); !why.empty()) return why;
-  if (st.k == 0 || st.m == 0 || st.k > 2 * std::size_t{geo.pe_rows} || st.m > geo.pe_cols)
+  if (st.mx) {
+    if (const std::string why = mx_operand_error(st.type.dtype); !why.empty()) return why;
+    if (!mx_packing(st.mx_mode)) return "its MX perf mode " + std::to_string(st.mx_mode) + " is not one of 0..6";
+    if (st.double_row) return "it is both MX and double_row";
+  } else if (const std::string why = operand_error(st.type); !why.empty()) {
+    return why;
+  }
+  // Logical rows per partition: 2 for double_row, up to 8 for MX (OCT_ROW).
+  const std::size_t rows_per_partition = st.mx ? mx_packing(st.mx_mode)->rows : st.double_row ? 2 : 1;
+  if (st.k == 0 || st.m == 0 || st.k > rows_per_partition * geo.pe_rows || st.m > geo.pe_cols)
     return "its K x M = " + std::to_string(st.k) + " x " + std::to_string(st.m) + " does not fit the array";
   if (st.values.size() != st.k * st.m)
     return std::to_string(st.values.size()) + " values for K x M = " + std::to_string(st.k) + " x " +

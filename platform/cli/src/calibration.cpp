@@ -5,7 +5,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pevp/isa/encode.h"
 #include "pevp/isa/instruction.h"
+#include "pevp/isa/layout.h"
+#include "pevp/pe_array/mx.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/virtual_platform.h"
@@ -64,6 +67,61 @@ isa::MatmulArgs matmul(const StreamSpec& s, unsigned i) {
   return a;
 }
 
+// An MX step's source: x4 words (one or two per column) and their scales 32 KiB above in the same partitions.
+// The values do not matter for the timing; the addresses stay inside SBUF.
+constexpr std::uint32_t kMxScaleOffset = 0x8000;
+void mx_source(isa::Encoder& e, isa::Generation gen, std::uint32_t start, unsigned words) {
+  if (isa::is_maverick(gen)) {
+    e.set("src_mem_pattern.start_addr", start | isa::ADDR4MARKER_MXTENSOR_V2)
+        .set("src_mem_pattern.scale_addr", start + kMxScaleOffset)
+        .set("src_mem_pattern.step_elem[0]", 1)
+        .set("src_mem_pattern.num_elem[0]", words)
+        .set("src_mem_pattern.num_elem[1]", 1)
+        .set("tile_size.row", isa::tile_size::R128)
+        .set("tile_size.col", isa::tile_size::C128);
+  } else {
+    e.set("src_mem_pattern.start_addr", start)
+        .set("src_mem_pattern.scale_addr", start + kMxScaleOffset)
+        .set("src_mem_pattern.step_elem", 1)
+        .set("src_mem_pattern.num_elem", words)
+        .set("row_grp", 0xF)
+        .set("col_grp", 0xF);
+  }
+}
+unsigned mx_words(const StreamSpec& s, unsigned columns) {
+  return columns * pe::mx_packing(static_cast<std::int64_t>(*s.mx))->words();
+}
+isa::RawInstruction mx_weights(isa::Generation gen, const StreamSpec& s, unsigned i) {
+  isa::Encoder e(gen, isa::is_maverick(gen) ? isa::Opcode::LDWEIGHTS : isa::Opcode::LDWEIGHTS_MX);
+  const unsigned words = mx_words(s, s.m);
+  mx_source(e, gen, static_cast<std::uint32_t>((i % 8) * words * pe::mx_word_bytes(s.dtype)), words);
+  e.set("in_dtype", static_cast<int>(s.dtype)).set("perf_mode", static_cast<int>(*s.mx));
+  e.set("num_active_rows", 128).set("num_active_cols", s.m);
+  return e.bytes();
+}
+isa::RawInstruction mx_matmul(isa::Generation gen, const StreamSpec& s, unsigned i) {
+  isa::Encoder e(gen, isa::is_maverick(gen) ? isa::Opcode::MATMUL : isa::Opcode::MATMUL_MX);
+  const unsigned words = mx_words(s, s.n);
+  // Moving words rotate through 16 KiB above the stationaries (their scales 32 KiB above them).
+  const unsigned bytes = words * static_cast<unsigned>(pe::mx_word_bytes(s.dtype));
+  mx_source(e, gen, 0x4000 + (i % std::max(1u, 0x4000 / bytes)) * bytes, words);
+  e.set("in_dtype", static_cast<int>(s.dtype))
+      .set("perf_mode", static_cast<int>(*s.mx))
+      .set("out_dtype", static_cast<int>(isa::Dtype::FP32))
+      .set("dst_mem_pattern.start_addr", kPsumBase + (i % 8) * 2048)
+      .set("dst_mem_pattern.step_elem[0]", 1)
+      .set("dst_mem_pattern.num_elem[0]", s.n)
+      .set("dst_mem_pattern.num_elem[1]", 1)
+      .set("dst_mem_pattern.num_elem[2]", 1)
+      .set("num_active_rows", 128)
+      .set("num_active_cols", s.m);
+  if (isa::is_maverick(gen))
+    e.set("flags.accumulate_flag", 0);
+  else
+    e.set("psum_accumulate_flags", isa::psum_flags::SINGLE);
+  return e.bytes();
+}
+
 }  // namespace
 
 std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const StreamSpec& s, unsigned pairs,
@@ -82,6 +140,14 @@ std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const S
       a.events.update_value = static_cast<std::uint16_t>(distinct ? i : 0);  // distinct records when asked
       if (distinct) a.events.update_mode = isa::UpdateMode::SET;
       out.push_back(isa::encode_pe_seed(gen, a));
+    }
+    return out;
+  }
+  if (s.mx) {
+    if (!s.reload_weights) out.push_back(mx_weights(gen, s, 0));
+    for (unsigned i = 0; i < pairs; ++i) {
+      if (s.reload_weights) out.push_back(mx_weights(gen, s, i));
+      out.push_back(mx_matmul(gen, s, distinct ? i : i % 8));
     }
     return out;
   }
@@ -165,6 +231,19 @@ std::vector<StreamSpec> calibration_table_streams(isa::Generation gen) {
     for (const std::uint8_t mode : {std::uint8_t{1}, std::uint8_t{2}})
       out.push_back({mode == 1 ? "PeManageSeed LoadSeed" : "PeManageSeed SaveSeed", isa::Dtype::FP32,
                      isa::Fp32Mode::High, isa::kSeedCols, isa::kSeedRows, false, 0, false, mode});
+  if (isa::is_v4_plus(gen)) {
+    // MX fp8 (e4m3fn x4): the row pump of each perf mode (docs/timing.md 4.3, D-MX-TIMING).
+    using M = isa::MxPerfMode;
+    const auto mx = [&](const std::string& name, M mode, unsigned n, bool reload) {
+      StreamSpec s{name, isa::Dtype::FP8_EXP4, isa::Fp32Mode::None, n, 128, reload, 0};
+      s.mx = mode;
+      out.push_back(s);
+    };
+    mx("MX fp8 perf NONE Matmul, N=128", M::NONE, 128, false);
+    for (unsigned n : {32u, 128u, 512u}) mx("MX fp8 QUAD_ROW Matmul, N=" + std::to_string(n), M::QUAD_ROW, n, false);
+    mx("MX fp8 OCT_ROW Matmul, N=512", M::OCT_ROW, 512, false);
+    mx("MX fp8 QUAD_ROW Ldweights + Matmul, N=128", M::QUAD_ROW, 128, true);
+  }
   if (isa::is_maverick(gen)) {
     // The whole 128 x 256 array: a c256 tile folds columns 128-255 into the destination's upper half.
     for (unsigned n : {128u, 512u})
@@ -202,6 +281,12 @@ std::string format_calibration_table(const std::vector<StreamResult>& results, c
                  (s.dtype == isa::Dtype::FP32 ? "; fp32 2x faster than 4x: " + num(2 * xpose) : "");
       } else if (s.dtype == isa::Dtype::FP32) {
         expect = "~4x bf16 (" + num(4 * mm) + " by 4 x max(N, 64))";
+      } else if (s.mx && *s.mx == isa::MxPerfMode::NONE) {
+        expect = "4 packed rows a cycle each: 4 x max(N, 64) = " + num(4 * mm) + ", bf16's MACs/cycle";
+      } else if (s.mx) {
+        expect = "K = " + num(s.rows()) + " in the time of 128: max(N, 64) = " + num(mm) + ", " +
+                 num(s.rows() / 128) + "x bf16 MACs/cycle" +
+                 (*s.mx == isa::MxPerfMode::QUAD_ROW ? " (v4: 315 MXFP8 = 4 x 79 bf16 TFLOPS)" : "");
       } else if (s.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
         expect = "K = 256 in the time of 128: max(N, 64) = " + num(mm) + ", 2x bf16 MACs/cycle";
       } else {

@@ -100,7 +100,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
         .set("num_active_cols", 128)
         .set("row_grp", 0xF)
         .set("col_grp", 0xF);
-    out.push_back({"LdweightsMX: e4m3 MX stationary with E8M0 scales (v4)", mx.bytes(), "the MX path is not modelled yet"});
+    out.push_back({"LdweightsMX: e4m3 MX stationary with E8M0 scales (v4)", mx.bytes()});
   }
 
   if (v5) {
@@ -119,7 +119,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
     mx.set("src_mem_pattern.start_addr", sbuf(0x8000) | ADDR4MARKER_MXTENSOR_V2)
         .set("src_mem_pattern.scale_addr", sbuf(0x8800))
         .set("src_mem_pattern.step_elem[0]", 1)
-        .set("src_mem_pattern.num_elem[0]", 128)
+        .set("src_mem_pattern.num_elem[0]", 256)  // OCT_ROW: two x4 words per column
         .set("src_mem_pattern.num_elem[1]", 1)
         .set("in_dtype", static_cast<int>(Dtype::FP4_EXP2))
         .set("num_active_rows", 128)
@@ -127,8 +127,7 @@ std::vector<SampleInstruction> sample_stream(Generation g) {
         .set("tile_size.row", tile_size::R128)
         .set("tile_size.col", tile_size::C128)
         .set("perf_mode", static_cast<int>(MxPerfMode::OCT_ROW));
-    out.push_back({"Ldweights in MX mode (MXTENSOR_V2 source, fp4, OCT_ROW)", mx.bytes(),
-                   "the MX path is not modelled yet"});
+    out.push_back({"Ldweights in MX mode (MXTENSOR_V2 source, fp4, OCT_ROW)", mx.bytes()});
   }
   return out;
 }

@@ -176,8 +176,13 @@ void write_stationary(Writer& w, const pe::Stationary& s) {
   w.u8(static_cast<std::uint8_t>(s.type.dtype));
   w.u8(static_cast<std::uint8_t>(s.type.fp32_mode));
   w.boolean(s.double_row);
+  w.boolean(s.mx);
+  w.u8(static_cast<std::uint8_t>(s.mx_mode));  // 0..6 (ArrayExecutor::check)
   for (float v : s.values) w.f32(v);
 }
+
+// Contraction rows a partition can carry: 8 for an MX OCT_ROW source (2 for fp8 double_row).
+constexpr std::size_t kMaxRowsPerPartition = 8;
 
 pe::Stationary read_stationary(Reader& r, const isa::ArrayGeometry& geo) {
   pe::Stationary s;
@@ -186,7 +191,7 @@ pe::Stationary read_stationary(Reader& r, const isa::ArrayGeometry& geo) {
   s.k = r.u32("a stationary's K");
   s.m = r.u32("a stationary's M");
   // The unit's rules check K and M against the array again; here only what the values' allocation needs.
-  if (s.k > 2 * std::size_t{geo.pe_rows} || s.m > geo.pe_cols)
+  if (s.k > kMaxRowsPerPartition * std::size_t{geo.pe_rows} || s.m > geo.pe_cols)
     r.fail("section 'pe_array' at byte " + std::to_string(at) + ": a stationary of K x M = " + std::to_string(s.k) +
            " x " + std::to_string(s.m) + " does not fit the " + std::to_string(geo.pe_rows) + " x " +
            std::to_string(geo.pe_cols) + " array");
@@ -196,6 +201,8 @@ pe::Stationary read_stationary(Reader& r, const isa::ArrayGeometry& geo) {
   s.type.dtype = static_cast<isa::Dtype>(r.u8("a stationary's dtype"));
   s.type.fp32_mode = static_cast<isa::Fp32Mode>(r.u8("a stationary's fp32 mode"));
   s.double_row = r.boolean("a stationary's double_row");
+  s.mx = r.boolean("a stationary's MX flag");
+  s.mx_mode = r.u8("a stationary's MX perf mode");
   if (s.k * s.m > r.left() / 4)  // before the allocation
     r.fail("section 'pe_array' at byte " + std::to_string(r.offset()) + ": a stationary of K x M = " +
            std::to_string(s.k) + " x " + std::to_string(s.m) + " needs " + std::to_string(s.k * s.m * 4) +

@@ -170,9 +170,9 @@ void Recorder::on_micro_op(const pe::MicroOp& op, const Slot& s) {
     }
   }
   if (op.kind != pe::MicroOpKind::PeRegWrite || !s.shape.pe_reg_bypass) {
-    // Bytes per partition: the moving N elements, the stationary's M, or a PeRegWrite's 32-bit word.
-    const std::uint64_t per_partition = op.kind == pe::MicroOpKind::Matmul     ? s.shape.n * s.shape.elem_bytes
-                                        : op.kind == pe::MicroOpKind::WeightLoad ? s.shape.m * s.shape.elem_bytes
+    // Bytes per partition: the moving N columns, the stationary's M, or a PeRegWrite's 32-bit word.
+    const std::uint64_t per_partition = op.kind == pe::MicroOpKind::Matmul     ? s.shape.n * s.shape.column_bytes()
+                                        : op.kind == pe::MicroOpKind::WeightLoad ? s.shape.m * s.shape.column_bytes()
                                                                                  : 4;
     trace_->slice(trace_->track("SBUF", "array read port"),
                   op.kind == pe::MicroOpKind::Matmul       ? "moving read"

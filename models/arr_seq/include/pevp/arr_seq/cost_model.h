@@ -78,12 +78,19 @@ struct OpShape {
   isa::TileRect tile;
   unsigned k = 0, m = 0;       // active rows (contraction) and columns (output partitions)
   std::uint64_t n = 0;         // Matmul: moving elements per partition (the moving free size)
-  unsigned elem_bytes = 2;     // SBUF bytes per input element
+  unsigned elem_bytes = 2;     // SBUF bytes per pattern element (an MX source's: one x4 word)
   bool fp32 = false;           // fp32 inputs (fp32_factor)
-  unsigned rate_div = 1;       // MX perf mode: 4 = QUAD_ROW*, 8 = OCT_ROW*
-  // fp8 double_row: every partition carries `pack` = 2 elements per column (two contraction rows), so the tile
-  // contracts over 2k rows in the time of k (FACTS.md); else 1.
+  // Contraction rows every partition carries per column: 2 for fp8 double_row (two elements, FACTS.md: 2k rows in
+  // the time of k), 4 or 8 for an MX source (one or two x4 words, D-MX-PUMP); else 1.
   unsigned pack = 1;
+  // Cycles each moving column spends in the array beyond the dtype's own: an MX source with perf mode NONE feeds
+  // its 4 packed rows one per cycle (4); QUAD_ROW / OCT_ROW pump them at once (1) -- D-MX-TIMING.
+  unsigned passes = 1;
+  unsigned mx_words = 0;       // an MX source's x4 words per column and partition (1 or 2); 0 for a dense one
+  // SBUF elements per column and partition: a dense source's `pack` values, an MX source's words.
+  unsigned load_elements() const { return mx_words != 0 ? mx_words : pack; }
+  // SBUF bytes per column and partition (a stationary column, or a moving element's rows).
+  std::uint64_t column_bytes() const { return std::uint64_t{elem_bytes} * load_elements(); }
   bool transpose = false;      // Matmul: a transpose through the identity, max(K, min(64, N)) cycles;
                                // WeightLoad: a transposed load (an extra such pass unless in the background)
   bool background_transpose = false;  // WeightLoad with bg_xpose_mode
@@ -125,8 +132,8 @@ struct OpCost {
   std::uint64_t unthrottled = 0;  // occupancy had no XBUS been throttled
   // The compute alone, before the SBUF read could stretch it: a Matmul's II, a weight load's load cycles.
   std::uint64_t compute = 0;
-  // A Matmul: the cycles its moving data needs at the full rate of its dtype and mode, n x c / rate_div
-  // (fractional when rate_div does not divide it); 0 for a transpose and the other kinds.
+  // A Matmul: the cycles its moving data needs at the full rate of its dtype and mode, n x c x passes; 0 for a
+  // transpose and the other kinds.
   double data_cycles = 0;
   // Matmul, after the stream: SBUF access + fill + drain, then the PSUM commit.
   std::uint64_t fill_drain = 0;

@@ -125,7 +125,7 @@ struct RowGroupCounters {
 
 // Where the array's PE-cycles went (docs/timing.md "Array cycle accounting"): every streaming Matmul holds its
 // tile's rows x cols PEs for its occupancy; of the active k x m of them, `useful` is what the moving data needs at
-// the full rate of the micro-op's dtype and mode (n x fp32_factor / rate_div cycles each), and the rest of the
+// the full rate of the micro-op's dtype and mode (n x fp32_factor x passes cycles each), and the rest of the
 // occupancy is lost to the II floor, the SBUF read or a throttle; the inactive PEs of the tile are `mapping`. A
 // transposing Matmul moves data (no MACs): all of its tile-cycles are `transpose`. Sums in PE-cycles.
 struct ArrayAccounting {

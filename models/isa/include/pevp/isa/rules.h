@@ -101,6 +101,8 @@ namespace pevp::isa {
   X(kExecXposeStationary, 0x115, "exec.xpose_stationary") \
   X(kExecDoubleRowMix, 0x116, "exec.double_row_mix") \
   X(kExecSeedIdentity, 0x117, "exec.seed_identity") \
+  X(kExecMxMix, 0x118, "exec.mx_mix") \
+  X(kExecMxScales, 0x119, "exec.mx_scales") \
   X(kSeqNotModelled, 0x200, "seq.not_modelled") \
   X(kSeqSemaphoreUnderflow, 0x201, "seq.semaphore_underflow") \
   X(kSeqSemaphoreOverflow, 0x202, "seq.semaphore_overflow") \

@@ -20,6 +20,7 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/micro_op.h"
+#include "pevp/pe_array/mx.h"
 
 namespace pevp::pe {
 
@@ -51,6 +52,10 @@ struct Stationary {
   std::size_t k = 0, m = 0;
   OperandType type;
   bool double_row = false;  // loaded with perf_opt FP8_DOUBLE_ROW: k counts logical rows (2 per partition)
+  // Loaded from an MX source with MX_PERF_MODE mx_mode: k counts logical rows (4 or 8 per partition), the values are
+  // dequantized (pevp/pe_array/mx.h).
+  bool mx = false;
+  std::int64_t mx_mode = 0;
   std::vector<float> values;
 };
 
@@ -111,6 +116,14 @@ class ArrayExecutor {
 
  private:
   void install(Stationary s);
+  // A load's last steps, dense or MX: the column order (FIRST_COL_FIRST) and an early stop (wl_last_active_col).
+  void finish_load(const MicroOp& op, Stationary& s);
+  ExecResult ldweights_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx, const std::uint8_t* sbuf,
+                          std::size_t sbuf_bytes);
+  // Gathers an MX source of k partitions (its x4 words and E8M0 scales, D-MX-SCALES) and decodes it into `dst`
+  // (rows x columns, pevp/pe_array/mx.h); touches only scratch.
+  ExecResult read_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx, std::size_t k,
+                     const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::vector<float>& dst, std::size_t& columns);
   unsigned open_banks() const;  // bit b = PSUM bank b's group is open
   ExecResult seed_matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
                          std::size_t psum_bytes);
@@ -133,6 +146,7 @@ class ArrayExecutor {
   std::vector<std::uint8_t> row_;
   std::vector<float> moving_, out_, half_;
   std::vector<std::uint32_t> xposed_;
+  std::vector<std::uint8_t> mx_words_, mx_scales_;  // an MX source's gathered words and scales
 };
 
 }  // namespace pevp::pe

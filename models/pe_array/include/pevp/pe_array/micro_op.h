@@ -42,11 +42,10 @@ struct PsumGroup {
 };
 
 // Features the instruction asks for that the array does not execute: the executor refuses them with the field and
-// value named (exec.not_modelled) -- fields the spec names without saying what they do, and the MX path.
+// value named (exec.not_modelled) -- fields the spec names without saying what they do.
 struct Unmodelled {
   std::int64_t seed_mode = 0;    // flags.seed_mode of MAVERICK's seed micro-ops (v4's execute: MicroOp::seed)
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
-  std::int64_t perf_mode = 0;    // MX_PERF_MODE (QUAD_ROW / OCT_ROW pumping of MX sources)
 };
 
 // What a seed micro-op moves (PeManageSeed, spec 000 section 5.1; flags.seed_mode on v4): the 2048 PSUM
@@ -92,7 +91,11 @@ struct MicroOp {
   // perf_opt = FP8_DOUBLE_ROW: each active row's partition carries two fp8 contraction rows (element pairs), so the
   // tile contracts over 2 x k logical rows (D-EXEC-DOUBLE-ROW).
   bool double_row = false;
-  unsigned rate_div = 1;       // MX perf mode: 4 = QUAD_ROW*, 8 = OCT_ROW*
+  // An MX source (v4 LdweightsMX / MatmulMX, v5's MXTENSOR_V2 member): src's x4 words and E8M0 scales (src.scale_addr)
+  // decode as pevp/pe_array/mx.h says, packed and pumped as MX_PERF_MODE `mx_mode` (as encoded) says. A dense
+  // micro-op carries mx_mode 0; any other value is refused (exec.mx_mix).
+  bool mx = false;
+  std::int64_t mx_mode = 0;
   PsumGroup psum;              // Matmul
   // A seed matmul (transposing, through the 16 x 16 identity): which way, and over how many PSUM partitions the seeds
   // spread (PeManageSeed's num_active_cols, 128) -- the moving free size of a Save, whose source is the seed state.

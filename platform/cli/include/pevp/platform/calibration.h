@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,14 @@ struct StreamSpec {
   // PeManageSeed instructions (v4) of this mode (1 LoadSeed, 2 SaveSeed; 0: none): the seed move through the 16 x 16
   // identity.
   std::uint8_t seed = 0;
+  // An MX source (dtype an MX dtype) with this MX_PERF_MODE: v4's LdweightsMX / MatmulMX, v5's MXTENSOR_V2 member.
+  std::optional<isa::MxPerfMode> mx = std::nullopt;
 
-  unsigned rows() const { return perf == 1 ? 256u : 128u; }  // logical contraction rows K
+  // Logical contraction rows K: 256 for fp8 double_row, 4 or 8 per partition for MX (docs/timing.md 4.1).
+  unsigned rows() const {
+    if (mx) return *mx >= isa::MxPerfMode::OCT_ROW ? 1024u : 512u;
+    return perf == 1 ? 256u : 128u;
+  }
 };
 
 // The instructions of `pairs` steps of `spec` on the full 128x128 tile. SBUF

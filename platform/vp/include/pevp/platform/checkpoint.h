@@ -49,7 +49,7 @@ class CheckpointError : public std::runtime_error {
 };
 
 // The format version this pe-vp writes and reads.
-inline constexpr std::uint32_t kCheckpointFormatVersion = 1;
+inline constexpr std::uint32_t kCheckpointFormatVersion = 2;  // 2: a stationary records its MX source
 
 // Why `platform` is not at an idle point now ("3 instruction(s) in flight ..."), or "" when it is.
 std::string idle_point_violation(const Platform& platform);
