@@ -6,6 +6,7 @@
 #include "pevp/isa/instruction.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/tiles.h"
+#include "pevp/pe_array/sparse.h"
 
 namespace pevp::fw {
 
@@ -161,6 +162,7 @@ pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   op.transpose = i.transpose || i.bg_transpose != 0;
   op.background_transpose = i.bg_transpose != 0;
   op.reverse_columns = i.load_order == static_cast<std::int64_t>(isa::PeLwOrder::FIRST_COL_FIRST);
+  if (i.tag_weight_mode == pe::tag_weight_mode::TAG_WEIGHT) op.sparse = pe::SparseRole::TagWeights;
   op.double_row = i.perf_opt == isa::perf_opt::FP8_DOUBLE_ROW;
   set_mx(i.src, i.perf_mode, op);
   op.unmodelled = {i.seed_mode, i.scalar_mode};
@@ -181,6 +183,31 @@ pe::MicroOp lower(const isa::Matmul& i, isa::Generation gen) {
   op.psum = psum_group(i.psum);
   set_seed(i.seed_mode, gen, op);
   if (op.seed != pe::SeedMove::None) op.psum = {};  // a seed move is no accumulation
+  return op;
+}
+
+// LdTags (spec 000 section 9): one weight-load micro-op that loads the tile's tags (D-SPARSE-TAGS).
+pe::MicroOp lower(const isa::LdTags& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
+  op.src = i.src;
+  op.in_dtype_raw = i.in_dtype;
+  op.in_dtype = static_cast<isa::Dtype>(i.in_dtype);
+  op.sparse = pe::SparseRole::Tags;
+  op.force_tag_bits = static_cast<std::uint8_t>(i.force_tag_bits);
+  return op;
+}
+
+// MatmulSparse (spec 000 section 9): one matmul micro-op whose TENSOR4D source sends 2-4 fmaps per partition, each
+// PE cell multiplying the one its tag selects (D-SPARSE-SELECT).
+pe::MicroOp lower(const isa::MatmulSparse& i, isa::Generation gen) {
+  pe::MicroOp op = micro_op(pe::MicroOpKind::Matmul, gen, i, i.tile);
+  op.src = i.src;
+  op.dst = i.dst;
+  set_operand(i.in, op);
+  op.out_dtype = i.out_dtype;
+  op.psum = psum_group(i.psum);
+  op.sparse = pe::SparseRole::Matmul;
+  op.unmodelled.seed_mode = i.seed_mode;  // refused as exec.sparse_mix: no seed move is sparse
   return op;
 }
 
@@ -289,8 +316,8 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     case Handler::PeManageSeed: handle_pe_seed(*d, typed, p); break;
     case Handler::LdweightsMX: handle_modelled<isa::LdweightsMX>(*d, typed, p); break;
     case Handler::MatmulMX: handle_modelled<isa::MatmulMX>(*d, typed, p); break;
-    case Handler::LdTags:
-    case Handler::MatmulSparse:
+    case Handler::LdTags: handle_modelled<isa::LdTags>(*d, typed, p); break;
+    case Handler::MatmulSparse: handle_modelled<isa::MatmulSparse>(*d, typed, p); break;
     case Handler::ConvLutLoad: handle_not_modelled(*d, p); break;
     case Handler::None: break;
   }

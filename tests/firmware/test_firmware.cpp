@@ -40,12 +40,12 @@ TEST(Firmware, SelfNamesBelongToTheHandlers) {
   EXPECT_EQ(prepared(G::MARIANA, sparse_base(G::MARIANA)).self_name, "S: MatmulSparse");
   EXPECT_EQ(prepared(G::MARIANA, load_seed_base(G::MARIANA)).self_name, "S: PeManageSeed(LOAD)");
   EXPECT_EQ(prepared(G::MARIANA, save_seed_base(G::MARIANA)).self_name, "S: PeManageSeed(SAVE)");
-  // A handler that is not modelled names itself, then rejects the instruction.
+  // MatmulSparse lowers to one sparse matmul micro-op (D-SPARSE-SELECT).
   const fw::Prepared sparse = prepared(G::MARIANA, sparse_base(G::MARIANA));
-  ASSERT_TRUE(sparse.fault.has_value());
-  EXPECT_EQ(sparse.fault->rule, "seq.not_modelled");
-  EXPECT_NE(sparse.fault->message.find("(S: MatmulSparse)"), std::string::npos) << sparse.fault->message;
-  EXPECT_TRUE(sparse.ops.empty());
+  EXPECT_FALSE(sparse.fault.has_value()) << sparse.fault->describe();
+  ASSERT_EQ(sparse.ops.size(), 1u);
+  EXPECT_EQ(sparse.ops[0].sparse, pe::SparseRole::Matmul);
+  EXPECT_EQ(sparse.ops[0].kind, pe::MicroOpKind::Matmul);
   // MatmulMX lowers to one MX matmul micro-op.
   const fw::Prepared mx = prepared(G::MARIANA, mx_mm_base(G::MARIANA));
   EXPECT_FALSE(mx.fault.has_value()) << mx.fault->describe();

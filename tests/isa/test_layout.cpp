@@ -42,9 +42,9 @@ TEST(Layout, MaverickS3LwEveryField) {
                 {{"header", 0, 4}, {"events", 4, 8}, {"reserved0", 12, 4}, {"src_mem_pattern", 16, 16},
                  {"in_dtype", 32, 1}, {"fp32_mode", 33, 1}, {"num_active_rows", 34, 1}, {"num_active_cols", 35, 1},
                  {"tile_size", 36, 1}, {"tile_sel", 37, 1}, {"flags", 38, 1}, {"perf_mode", 39, 1},
-                 {"reserved1", 40, 24}});
+                 {"tag_weight_mode", 40, 1}, {"reserved1", 41, 23}});  // tag_weight_mode: D-LAYOUT-TAG-WEIGHT
   expect_absent(G::MAVERICK, StructKind::S3_LW, {"row_grp", "col_grp", "out_dtype", "psum_accumulate_flags"});
-  EXPECT_EQ(layout_of(G::MAVERICK, StructKind::S3_LW).fields.size(), 13u);
+  EXPECT_EQ(layout_of(G::MAVERICK, StructKind::S3_LW).fields.size(), 14u);
 }
 
 TEST(Layout, MaverickS3d3MmEveryField) {
@@ -307,7 +307,7 @@ TEST(Layout, TypedMaverickLdweightsDecodesSameValues) {
   s.tile_sel = 0x01;
   s.flags = 0x20;  // load_order (bit 5)
   s.perf_mode = 0x2;
-  s.reserved1[23] = 0x5A;
+  s.reserved1[22] = 0x5A;
   const Decoded d = decode(G::MAVERICK, bytes_of(s));
   EXPECT_EQ(d.get("in_dtype"), 0xE);
   EXPECT_EQ(d.get("num_active_rows"), 5);

@@ -86,7 +86,7 @@ TEST(RuleTable, EverySeqRuleHasANumberInTheSeqRange) {
   std::set<std::string> ids;
   for (const char* path : {PEVP_SEQ_CPP, PEVP_PE_ARRAY_CPP, PEVP_FIRMWARE_CPP})
     for (const auto& id : literals(path, "\"(seq\\.[a-z0-9_]+)\"")) ids.insert(id);
-  ASSERT_GE(ids.size(), 4u);
+  ASSERT_GE(ids.size(), 3u);  // seq.not_modelled keeps its number though no handler reports it any more
   for (const auto& id : ids) {
     const auto n = isa::rule_number(id);
     EXPECT_TRUE(n >= 0x200 && n < 0x300) << id << " -> " << n;

@@ -217,7 +217,7 @@ bool build_cases() {
 
   // -- reserved.zero: one byte of every reserved span the spec or model names --
   add("ReservedMavLw12", MAV, lw_base, byte_at(12, 1), "reserved.zero", "reserved0");
-  add("ReservedMavLw40", MAV, lw_base, byte_at(40, 0x80), "reserved.zero", "reserved1");
+  add("ReservedMavLw41", MAV, lw_base, byte_at(41, 0x80), "reserved.zero", "reserved1");
   add("ReservedMavLw63", MAV, lw_base, byte_at(63, 1), "reserved.zero", "reserved1");
   add("ReservedMavMm41", MAV, mm_base, byte_at(41, 1), "reserved.zero", "reserved1");
   add("ReservedMavMm47", MAV, mm_base, byte_at(47, 1), "reserved.zero", "reserved1");
@@ -529,6 +529,7 @@ bool build_cases() {
   add("XposeRangeCayman", CAY, lw_base, set("transpose_mode", 2), "xpose.range", "transpose_mode");
   add("MmXposeRangeCayman", CAY, mm_base, set("transpose_mode", 0xff), "xpose.range", "transpose_mode");
   add("BgXposeRange", V4, lw_base, set("bg_xpose_mode", 2), "xpose.range", "bg_xpose_mode");
+  add("TagWeightModeRange", ALL, lw_base, set("tag_weight_mode", 2), "ldweights.tag_weight_mode", "tag_weight_mode");
   ok("BgXpose1", V4, lw_base, set("bg_xpose_mode", 1));
   // A transposing matmul writes one PSUM partition per moving element: N <= the partitions.
   ok("MmXposeCayman", CAY, mm_base, set("transpose_mode", 1));

@@ -75,7 +75,7 @@ isa::RawInstruction raw_opcode(std::uint8_t op) {
   return r;
 }
 
-// ---- valid instances of the opcodes the firmware does not model yet ---------------------------------------
+// ---- valid instances of the opcodes whose errors show at execution ------------------------------------------
 void set_tile(isa::Encoder& e, Generation g) {
   if (isa::is_maverick(g)) {
     e.set("tile_size.row", isa::tile_size::R128).set("tile_size.col", isa::tile_size::C128);
@@ -83,11 +83,12 @@ void set_tile(isa::Encoder& e, Generation g) {
     e.set("row_grp", 0xF).set("col_grp", 0xF);
   }
 }
-isa::RawInstruction ldtags(Generation g) {
+// `words` u16 tag words per partition: 32 cover the 128 columns (four tags a word).
+isa::RawInstruction ldtags(Generation g, unsigned words = 32) {
   isa::Encoder e(g, isa::Opcode::LDTAGS);
   e.set("src_mem_pattern.start_addr", 0x800)
       .set("src_mem_pattern.step_elem[0]", 1)
-      .set("src_mem_pattern.num_elem[0]", 32)
+      .set("src_mem_pattern.num_elem[0]", words)
       .set("src_mem_pattern.num_elem[1]", 1)
       .set("src_mem_pattern.num_elem[2]", 1)
       .set("in_dtype", static_cast<int>(Dtype::UINT16))
@@ -111,10 +112,14 @@ isa::RawInstruction matmul_sparse(Generation g) {
       .set("dst_mem_pattern.num_elem[2]", 1)
       .set("in_dtype", static_cast<int>(Dtype::BFLOAT16))
       .set("out_dtype", g == Generation::CAYMAN ? 0 : static_cast<int>(Dtype::FP32))  // v3: 0 = FP32
-      .set("num_active_rows", 128)
-      .set("num_active_cols", 128);
-  if (!isa::is_maverick(g)) e.set("psum_accumulate_flags", pf::SINGLE);
-  set_tile(e, g);
+      .set("num_active_rows", 64)
+      .set("num_active_cols", 64)
+      .set("psum_accumulate_flags", pf::SINGLE);
+  // Tile A of the frame, whose stationary the frame loaded (without tags).
+  if (isa::is_maverick(g))
+    e.set("tile_size.row", isa::tile_size::R64).set("tile_size.col", isa::tile_size::C128);
+  else
+    e.set("row_grp", 0x3).set("col_grp", 0x3);
   return e.bytes();
 }
 isa::RawInstruction conv_lut(Generation g) {
@@ -206,9 +211,11 @@ std::vector<ErrorCase> error_cases() {
                    r[1] = 8;
                    return r;
                  }});
-    v.push_back({G + "NotModelledLdTags", g, "seq.not_modelled", kOpcode, 0x06, none,
-                 [](const Frame& f) { return ldtags(f.g); }, "S: LdTags", true});
-    v.push_back({G + "NotModelledMatmulSparse", g, "seq.not_modelled", kOpcode, 0x07, none,
+    // LdTags and MatmulSparse execute (D-SPARSE-*): 31 tag words do not cover 128 columns, and the frame's tile A
+    // holds a stationary but no tags.
+    v.push_back({G + "LdTagsWordsDoNotCoverTheColumns", g, "exec.pattern_count", kNoCheck, std::nullopt, none,
+                 [](const Frame& f) { return ldtags(f.g, 31); }, "S: LdTags", true});
+    v.push_back({G + "MatmulSparseWithoutTags", g, "exec.sparse_no_tags", kNoCheck, std::nullopt, none,
                  [](const Frame& f) { return matmul_sparse(f.g); }, "S: MatmulSparse", true});
     if (isa::is_v4_plus(g))
       v.push_back({G + "NotModelledConvLutLoad", g, "seq.not_modelled", kOpcode, 0xE4, none,

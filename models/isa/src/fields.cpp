@@ -42,9 +42,9 @@ StructLayout cayman_lw() {
               {PEVP_HEAD(S), PEVP_RES(S, reserved0), PEVP_F(S, src_mem_pattern, Tensor3D, Unsigned),
                PEVP_SCALAR(S, in_dtype, Dtype), PEVP_SCALAR(S, fp32_mode, Fp32Mode),
                PEVP_SCALAR(S, transpose_mode, Bool), PEVP_SCALAR(S, perf_opt, PerfOpt),
-               PEVP_RES(S, reserved1), PEVP_SCALAR(S, num_active_rows, Unsigned),
-               PEVP_SCALAR(S, num_active_cols, Unsigned), PEVP_RES(S, reserved2),
-               PEVP_SCALAR(S, row_grp, GroupMask), PEVP_SCALAR(S, col_grp, GroupMask),
+               PEVP_SCALAR(S, tag_weight_mode, Unsigned), PEVP_RES(S, reserved1),
+               PEVP_SCALAR(S, num_active_rows, Unsigned), PEVP_SCALAR(S, num_active_cols, Unsigned),
+               PEVP_RES(S, reserved2), PEVP_SCALAR(S, row_grp, GroupMask), PEVP_SCALAR(S, col_grp, GroupMask),
                PEVP_RES(S, reserved3)});
 }
 StructLayout cayman_mm() {
@@ -66,7 +66,7 @@ StructLayout mariana_lw() {
               {PEVP_HEAD(S), PEVP_SCALAR(S, bg_xpose_mode, Bool), PEVP_RES(S, reserved0),
                PEVP_F(S, src_mem_pattern, MemPattern3D, Unsigned), PEVP_SCALAR(S, in_dtype, Dtype),
                PEVP_SCALAR(S, fp32_mode, Fp32Mode), PEVP_RES(S, reserved1),
-               PEVP_SCALAR(S, perf_opt, PerfOpt), PEVP_RES(S, reserved2),
+               PEVP_SCALAR(S, perf_opt, PerfOpt), PEVP_SCALAR(S, tag_weight_mode, Unsigned), PEVP_RES(S, reserved2),
                PEVP_SCALAR(S, num_active_rows, Unsigned), PEVP_SCALAR(S, num_active_cols, Unsigned),
                PEVP_RES(S, reserved3), PEVP_SCALAR(S, row_grp, GroupMask),
                PEVP_SCALAR(S, col_grp, GroupMask), PEVP_RES(S, reserved4),
@@ -94,7 +94,7 @@ StructLayout maverick_lw() {
                PEVP_SCALAR(S, num_active_rows, Unsigned), PEVP_SCALAR(S, num_active_cols, Unsigned),
                PEVP_F(S, tile_size, TileSize, Unsigned), PEVP_F(S, tile_sel, TileSel, Unsigned),
                PEVP_F(S, flags, LdWeightFlags, Unsigned), PEVP_SCALAR(S, perf_mode, MxPerfMode),
-               PEVP_RES(S, reserved1)});
+               PEVP_SCALAR(S, tag_weight_mode, Unsigned), PEVP_RES(S, reserved1)});
 }
 StructLayout maverick_mm() {
   using S = maverick::S3D3_MM;

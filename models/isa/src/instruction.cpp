@@ -21,7 +21,7 @@ enum Scalar : unsigned {
   kSeedMode, kScalarMode, kLoadOrder, kPerfOpt, kPerfMode, kPsumFlags, kAccumulateFlag, kZeroRegion,
   kForceTagBits, kRegAddr, kImmValue, kMode, kIdentityDtype, kLutDtype, kWaitMode, kWaitSem, kWaitValue,
   kUpdateMode, kUpdateSem, kUpdateValue, kInstWordLen, kRowGrp, kColGrp, kTileRow, kTileCol, kRowSel, kColSel,
-  kNumScalars
+  kTagWeightMode, kNumScalars
 };
 constexpr std::array<std::string_view, kNumScalars> kScalarPaths = {
     "in_dtype", "fp32_mode", "out_dtype", "num_active_rows", "num_active_cols", "transpose_mode", "flags.xpose_mode",
@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, kNumScalars> kScalarPaths = {
     "psum_accumulate_flags", "flags.accumulate_flag", "psum_zero_region", "force_tag_bits", "reg_addr", "imm_value",
     "mode", "identity_dtype", "lut_dtype", "events.wait_mode", "events.wait_sem", "events.wait_value",
     "events.update_mode", "events.update_sem", "events.update_value", "header.inst_word_len", "row_grp", "col_grp",
-    "tile_size.row", "tile_size.col", "tile_sel.row_sel", "tile_sel.col_sel"};
+    "tile_size.row", "tile_size.col", "tile_sel.row_sel", "tile_sel.col_sel", "tag_weight_mode"};
 
 enum PatternName : unsigned { kSrc, kDst, kIdentity, kSrcSeed, kDstSeed, kNumPatterns };
 constexpr std::array<std::string_view, kNumPatterns> kPatternNames = {
@@ -200,6 +200,7 @@ void typed_into(const Decoded& d, Instruction& out) {
       i.load_order = r.get(kLoadOrder);
       i.perf_opt = r.get(kPerfOpt);
       i.perf_mode = r.get(kPerfMode);
+      i.tag_weight_mode = r.get(kTagWeightMode);
       return;
     }
     case Opcode::MATMUL: {

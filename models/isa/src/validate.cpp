@@ -401,6 +401,30 @@ void check_seed_contract(Rules& r, const I& i) {
   }
 }
 
+// Ldweights tag_weight_mode (spec 9; its byte is D-LAYOUT-TAG-WEIGHT): NONE (0) or TAG_WEIGHT (1), whose {u16 weight,
+// u16 tag} elements need a 16-bit weight dtype and a plain load (no transpose, double_row, MX or seed move).
+void check_tag_weight(Rules& r, const Ldweights& i) {
+  const std::int64_t mode = i.tag_weight_mode;
+  PEVP_REQUIRE(r, mode == 0 || mode == 1, "tag_weight_mode", Rule::kLdweightsTagWeightMode,
+               "tag_weight_mode must be NONE (0) or TAG_WEIGHT (1)");
+  if (mode != 1) return;
+  const std::int64_t dtype = i.in.dtype_raw;
+  PEVP_REQUIRE(r, dtype == ordinal(Dtype::BFLOAT16) || dtype == ordinal(Dtype::FP16), "in_dtype",
+               Rule::kLdweightsTagWeightMode, "TAG_WEIGHT interleaves u16 weights with u16 tags: in_dtype must be "
+                                              "BFLOAT16 or FP16");
+  const char* xpose = i.bg_transpose            ? "bg_xpose_mode"
+                      : r.d.has("transpose_mode") ? "transpose_mode"
+                                                  : "flags.xpose_mode";
+  PEVP_REQUIRE(r, !i.transpose && i.bg_transpose == 0, xpose, Rule::kLdweightsTagWeightMode,
+               "a TAG_WEIGHT load cannot be transposed");
+  PEVP_REQUIRE(r, i.perf_opt != perf_opt::FP8_DOUBLE_ROW, "perf_opt", Rule::kLdweightsTagWeightMode,
+               "a TAG_WEIGHT load cannot be double_row (sparse and double_row do not combine)");
+  PEVP_REQUIRE(r, i.src.member != PatternMember::MxTensorV2, "src_mem_pattern.start_addr",
+               Rule::kLdweightsTagWeightMode, "a TAG_WEIGHT load cannot have an MX source");
+  PEVP_REQUIRE(r, i.seed_mode == 0, "flags.seed_mode", Rule::kLdweightsTagWeightMode,
+               "a TAG_WEIGHT load cannot be a seed micro-op");
+}
+
 // Ldweights and Matmul: the dense pair (and, on MAVERICK, the MX and seed forms).
 template <class I>
 void check_dense(Rules& r, const I& i) {
@@ -414,6 +438,7 @@ void check_dense(Rules& r, const I& i) {
   PEVP_REQUIRE(r, i.transpose_raw <= 1, "transpose_mode", Rule::kXposeRange, "transpose_mode must be 0 or 1");
   PEVP_REQUIRE(r, i.bg_transpose <= 1, "bg_xpose_mode", Rule::kXposeRange, "bg_xpose_mode must be 0 or 1");
   check_seed_contract(r, i);
+  if constexpr (std::is_same_v<I, Ldweights>) check_tag_weight(r, i);
   if constexpr (std::is_same_v<I, Matmul>) {
     check_out_dtype(r, i.out_dtype);
     check_psum_group(r, i.psum);

@@ -153,6 +153,35 @@ ExecResult plan_source(const isa::AccessPattern& pat, const char* name, const Re
   return plan_access(pat, name, r, partitions, elem_bytes, a);
 }
 
+// A MatmulSparse source (TENSOR4D): dimensions 0-2 walk one fmap's N elements, dimension 3 the fmaps, fmap f starting
+// step_elem[3] x f elements after the start inside the same partition. The plan lists each partition's elements
+// fmap-major (fmap f's N elements at f x N), so a decode gives [k][fmaps][N].
+ExecResult plan_fmaps(const isa::AccessPattern& pat, const Region& r, std::size_t partitions, std::size_t elem_bytes,
+                      Access& a) {
+  if (pat.member != isa::PatternMember::Tensor3D || pat.dims != isa::kMaxPatternDims)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern: a sparse matmul's source is a TENSOR4D pattern "
+                                                   "(the 4th dimension the fmaps)");
+  isa::AccessPattern one = pat;
+  one.dims = isa::kMaxPatternDims - 1;
+  one.num[3] = 0;
+  one.step[3] = 0;
+  if (auto e = plan_access(one, "src_mem_pattern", r, partitions, elem_bytes, a); !e.ok) return e;
+  const std::size_t n = a.plan.offsets.size(), fmaps = static_cast<std::size_t>(pat.num[3]);
+  const std::int64_t shift = std::int64_t{pat.step[3]} * static_cast<std::int64_t>(elem_bytes);
+  for (std::size_t f = 1; f < fmaps; ++f)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t off = static_cast<std::int64_t>(a.plan.offsets[i]) + shift * static_cast<std::int64_t>(f);
+      if (off < 0 || off + static_cast<std::int64_t>(elem_bytes) > static_cast<std::int64_t>(r.partition_bytes))
+        return ExecResult::error("exec.pattern_partition_bounds",
+                                 "src_mem_pattern: fmap " + std::to_string(f) + " element " + std::to_string(i) +
+                                     " at partition byte offset " + std::to_string(off) + " leaves the " +
+                                     std::to_string(r.partition_bytes) + "-byte " + r.what + " partition");
+      a.plan.offsets.push_back(static_cast<std::size_t>(off));
+    }
+  a.plan.contiguous = contiguous_run(a.plan, 0, a.plan.offsets.size(), elem_bytes);
+  return check_buffer_end(a, partitions, r, elem_bytes, "src_mem_pattern");
+}
+
 // Decodes `partitions` x in_part.size() elements of type t into dst (partition-major): straight from the buffer
 // when each partition's elements are one contiguous row, else through `row` (one partition's elements packed).
 bool decode_access(const OperandType& t, const std::uint8_t* buf, const Access& a, std::size_t partitions,
@@ -210,6 +239,9 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t, std
                                                   ": QUAD_ROW / OCT_ROW pump MX sources only");
   }
   const Unmodelled& u = op.unmodelled;
+  if (u.seed_mode != 0 && op.sparse != SparseRole::None)
+    return ExecResult::error("exec.sparse_mix", "flags.seed_mode = " + std::to_string(u.seed_mode) +
+                                                    ": a sparse matmul is no seed micro-op");
   if (u.seed_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(u.seed_mode) +
                                                       ": MAVERICK's load/save-seed micro-op moves a stochastic-"
@@ -438,6 +470,7 @@ const Stationary* ArrayExecutor::stationary(const isa::TileRect& tile) const {
 
 void ArrayExecutor::reset() {
   stationaries_.clear();
+  tags_.clear();
   staged_identity_.reset();
   open_.fill(false);
   stats_ = {};
@@ -510,10 +543,145 @@ ExecResult ArrayExecutor::ldweights_mx(const MicroOp& op, const OperandType& t, 
   return ExecResult::success();
 }
 
+void ArrayExecutor::install_tags(TagTile t) {
+  std::vector<TagTile> kept;
+  for (auto& o : tags_)
+    if (!o.tile.overlaps(t.tile)) kept.push_back(std::move(o));
+  kept.push_back(std::move(t));
+  tags_ = std::move(kept);
+}
+
+const TagTile* ArrayExecutor::tags(const isa::TileRect& tile) const {
+  for (const auto& t : tags_)
+    if (t.tile == tile) return &t;
+  return nullptr;
+}
+
+ExecResult ArrayExecutor::load_tags(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  if (op.kind != MicroOpKind::WeightLoad)
+    return ExecResult::error("exec.opcode", "opcode = " + hex(op.opcode_byte) + ": a tag load is a weight_load "
+                                                                                "micro-op, got " + name(op.kind));
+  constexpr std::size_t kWordBytes = sizeof(std::uint16_t);
+  if (op.in_dtype != isa::Dtype::UINT16)
+    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) +
+                                                  ": LdTags reads UINT16 words of four 4-bit tags");
+  if (!valid_force_tag_bits(op.force_tag_bits))
+    return ExecResult::error("exec.sparse_tag", "force_tag_bits = " + std::to_string(op.force_tag_bits) +
+                                                    ": must be 0x0, 0x4, 0x8 or 0xC (a row group in tag bits 2-3)");
+  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  const std::size_t k = op.k, m = op.m, words = tag_words(m);
+  if (op.src.elements() != words)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(op.src.elements()) +
+                                                       " u16 tag words per partition; num_active_cols (M) = " +
+                                                       std::to_string(m) + " takes ceil(M / 4) = " +
+                                                       std::to_string(words));
+  Access acc;
+  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, kWordBytes, acc); !r.ok)
+    return r;
+  TagTile tt{op.tile, k, m, std::vector<std::uint8_t>(k * m)};
+  std::vector<std::uint16_t> row(words);
+  for (std::size_t p = 0; p < k; ++p) {
+    for (std::size_t w = 0; w < words; ++w) std::memcpy(&row[w], sbuf + acc.at(p, w), kWordBytes);
+    unpack_tag_row(row.data(), m, op.force_tag_bits, &tt.tags[p * m]);
+  }
+  install_tags(std::move(tt));
+  stats_ = {};
+  stats_.kind = MicroOpKind::WeightLoad;
+  stats_.tile = op.tile;
+  stats_.k = k;
+  stats_.m = m;
+  stats_.elements_loaded = k * m;
+  return ExecResult::success();
+}
+
+ExecResult ArrayExecutor::ldweights_tagged(const MicroOp& op, const OperandType& t, const std::uint8_t* sbuf,
+                                           std::size_t sbuf_bytes) {
+  if (op.mx || op.double_row || op.transpose)
+    return ExecResult::error("exec.sparse_mix", std::string("tag_weight_mode = TAG_WEIGHT: a tagged load cannot be ") +
+                                                    (op.mx ? "an MX source" : op.double_row ? "double_row (perf_opt)"
+                                                                                            : "transposed"));
+  constexpr std::size_t kHalf = sizeof(std::uint16_t), kElement = 2 * kHalf;
+  if (operand_bytes(t.dtype) != kHalf)
+    return ExecResult::error("exec.in_dtype", "in_dtype = " + std::to_string(op.in_dtype_raw) +
+                                                  ": tag_weight_mode TAG_WEIGHT interleaves u16 weights (BFLOAT16 "
+                                                  "or FP16) with their u16 tags");
+  if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
+  const std::size_t k = op.k, m = op.m;
+  if (op.src.elements() != m)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(op.src.elements()) +
+                                                       " {weight, tag} elements per partition, num_active_cols (M) = " +
+                                                       std::to_string(m));
+  Access acc;
+  if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, kElement, sbuf, acc); !r.ok)
+    return r;
+  Stationary s;
+  s.tile = op.tile;
+  s.k = k;
+  s.m = m;
+  s.type = t;
+  s.values.resize(k * m);
+  TagTile tt{op.tile, k, m, std::vector<std::uint8_t>(k * m)};
+  for (std::size_t p = 0; p < k; ++p)
+    for (std::size_t j = 0; j < m; ++j) {
+      std::uint16_t half[2];  // {weight, tag}: the weight at the lower address
+      std::memcpy(half, sbuf + acc.at(p, j), kElement);
+      if (half[1] >= kTagLimit)
+        return ExecResult::error("exec.sparse_tag", "src_mem_pattern: partition " + std::to_string(p) + " element " +
+                                                        std::to_string(j) + " carries tag " + hex(half[1]) +
+                                                        "; a tag is 4 bits (0..15)");
+      decode_operands(t, reinterpret_cast<const std::uint8_t*>(&half[0]), 1, &s.values[p * m + j]);
+      tt.tags[p * m + j] = static_cast<std::uint8_t>(half[1]);
+    }
+  // The column order and an early stop apply to the tags as to their weights.
+  if (op.reverse_columns)
+    for (std::size_t p = 0; p < k; ++p) std::reverse(tt.tags.begin() + p * m, tt.tags.begin() + (p + 1) * m);
+  if (op.wl_last_active_col) {
+    const std::size_t filled = loaded_columns(static_cast<unsigned>(m), op.tile.col0, *op.wl_last_active_col);
+    for (std::size_t p = 0; p < k; ++p) std::fill(tt.tags.begin() + p * m + filled, tt.tags.begin() + (p + 1) * m, 0);
+  }
+  finish_load(op, s);
+  install(std::move(s));
+  install_tags(std::move(tt));
+  stats_ = {};
+  stats_.kind = MicroOpKind::WeightLoad;
+  stats_.tile = op.tile;
+  stats_.k = k;
+  stats_.m = m;
+  stats_.elements_loaded = k * m;
+  return ExecResult::success();
+}
+
+ExecResult ArrayExecutor::plan_sparse_matmul(const MicroOp& op, const Stationary& st, SparsePlan& plan) const {
+  if (st.mx || st.double_row)
+    return ExecResult::error("exec.sparse_mix", std::string("the tile's stationary was loaded ") +
+                                                    (st.mx ? "MX" : "double_row") +
+                                                    "; a sparse matmul multiplies one weight per PE cell");
+  const TagTile* tt = tags(op.tile);
+  if (!tt)
+    return ExecResult::error("exec.sparse_no_tags", "no tags loaded for the tile (" + tile_text(op.tile) +
+                                                        "): LdTags or an Ldweights with tag_weight_mode TAG_WEIGHT "
+                                                        "comes first");
+  if (tt->k != op.k || tt->m != op.m)
+    return ExecResult::error("exec.sparse_no_tags", "num_active_rows x num_active_cols = " + std::to_string(op.k) +
+                                                        " x " + std::to_string(op.m) + ": the tile's tags are " +
+                                                        std::to_string(tt->k) + " x " + std::to_string(tt->m));
+  const std::int64_t fmaps = op.src.dims == isa::kMaxPatternDims ? op.src.num[3] : 0;
+  if (fmaps < kMinFmaps || fmaps > kMaxFmaps)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern.num_elem[3] = " + std::to_string(fmaps) +
+                                                       ": a sparse matmul sends 2, 3 or 4 fmaps per partition");
+  plan = plan_sparse(op.tile, op.k, op.m, static_cast<std::size_t>(fmaps), tt->tags, geo_);
+  if (!plan.error.empty())
+    return ExecResult::error("exec.sparse_tag", "src_mem_pattern.num_elem[3] = " + std::to_string(fmaps) + ": " +
+                                                    plan.error);
+  return ExecResult::success();
+}
+
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  if (op.sparse == SparseRole::Tags) return load_tags(op, sbuf, sbuf_bytes);
   OperandType t;
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::WeightLoad, t, mx); !r.ok) return r;
+  if (op.sparse == SparseRole::TagWeights) return ldweights_tagged(op, t, sbuf, sbuf_bytes);
   if (mx) return ldweights_mx(op, t, *mx, sbuf, sbuf_bytes);
   if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (op.double_row && op.transpose)
@@ -579,7 +747,8 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::Matmul, t, mx); !r.ok) return r;
   if (op.seed != SeedMove::None) return seed_matmul(op, sbuf, sbuf_bytes, psum, psum_bytes);
-  if (!mx)
+  const bool sparse = op.sparse == SparseRole::Matmul;  // MatmulSparse: a TENSOR4D source (D-SPARSE-SELECT)
+  if (!mx && !sparse)
     if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
   if (auto r = plain_3d(op.dst, "dst_mem_pattern"); !r.ok) return r;
   if (op.double_row && op.transpose)
@@ -592,6 +761,9 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   const Stationary* st = stationary(tile);
   if (!st)
     return ExecResult::error("exec.no_stationary", "no stationary loaded for the tile (" + tile_text(tile) + ")");
+  SparsePlan sparse_plan;
+  if (sparse)
+    if (auto r = plan_sparse_matmul(op, *st, sparse_plan); !r.ok) return r;
   if (st->mx != op.mx)
     return ExecResult::error("exec.mx_mix", std::string("the matmul's source is ") + (op.mx ? "MX" : "dense") +
                                                 ", the tile's stationary was loaded " + (st->mx ? "MX" : "dense"));
@@ -644,7 +816,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     if (src_count % pair != 0)
       return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(src_count) +
                                                          " elements per partition: double_row needs element pairs");
-    n = src_count / pair;
+    n = src_count / (sparse ? sparse_plan.fmaps : pair);
   }
   // The outputs: M rows of N (a transposing matmul: N rows of M, D-EXEC-XPOSE-MM), folded on a c256 tile wider
   // than the partitions (D-EXEC-C256).
@@ -667,9 +839,12 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
                                                             std::to_string(geo_.partitions) + ")");
   const std::size_t eb = operand_bytes(t.dtype);
   Access sa, da;
-  if (!mx)
+  if (sparse) {
+    if (auto r = plan_fmaps(op.src, sbuf_region(geo_, sbuf_bytes), k, eb, sa); !r.ok) return r;
+  } else if (!mx) {
     if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), k, eb, sbuf, sa); !r.ok)
       return r;
+  }
   if (auto r = plan_access(op.dst, "dst_mem_pattern", psum_region(geo_, psum_bytes), out.partitions(), ob, da); !r.ok)
     return r;
   // A transposing matmul's routing: the row of each stationary column's 1 (worked out here, not at every load, so
@@ -787,6 +962,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     const MatmulShape shape{kl, m, n};
     bool direct = !mx && !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
     for (std::size_t h = 0; direct && h < out.halves(); ++h) direct = contiguous_run(da.plan, h * n, n, ob);
+    direct = direct && !sparse;  // a sparse matmul selects its rows per cell: the generic path below
     if (direct) {
       // The moving rows are each one contiguous run and so is every half of the fp32 dst rows (every tiled GEMM):
       // the kernel decodes the moving operand straight from SBUF and adds into PSUM in place (after the zero region
@@ -828,8 +1004,11 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
       if (accumulate && !zero)
         for (std::size_t r = 0; r < m; ++r)
           for (std::size_t i = 0; i < n; ++i) out_[r * n + i] = load_out(r, i);
-      pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out_.data(), shape, accumulate,
-                       threads_);
+      if (sparse)  // moving_ is [k][fmaps][n]
+        sparse_matmul(t.fp32_mode, sparse_plan, st->values.data(), moving_.data(), n, out_.data(), accumulate);
+      else
+        pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out_.data(), shape,
+                         accumulate, threads_);
       zero_region();
       for (std::size_t r = 0; r < m; ++r)
         for (std::size_t i = 0; i < n; ++i) store_out(r, i, out_[r * n + i]);
@@ -949,6 +1128,20 @@ std::string stationary_problem(const Stationary& st, const isa::ArrayGeometry& g
   return "";
 }
 
+std::string tags_problem(const TagTile& t, const isa::ArrayGeometry& geo) {
+  const isa::TileRect& r = t.tile;
+  if (r.rows == 0 || r.cols == 0 || r.row0 + r.rows > geo.pe_rows || r.col0 + r.cols > geo.pe_cols)
+    return "its tile (" + tile_text(r) + ") is not inside the " + std::to_string(geo.pe_rows) + " x " +
+           std::to_string(geo.pe_cols) + " array";
+  if (t.k == 0 || t.m == 0 || t.k > r.rows || t.m > r.cols)
+    return "its K x M = " + std::to_string(t.k) + " x " + std::to_string(t.m) + " does not fit its tile";
+  if (t.tags.size() != t.k * t.m)
+    return std::to_string(t.tags.size()) + " tags for K x M = " + std::to_string(t.k) + " x " + std::to_string(t.m);
+  for (const std::uint8_t tag : t.tags)
+    if (tag >= kTagLimit) return "a tag of " + std::to_string(tag) + " (tags are 4 bits)";
+  return "";
+}
+
 }  // namespace
 
 std::string ArrayExecutor::check(const State& s, isa::Generation gen) const {
@@ -964,6 +1157,12 @@ std::string ArrayExecutor::check(const State& s, isa::Generation gen) const {
   if (s.staged_identity)
     if (std::string why = stationary_problem(*s.staged_identity, geo_, gen); !why.empty())
       return "the staged seed identity: " + why;
+  for (std::size_t i = 0; i < s.tags.size(); ++i) {
+    if (std::string why = tags_problem(s.tags[i], geo_); !why.empty()) return "tag tile " + std::to_string(i) + ": " + why;
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.tags[j].tile.overlaps(s.tags[i].tile))
+        return "tag tiles " + std::to_string(j) + " and " + std::to_string(i) + " overlap";
+  }
   return "";
 }
 
@@ -973,6 +1172,7 @@ void ArrayExecutor::restore(State s) {
   staged_identity_ = std::move(s.staged_identity);
   open_ = s.open;
   stats_ = s.stats;
+  tags_ = std::move(s.tags);
 }
 
 }  // namespace pevp::pe

@@ -212,6 +212,29 @@ pe::Stationary read_stationary(Reader& r, const isa::ArrayGeometry& geo) {
   return s;
 }
 
+// A tile's loaded sparsity tags (pevp/pe_array/sparse.h): the tile, K, M and K x M tag bytes.
+void write_tags(Writer& w, const pe::TagTile& t) {
+  write_tile(w, t.tile);
+  w.u32(static_cast<std::uint32_t>(t.k));
+  w.u32(static_cast<std::uint32_t>(t.m));
+  for (std::uint8_t tag : t.tags) w.u8(tag);
+}
+
+pe::TagTile read_tags(Reader& r, const isa::ArrayGeometry& geo) {
+  pe::TagTile t;
+  t.tile = read_tile(r);
+  const std::size_t at = r.offset();
+  t.k = r.u32("a tag tile's K");
+  t.m = r.u32("a tag tile's M");
+  if (t.k > geo.pe_rows || t.m > geo.pe_cols || t.k * t.m > r.left())  // before the allocation
+    r.fail("section 'pe_array' at byte " + std::to_string(at) + ": a tag tile of K x M = " + std::to_string(t.k) +
+           " x " + std::to_string(t.m) + " does not fit the " + std::to_string(geo.pe_rows) + " x " +
+           std::to_string(geo.pe_cols) + " array or the section's " + std::to_string(r.left()) + " bytes left");
+  t.tags.resize(t.k * t.m);
+  for (std::uint8_t& tag : t.tags) tag = r.u8("a tag");
+  return t;
+}
+
 void write_array(Writer& w, const pe::PeArray& array) {
   const pe::PeArray::State s = array.state();
   const auto& e = s.exec;
@@ -221,6 +244,8 @@ void write_array(Writer& w, const pe::PeArray& array) {
   for (const auto& st : e.stationaries) write_stationary(w, st);
   w.boolean(e.staged_identity.has_value());
   if (e.staged_identity) write_stationary(w, *e.staged_identity);
+  w.u32(static_cast<std::uint32_t>(e.tags.size()));
+  for (const auto& t : e.tags) write_tags(w, t);
   w.u32(static_cast<std::uint32_t>(e.open.size()));
   for (bool b : e.open) w.boolean(b);
   w.u8(static_cast<std::uint8_t>(e.stats.kind));
@@ -255,6 +280,9 @@ pe::PeArray::State read_array(Reader& r, const isa::ArrayGeometry& geo) {
   const std::size_t n_st = r.count("the stationary count", std::size_t{geo.pe_rows} * geo.pe_cols, 24);
   for (std::size_t i = 0; i < n_st; ++i) e.stationaries.push_back(read_stationary(r, geo));
   if (r.boolean("the staged identity flag")) e.staged_identity = read_stationary(r, geo);
+  // Tag tiles do not overlap either: at most one per PE.
+  const std::size_t n_tags = r.count("the tag tile count", std::size_t{geo.pe_rows} * geo.pe_cols, 24);
+  for (std::size_t i = 0; i < n_tags; ++i) e.tags.push_back(read_tags(r, geo));
   const std::size_t banks_at = r.offset();
   const std::size_t banks = r.count("the PSUM group count", kMaxListed, 1);
   if (banks != e.open.size())

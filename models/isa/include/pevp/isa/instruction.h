@@ -78,6 +78,7 @@ struct Ldweights : Common {
   std::int64_t bg_transpose = 0;  // bg_xpose_mode (v4)
   std::int64_t seed_mode = 0, scalar_mode = 0, load_order = 0;
   std::int64_t perf_opt = 0, perf_mode = 0;
+  std::int64_t tag_weight_mode = 0;  // 1 = TAG_WEIGHT: {u16 weight, u16 tag} elements (spec 9; byte: model)
 };
 
 struct Matmul : Common {

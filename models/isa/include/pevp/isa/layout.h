@@ -103,7 +103,8 @@ struct S3_LW {
   std::uint8_t fp32_mode;        // 33
   std::uint8_t transpose_mode;   // 34
   std::uint8_t perf_opt;         // 35
-  std::uint8_t reserved1[2];     // 36
+  std::uint8_t tag_weight_mode;  // 36 (model: D-LAYOUT-TAG-WEIGHT)
+  std::uint8_t reserved1[1];     // 37
   std::uint8_t num_active_rows;  // 38
   std::uint8_t num_active_cols;  // 39
   std::uint8_t reserved2[4];     // 40
@@ -146,7 +147,8 @@ struct S3_LW {
   std::uint8_t fp32_mode;        // 33
   std::uint8_t reserved1[1];     // 34
   std::uint8_t perf_opt;         // 35
-  std::uint8_t reserved2[2];     // 36
+  std::uint8_t tag_weight_mode;  // 36 (model: D-LAYOUT-TAG-WEIGHT)
+  std::uint8_t reserved2[1];     // 37
   std::uint8_t num_active_rows;  // 38
   std::uint8_t num_active_cols;  // 39
   std::uint8_t reserved3[4];     // 40
@@ -195,7 +197,8 @@ struct S3_LW {
   std::uint8_t tile_sel;         // 37
   std::uint8_t flags;            // 38 LD_WEIGHT_FLAGS
   std::uint8_t perf_mode;        // 39 MX_PERF_MODE
-  std::uint8_t reserved1[24];    // 40 - 63
+  std::uint8_t tag_weight_mode;  // 40 (model: D-LAYOUT-TAG-WEIGHT)
+  std::uint8_t reserved1[23];    // 41 - 63
 };
 struct S3D3_MM {
   Header header;                 // 0
@@ -371,7 +374,8 @@ PEVP_ASSERT_AT(maverick::S3_LW, tile_size, 36);
 PEVP_ASSERT_AT(maverick::S3_LW, tile_sel, 37);
 PEVP_ASSERT_AT(maverick::S3_LW, flags, 38);
 PEVP_ASSERT_AT(maverick::S3_LW, perf_mode, 39);
-PEVP_ASSERT_AT(maverick::S3_LW, reserved1, 40);
+PEVP_ASSERT_AT(maverick::S3_LW, tag_weight_mode, 40);  // model (D-LAYOUT-TAG-WEIGHT)
+PEVP_ASSERT_AT(maverick::S3_LW, reserved1, 41);
 
 // MAVERICK S3D3_MM, every field (spec 4); one byte looser than S3_LW.
 PEVP_ASSERT_SIZE(maverick::S3D3_MM, 64);

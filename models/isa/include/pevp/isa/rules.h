@@ -77,6 +77,7 @@ namespace pevp::isa {
   X(kLdtagsForceTagBits, 0x038, "ldtags.force_tag_bits") \
   X(kConvlutLutDtype, 0x039, "convlut.lut_dtype") \
   X(kMmXposeFreeSize, 0x03A, "mm.xpose_free_size") \
+  X(kLdweightsTagWeightMode, 0x03B, "ldweights.tag_weight_mode") \
   X(kExecOpcode, 0x100, "exec.opcode") \
   X(kExecInvalid, 0x101, "exec.invalid") \
   X(kExecInDtype, 0x102, "exec.in_dtype") \
@@ -103,6 +104,9 @@ namespace pevp::isa {
   X(kExecSeedIdentity, 0x117, "exec.seed_identity") \
   X(kExecMxMix, 0x118, "exec.mx_mix") \
   X(kExecMxScales, 0x119, "exec.mx_scales") \
+  X(kExecSparseTag, 0x11B, "exec.sparse_tag") \
+  X(kExecSparseNoTags, 0x11C, "exec.sparse_no_tags") \
+  X(kExecSparseMix, 0x11D, "exec.sparse_mix") \
   X(kSeqNotModelled, 0x200, "seq.not_modelled") \
   X(kSeqSemaphoreUnderflow, 0x201, "seq.semaphore_underflow") \
   X(kSeqSemaphoreOverflow, 0x202, "seq.semaphore_overflow") \

@@ -21,6 +21,7 @@
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/micro_op.h"
 #include "pevp/pe_array/mx.h"
+#include "pevp/pe_array/sparse.h"
 
 namespace pevp::pe {
 
@@ -93,6 +94,8 @@ class ArrayExecutor {
   // The stationary loaded for exactly `tile`, or null.
   const Stationary* stationary(const isa::TileRect& tile) const;
   std::size_t stationary_count() const { return stationaries_.size(); }
+  // The tags loaded for exactly `tile` (LdTags, or Ldweights tag_weight_mode), or null.
+  const TagTile* tags(const isa::TileRect& tile) const;
   bool group_open(unsigned bank) const { return bank < kBanks && open_[bank]; }
   // Forget every stationary, close every group and put the seeds back to their reset values (a reset of the array).
   void reset();
@@ -106,8 +109,9 @@ class ArrayExecutor {
     std::optional<Stationary> staged_identity;
     std::array<bool, kBanks> open{};
     ExecStats stats;
+    std::vector<TagTile> tags;  // per tile, non-overlapping (a tag load replaces what it overlaps)
   };
-  State state() const { return {seeds_, stationaries_, staged_identity_, open_, stats_}; }
+  State state() const { return {seeds_, stationaries_, staged_identity_, open_, stats_, tags_}; }
   // Why `s` cannot be this executor's state, or "": the seed count of the geometry; each stationary on a tile
   // inside the array, of a dense operand type of `gen`, with k x m values (k at most two per PE row of the array, m
   // at most one per column); no two stationaries overlapping (a load replaces what it overlaps).
@@ -116,6 +120,14 @@ class ArrayExecutor {
 
  private:
   void install(Stationary s);
+  void install_tags(TagTile t);
+  // LdTags: ceil(M / 4) u16 words per partition, unpacked per sparse.h (D-SPARSE-TAGS).
+  ExecResult load_tags(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
+  // Ldweights tag_weight_mode TAG_WEIGHT: M {u16 weight, u16 tag} elements per partition, a stationary and its tags.
+  ExecResult ldweights_tagged(const MicroOp& op, const OperandType& t, const std::uint8_t* sbuf,
+                              std::size_t sbuf_bytes);
+  // MatmulSparse's checks of the tile's stationary and tags, and its plan (D-SPARSE-SELECT, D-SPARSE-ORDER).
+  ExecResult plan_sparse_matmul(const MicroOp& op, const Stationary& st, SparsePlan& plan) const;
   // A load's last steps, dense or MX: the column order (FIRST_COL_FIRST) and an early stop (wl_last_active_col).
   void finish_load(const MicroOp& op, Stationary& s);
   ExecResult ldweights_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx, const std::uint8_t* sbuf,
@@ -136,6 +148,7 @@ class ArrayExecutor {
   Bf16Rounding rounding_ = Bf16Rounding::NearestEven;
   std::vector<std::uint32_t> seeds_;
   std::vector<Stationary> stationaries_;
+  std::vector<TagTile> tags_;
   // A seed LdWeight's identity, staged until its seed Matmul: installed as the tile's stationary only when the move
   // succeeds, so a PeManageSeed that faults leaves the array as it was (its two micro-ops act as one).
   std::optional<Stationary> staged_identity_;

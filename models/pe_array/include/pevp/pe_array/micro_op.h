@@ -48,6 +48,9 @@ struct Unmodelled {
   std::int64_t scalar_mode = 0;  // flags.scalar_mode
 };
 
+// What a micro-op does for structured sparsity (pevp/pe_array/sparse.h).
+enum class SparseRole : std::uint8_t { None, Tags, TagWeights, Matmul };
+
 // What a seed micro-op moves (PeManageSeed, spec 000 section 5.1; flags.seed_mode on v4): the 2048 PSUM
 // stochastic-rounding seeds in from SBUF (Load) or out to PSUM (Save), through the identity stationary.
 enum class SeedMove : std::uint8_t { None, Load, Save };
@@ -105,6 +108,11 @@ struct MicroOp {
   // PeRegWrite.
   std::uint32_t reg_addr = 0;
   std::uint32_t imm_value = 0;
+  // Structured sparsity (spec 000 section 9, pevp/pe_array/sparse.h): a WeightLoad of tags (LdTags: src holds the
+  // packed u16 tag words, force_tag_bits OR'd into each) or of {u16 weight, u16 tag} elements (Ldweights
+  // tag_weight_mode TAG_WEIGHT), or a sparse Matmul (MatmulSparse: src is TENSOR4D, num[3] the fmaps per partition).
+  SparseRole sparse = SparseRole::None;
+  std::uint8_t force_tag_bits = 0;
 };
 
 }  // namespace pevp::pe
