@@ -25,7 +25,7 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
   config.mode = platform::SimMode::Timing;
   const std::vector<StreamResult> results = platform::measure_streams(config, platform::calibration_table_streams());
   ASSERT_EQ(results.size(), platform::calibration_table_streams().size());
-  double bf16_512 = 0, dr_512 = 0, quad_512 = 0, oct_512 = 0;
+  double bf16_512 = 0, dr_512 = 0, quad_512 = 0, oct_512 = 0, sparse4_512 = 0;
   for (const StreamResult& r : results) {
     SCOPED_TRACE(r.spec.name);
     const unsigned n = r.spec.n;
@@ -48,6 +48,11 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
       EXPECT_DOUBLE_EQ(r.interval, interval);
       EXPECT_DOUBLE_EQ(r.macs_per_cycle, rows * 128 * n / interval);
       if (n == 512) (rows == 512 ? quad_512 : oct_512) = r.macs_per_cycle;
+    } else if (r.spec.fmaps) {
+      // D-SPARSE-TIMING: F fmaps per partition stream with each moving column, F dense rows per PE row.
+      EXPECT_DOUBLE_EQ(r.interval, public_mm_interval(n)) << "K = 128 F dense rows in the time of 128";
+      EXPECT_DOUBLE_EQ(r.macs_per_cycle, 128.0 * r.spec.fmaps * 128 * n / public_mm_interval(n));
+      if (n == 512 && r.spec.fmaps == 4) sparse4_512 = r.macs_per_cycle;
     } else if (r.spec.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
       EXPECT_DOUBLE_EQ(r.interval, public_mm_interval(n)) << "K = 256 in the time of 128";
       EXPECT_DOUBLE_EQ(r.macs_per_cycle, 256.0 * 128 * n / public_mm_interval(n));
@@ -78,6 +83,20 @@ TEST(Calibration, TimingOnlyStreamsMatchThePublicFigures) {
   EXPECT_DOUBLE_EQ(dr_512, 2 * bf16_512) << "double_row: 2x throughput";
   EXPECT_DOUBLE_EQ(quad_512, 4 * bf16_512) << "MX QUAD_ROW: 4x (v4: 315 MXFP8 = 4 x 79 bf16 TFLOPS)";
   EXPECT_DOUBLE_EQ(oct_512, 8 * bf16_512) << "MX OCT_ROW: 8x";
+  EXPECT_DOUBLE_EQ(sparse4_512, 4 * bf16_512) << "sparse F = 4 (1:4, 2:8, 4:16): 4x (v3: 316 = 4 x 79 TFLOPS)";
+}
+
+// The published sparse figure is NeuronCore-v3's: CAYMAN's F = 4 stream makes four times the dense peak's MACs.
+TEST(Calibration, SparseOnCaymanIsFourTimesTheDensePeak) {
+  platform::VpConfig config = platform::preset(isa::Generation::CAYMAN);
+  config.mode = platform::SimMode::Timing;
+  std::vector<platform::StreamSpec> specs;
+  for (const platform::StreamSpec& s : platform::calibration_table_streams(isa::Generation::CAYMAN))
+    if (s.fmaps == 4 && s.n == 512) specs.push_back(s);
+  ASSERT_EQ(specs.size(), 1u);
+  const std::vector<StreamResult> r = platform::measure_streams(config, specs);
+  EXPECT_DOUBLE_EQ(r.at(0).interval, 512.0);
+  EXPECT_DOUBLE_EQ(r.at(0).macs_per_cycle, 4.0 * 128 * 128) << "2 x 4 x 128 x 128 x 2.4 GHz = 314.6 TFLOPS (316)";
 }
 
 // With data, the same streams take the same time (functional + timing).

@@ -49,6 +49,13 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   s.elem_bytes = static_cast<unsigned>(pe::operand_bytes(op.in_dtype));
   s.fp32 = op.in_dtype == isa::Dtype::FP32 || op.in_dtype == isa::Dtype::FP32R;
   s.pack = op.double_row ? 2 : 1;
+  // Structured sparsity (D-SPARSE-TIMING): a MatmulSparse streams F fmaps per partition with each moving column, F
+  // dense contraction rows per PE row (its MACs count them: the dense-equivalent work); a TAG_WEIGHT load reads a
+  // u16 tag beside each u16 weight; LdTags is a weight load of M one-byte columns (its packed words hold half that).
+  if (op.sparse == pe::SparseRole::Matmul && op.src.dims == isa::kMaxPatternDims)
+    s.pack = static_cast<unsigned>(std::max(op.src.num[3], 1));
+  if (op.sparse == pe::SparseRole::TagWeights) s.elem_bytes *= 2;
+  if (op.sparse == pe::SparseRole::Tags) s.elem_bytes = 1;
   if (const auto mx = op.mx ? pe::mx_packing(op.mx_mode) : std::nullopt) {
     s.elem_bytes = static_cast<unsigned>(pe::mx_word_bytes(op.in_dtype));
     s.pack = mx->rows;

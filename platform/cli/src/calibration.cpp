@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "pevp/isa/encode.h"
 #include "pevp/isa/instruction.h"
@@ -122,6 +123,47 @@ isa::RawInstruction mx_matmul(isa::Generation gen, const StreamSpec& s, unsigned
   return e.bytes();
 }
 
+// A sparse stream's steps (D-SPARSE-TIMING) on the full tile: zero tags (each cell fmap 0 of row group 0's rows, valid
+// on a 128-row tile), then MatmulSparse of F fmaps of N elements each.
+void sparse_tile(isa::Encoder& e, isa::Generation gen) {
+  e.set("num_active_rows", 128).set("num_active_cols", 128);
+  if (isa::is_maverick(gen))
+    e.set("tile_size.row", isa::tile_size::R128).set("tile_size.col", isa::tile_size::C128);
+  else
+    e.set("row_grp", 0xF).set("col_grp", 0xF);
+}
+isa::RawInstruction sparse_tags(isa::Generation gen) {
+  isa::Encoder e(gen, isa::Opcode::LDTAGS);
+  e.set("src_mem_pattern.start_addr", 0x8000)
+      .set("src_mem_pattern.step_elem[0]", 1)
+      .set("src_mem_pattern.num_elem[0]", 128 / 4)
+      .set("src_mem_pattern.num_elem[1]", 1)
+      .set("src_mem_pattern.num_elem[2]", 1)
+      .set("in_dtype", static_cast<int>(isa::Dtype::UINT16));
+  sparse_tile(e, gen);
+  return e.bytes();
+}
+isa::RawInstruction sparse_matmul(isa::Generation gen, const StreamSpec& s, unsigned i) {
+  isa::Encoder e(gen, isa::Opcode::MATMUL_SPARSE);
+  e.set("src_mem_pattern.start_addr", sbuf_offset(i, s.fmaps * s.n * element_bytes(s)))
+      .set("src_mem_pattern.step_elem[0]", 1)
+      .set("src_mem_pattern.num_elem[0]", s.n)
+      .set("src_mem_pattern.num_elem[1]", 1)
+      .set("src_mem_pattern.num_elem[2]", 1)
+      .set("src_mem_pattern.step_elem[3]", s.n)
+      .set("src_mem_pattern.num_elem[3]", s.fmaps)
+      .set("in_dtype", static_cast<int>(s.dtype))
+      .set("dst_mem_pattern.start_addr", kPsumBase + (i % 8) * 2048)
+      .set("dst_mem_pattern.step_elem[0]", 1)
+      .set("dst_mem_pattern.num_elem[0]", s.n)
+      .set("dst_mem_pattern.num_elem[1]", 1)
+      .set("dst_mem_pattern.num_elem[2]", 1)
+      .set("psum_accumulate_flags", isa::psum_flags::SINGLE);
+  if (isa::is_v4_plus(gen)) e.set("flags.accumulate_flag", 0);
+  sparse_tile(e, gen);
+  return e.bytes();
+}
+
 }  // namespace
 
 std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const StreamSpec& s, unsigned pairs,
@@ -141,6 +183,12 @@ std::vector<isa::RawInstruction> calibration_stream(isa::Generation gen, const S
       if (distinct) a.events.update_mode = isa::UpdateMode::SET;
       out.push_back(isa::encode_pe_seed(gen, a));
     }
+    return out;
+  }
+  if (s.fmaps) {
+    out.push_back(isa::encode_ldweights(gen, weights(s, 0)));
+    out.push_back(sparse_tags(gen));
+    for (unsigned i = 0; i < pairs; ++i) out.push_back(sparse_matmul(gen, s, distinct ? i : i % 8));
     return out;
   }
   if (s.mx) {
@@ -231,6 +279,15 @@ std::vector<StreamSpec> calibration_table_streams(isa::Generation gen) {
     for (const std::uint8_t mode : {std::uint8_t{1}, std::uint8_t{2}})
       out.push_back({mode == 1 ? "PeManageSeed LoadSeed" : "PeManageSeed SaveSeed", isa::Dtype::FP32,
                      isa::Fp32Mode::High, isa::kSeedCols, isa::kSeedRows, false, 0, false, mode});
+  // Structured sparsity (every generation): F fmaps per partition, F dense rows per PE row (D-SPARSE-TIMING).
+  for (const auto& [name, fmaps, n] : {std::tuple{"sparse 4:8 (2:4, 1:2) bf16 Matmul, F=2, N=512", 2u, 512u},
+                                        std::tuple{"sparse 4:12 bf16 Matmul, F=3, N=512", 3u, 512u},
+                                        std::tuple{"sparse 4:16 (1:4, 2:8) bf16 Matmul, F=4, N=128", 4u, 128u},
+                                        std::tuple{"sparse 4:16 (1:4, 2:8) bf16 Matmul, F=4, N=512", 4u, 512u}}) {
+    StreamSpec s{name, isa::Dtype::BFLOAT16, isa::Fp32Mode::None, n, 128, false, 0};
+    s.fmaps = fmaps;
+    out.push_back(s);
+  }
   if (isa::is_v4_plus(gen)) {
     // MX fp8 (e4m3fn x4): the row pump of each perf mode (docs/timing.md 4.3, D-MX-TIMING).
     using M = isa::MxPerfMode;
@@ -287,6 +344,9 @@ std::string format_calibration_table(const std::vector<StreamResult>& results, c
         expect = "K = " + num(s.rows()) + " in the time of 128: max(N, 64) = " + num(mm) + ", " +
                  num(s.rows() / 128) + "x bf16 MACs/cycle" +
                  (*s.mx == isa::MxPerfMode::QUAD_ROW ? " (v4: 315 MXFP8 = 4 x 79 bf16 TFLOPS)" : "");
+      } else if (s.fmaps) {
+        expect = "K = " + num(s.rows()) + " dense rows in the time of 128: max(N, 64) = " + num(mm) + ", " +
+                 num(s.fmaps) + "x bf16 MACs/cycle" + (s.fmaps == 4 ? " (v3: up to 316 sparse = 4 x 79 TFLOPS)" : "");
       } else if (s.perf == isa::perf_opt::FP8_DOUBLE_ROW) {
         expect = "K = 256 in the time of 128: max(N, 64) = " + num(mm) + ", 2x bf16 MACs/cycle";
       } else {

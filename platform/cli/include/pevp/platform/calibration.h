@@ -32,10 +32,14 @@ struct StreamSpec {
   std::uint8_t seed = 0;
   // An MX source (dtype an MX dtype) with this MX_PERF_MODE: v4's LdweightsMX / MatmulMX, v5's MXTENSOR_V2 member.
   std::optional<isa::MxPerfMode> mx = std::nullopt;
+  // MatmulSparse with this many fmaps per partition (2..4; 0: dense), after one LdTags and one Ldweights.
+  unsigned fmaps = 0;
 
-  // Logical contraction rows K: 256 for fp8 double_row, 4 or 8 per partition for MX (docs/timing.md 4.1).
+  // Logical contraction rows K: 256 for fp8 double_row, 4 or 8 per partition for MX, F per partition for a sparse
+  // matmul -- its dense-equivalent rows (docs/timing.md 4.1, D-SPARSE-TIMING).
   unsigned rows() const {
     if (mx) return *mx >= isa::MxPerfMode::OCT_ROW ? 1024u : 512u;
+    if (fmaps) return 128u * fmaps;
     return perf == 1 ? 256u : 128u;
   }
 };
