@@ -322,7 +322,8 @@ TEST(SparseMatmul, CellsSharingAnFmapAndFp16) {
   for (std::size_t p = 0; p < k; ++p)
     for (std::size_t c = 0; c < M; ++c) {
       pairs[2 * (p * M + c)] = num::to_fp16(0.25f * static_cast<float>(p % 7 + c));
-      pairs[2 * (p * M + c) + 1] = static_cast<std::uint16_t>((p % kGroupRows == 0 ? 0 : (p / kGroupRows) << 2) | c % F);
+      const unsigned group = p % kGroupRows == 0 ? 0 : p / kGroupRows;  // q = 0: PE row 32 reads row group 0 too
+      pairs[2 * (p * M + c) + 1] = static_cast<std::uint16_t>(group << 2 | c % F);
     }
   rig.mem.put(0, kWeights, u16_bytes(pairs), k);
   rig.mem.put(0, kMoving, u16_bytes(x), k);

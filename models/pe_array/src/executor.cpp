@@ -1158,7 +1158,8 @@ std::string ArrayExecutor::check(const State& s, isa::Generation gen) const {
     if (std::string why = stationary_problem(*s.staged_identity, geo_, gen); !why.empty())
       return "the staged seed identity: " + why;
   for (std::size_t i = 0; i < s.tags.size(); ++i) {
-    if (std::string why = tags_problem(s.tags[i], geo_); !why.empty()) return "tag tile " + std::to_string(i) + ": " + why;
+    if (std::string why = tags_problem(s.tags[i], geo_); !why.empty())
+      return "tag tile " + std::to_string(i) + ": " + why;
     for (std::size_t j = 0; j < i; ++j)
       if (s.tags[j].tile.overlaps(s.tags[i].tile))
         return "tag tiles " + std::to_string(j) + " and " + std::to_string(i) + " overlap";
