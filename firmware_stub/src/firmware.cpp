@@ -154,6 +154,28 @@ pe::MicroOp lower(const isa::MatmulMX& i, isa::Generation gen) {
   return op;
 }
 
+// ConvLutLoad (D-CONVLUT): one weight-load micro-op on the whole array that loads the converter table of lut_dtype
+// from its one-partition source.
+void handle_conv_lut(const isa::Decoded& d, const isa::Instruction& typed, Prepared& p) {
+  if (!d.valid()) {
+    p.fault = from_violation(d.violations.front());
+    return;
+  }
+  const auto& i = std::get<isa::ConvLutLoad>(typed);
+  pe::MicroOp op;
+  op.kind = pe::MicroOpKind::WeightLoad;
+  op.gen = d.gen;
+  op.opcode_byte = i.opcode_byte;
+  op.tile = isa::TileRect{0, d.geo.pe_rows, 0, d.geo.pe_cols};
+  op.k = 1;  // the table is read from one partition
+  op.m = static_cast<unsigned>(i.src.elements());
+  op.src = i.src;
+  op.in_dtype_raw = i.lut_dtype;
+  op.in_dtype = static_cast<isa::Dtype>(i.lut_dtype);
+  op.conv_lut = true;
+  p.ops.push_back(op);
+}
+
 pe::MicroOp lower(const isa::Ldweights& i, isa::Generation gen) {
   pe::MicroOp op = micro_op(pe::MicroOpKind::WeightLoad, gen, i, i.tile);
   op.src = i.src;
@@ -280,18 +302,6 @@ void handle_pe_seed(const isa::Decoded& d, const isa::Instruction& typed, Prepar
   p.ops = {lw, mm};
 }
 
-// A handler the model does not implement yet: it names itself, then rejects
-// the instruction (never skips it silently).
-void handle_not_modelled(const isa::Decoded& d, Prepared& p) {
-  if (!d.valid()) {
-    p.fault = from_violation(d.violations.front());
-    return;
-  }
-  p.fault = Fault{"seq.not_modelled", "header.opcode", d.opcode_byte,
-                  std::string(isa::name(*d.opcode)) + " (" + p.self_name +
-                      ") is not modelled yet; the instruction is rejected"};
-}
-
 }  // namespace
 
 Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
@@ -318,7 +328,7 @@ Prepared prepare(std::shared_ptr<const isa::Decoded> d) {
     case Handler::MatmulMX: handle_modelled<isa::MatmulMX>(*d, typed, p); break;
     case Handler::LdTags: handle_modelled<isa::LdTags>(*d, typed, p); break;
     case Handler::MatmulSparse: handle_modelled<isa::MatmulSparse>(*d, typed, p); break;
-    case Handler::ConvLutLoad: handle_not_modelled(*d, p); break;
+    case Handler::ConvLutLoad: handle_conv_lut(*d, typed, p); break;
     case Handler::None: break;
   }
   p.decoded = std::move(d);

@@ -452,6 +452,10 @@ TEST(MxErrors, MicroOpsBuiltByHand) {
   r = rig.ex.ldweights(bad, rig.mem.sbuf.data(), rig.mem.sbuf.size());
   EXPECT_EQ(r.rule, "exec.mx_mix") << r.describe();
   bad = op;
+  bad.fp32_mode = Fp32Mode::Low_High;
+  r = rig.ex.ldweights(bad, rig.mem.sbuf.data(), rig.mem.sbuf.size());
+  EXPECT_EQ(r.rule, "exec.mx_mix") << r.describe();
+  bad = op;
   bad.double_row = true;
   r = rig.ex.ldweights(bad, rig.mem.sbuf.data(), rig.mem.sbuf.size());
   EXPECT_EQ(r.rule, "exec.mx_mix") << r.describe();

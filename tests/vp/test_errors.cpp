@@ -218,7 +218,8 @@ std::vector<ErrorCase> error_cases() {
     v.push_back({G + "MatmulSparseWithoutTags", g, "exec.sparse_no_tags", kNoCheck, std::nullopt, none,
                  [](const Frame& f) { return matmul_sparse(f.g); }, "S: MatmulSparse", true});
     if (isa::is_v4_plus(g))
-      v.push_back({G + "NotModelledConvLutLoad", g, "seq.not_modelled", kOpcode, 0xE4, none,
+      // ConvLutLoad executes (D-CONVLUT); a bf16 lut_dtype is valid ISA but has no converter table.
+      v.push_back({G + "ConvLutLoadOfADtypeWithoutATable", g, "exec.convlut", kNoCheck, std::nullopt, none,
                    [](const Frame& f) { return conv_lut(f.g); }, "S: ConvLutLoad", true});
     if (isa::is_v4(g)) {
       // PeManageSeed executes; its identity (what SBUF holds at 0x5000) is checked at run time.

@@ -62,6 +62,7 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
     s.passes = mx->passes();
     s.mx_words = mx->words();
   }
+  if (op.conv_lut) s.elem_bytes = sizeof(float);  // one fp32 value per code (D-CONVLUT)
   s.transpose = op.transpose && op.kind != pe::MicroOpKind::PeRegWrite;
   s.background_transpose = op.background_transpose;
   // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).

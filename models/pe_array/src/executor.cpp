@@ -185,8 +185,14 @@ ExecResult plan_fmaps(const isa::AccessPattern& pat, const Region& r, std::size_
 // Decodes `partitions` x in_part.size() elements of type t into dst (partition-major): straight from the buffer
 // when each partition's elements are one contiguous row, else through `row` (one partition's elements packed).
 bool decode_access(const OperandType& t, const std::uint8_t* buf, const Access& a, std::size_t partitions,
-                   std::vector<std::uint8_t>& row, float* dst) {
+                   std::vector<std::uint8_t>& row, float* dst, const float* table = nullptr) {
   const std::size_t n = a.count(), eb = operand_bytes(t.dtype);
+  if (table) {  // a converter table for the dtype's one-byte codes (D-CONVLUT)
+    if (eb != 1) return false;
+    for (std::size_t p = 0; p < partitions; ++p)
+      for (std::size_t i = 0; i < n; ++i) dst[p * n + i] = table[buf[a.at(p, i)]];
+    return true;
+  }
   row.resize(n * eb);
   for (std::size_t p = 0; p < partitions; ++p) {
     const std::uint8_t* src = nullptr;
@@ -225,6 +231,9 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t, std
     if (!mx)
       return ExecResult::error("exec.mx_mix", "perf_mode = " + std::to_string(op.mx_mode) +
                                                   ": not an MX_PERF_MODE (0..6)");
+    if (op.fp32_mode != isa::Fp32Mode::None)
+      return ExecResult::error("exec.mx_mix", "fp32_mode = " + std::to_string(op.fp32_mode_raw) +
+                                                  ": an MX source has no fp32 mode (None)");
     if (op.double_row || op.transpose || op.seed != SeedMove::None)
       return ExecResult::error("exec.mx_mix", std::string("an MX source cannot be ") +
                                                   (op.double_row ? "double_row (perf_opt)"
@@ -468,7 +477,38 @@ const Stationary* ArrayExecutor::stationary(const isa::TileRect& tile) const {
   return nullptr;
 }
 
+const float* ArrayExecutor::conv_lut(isa::Dtype d) const {
+  const std::size_t slot = conv_lut_slot(d);
+  return slot < conv_luts_.size() && !conv_luts_[slot].empty() ? conv_luts_[slot].data() : nullptr;
+}
+
+ExecResult ArrayExecutor::load_conv_lut(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  if (std::string e = conv_lut_error(op.in_dtype); !e.empty())
+    return ExecResult::error("exec.convlut", "lut_dtype = " + std::to_string(op.in_dtype_raw) + ": " + e);
+  if (auto r = plain_3d(op.src, "src_mem_pattern"); !r.ok) return r;
+  const std::size_t entries = conv_lut_entries(op.in_dtype);
+  if (op.src.elements() != entries)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(op.src.elements()) +
+                                                       " elements, the " + std::string(isa::name(op.in_dtype)) +
+                                                       " converter table has " + std::to_string(entries) +
+                                                       " (one fp32 value per code)");
+  constexpr std::size_t kEntryBytes = sizeof(float);
+  Access a;
+  if (auto r = plan_access(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), 1, kEntryBytes, a); !r.ok)
+    return r;
+  std::vector<float> table(entries);
+  for (std::size_t i = 0; i < entries; ++i) std::memcpy(&table[i], sbuf + a.at(0, i), kEntryBytes);
+  conv_luts_[conv_lut_slot(op.in_dtype)] = std::move(table);
+  stats_ = {};
+  stats_.kind = MicroOpKind::WeightLoad;
+  stats_.tile = op.tile;
+  stats_.m = entries;
+  stats_.elements_loaded = entries;
+  return ExecResult::success();
+}
+
 void ArrayExecutor::reset() {
+  for (auto& t : conv_luts_) t.clear();
   stationaries_.clear();
   tags_.clear();
   staged_identity_.reset();
@@ -498,7 +538,7 @@ ExecResult ArrayExecutor::read_mx(const MicroOp& op, const OperandType& t, const
   mx_words_.resize(k * words * wb);
   for (std::size_t p = 0; p < k; ++p)
     for (std::size_t i = 0; i < words; ++i) std::memcpy(&mx_words_[(p * words + i) * wb], sbuf + a.at(p, i), wb);
-  const MxOperand source{t.gen, t.dtype, mx, k, words, mx_words_.data(), mx_scales_.data()};
+  const MxOperand source{t.gen, t.dtype, mx, k, words, mx_words_.data(), mx_scales_.data(), conv_lut(t.dtype)};
   columns = source.columns();
   dst.resize(source.rows() * columns);
   decode_mx(source, dst.data());
@@ -678,6 +718,7 @@ ExecResult ArrayExecutor::plan_sparse_matmul(const MicroOp& op, const Stationary
 
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
   if (op.sparse == SparseRole::Tags) return load_tags(op, sbuf, sbuf_bytes);
+  if (op.conv_lut && op.kind == MicroOpKind::WeightLoad) return load_conv_lut(op, sbuf, sbuf_bytes);
   OperandType t;
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::WeightLoad, t, mx); !r.ok) return r;
@@ -706,7 +747,7 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), parts, eb, sbuf, acc); !r.ok)
     return r;
   std::vector<float> tilev(parts * per);
-  if (!decode_access(t, sbuf, acc, parts, row_, tilev.data()))
+  if (!decode_access(t, sbuf, acc, parts, row_, tilev.data(), conv_lut(t.dtype)))
     return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
   Stationary s;
   s.tile = tile;
@@ -960,7 +1001,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   } else {
     const std::size_t kl = k * pair;
     const MatmulShape shape{kl, m, n};
-    bool direct = !mx && !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
+    bool direct = !mx && !conv_lut(t.dtype) && !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
     for (std::size_t h = 0; direct && h < out.halves(); ++h) direct = contiguous_run(da.plan, h * n, n, ob);
     direct = direct && !sparse;  // a sparse matmul selects its rows per cell: the generic path below
     if (direct) {
@@ -989,7 +1030,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
       // compute into a scratch tile (both live across instructions: no allocation per matmul once warm), then commit.
       if (!mx) {
         moving_.resize(k * src_count);
-        if (!decode_access(t, sbuf, sa, k, row_, moving_.data()))
+        if (!decode_access(t, sbuf, sa, k, row_, moving_.data(), conv_lut(t.dtype)))
           return ExecResult::error("exec.in_dtype", "in_dtype: cannot decode");
       }
       if (op.double_row) {
@@ -1164,6 +1205,12 @@ std::string ArrayExecutor::check(const State& s, isa::Generation gen) const {
       if (s.tags[j].tile.overlaps(s.tags[i].tile))
         return "tag tiles " + std::to_string(j) + " and " + std::to_string(i) + " overlap";
   }
+  for (std::size_t i = 0; i < s.conv_luts.size(); ++i) {
+    const std::size_t want = conv_lut_entries(conv_lut_dtype(i));
+    if (!s.conv_luts[i].empty() && s.conv_luts[i].size() != want)
+      return "the " + std::string(isa::name(conv_lut_dtype(i))) + " converter table has " +
+             std::to_string(s.conv_luts[i].size()) + " entries, not " + std::to_string(want);
+  }
   return "";
 }
 
@@ -1174,6 +1221,7 @@ void ArrayExecutor::restore(State s) {
   open_ = s.open;
   stats_ = s.stats;
   tags_ = std::move(s.tags);
+  conv_luts_ = std::move(s.conv_luts);
 }
 
 }  // namespace pevp::pe

@@ -74,7 +74,8 @@ std::array<float, 256> value_table(isa::Generation gen, isa::Dtype d) {
 void decode_mx(const MxOperand& op, float* dst) {
   const std::size_t wb = mx_word_bytes(op.dtype);
   const bool nibbles = wb < kMxValuesPerWord;
-  const std::array<float, 256> value = value_table(op.gen, op.dtype);
+  std::array<float, 256> value = value_table(op.gen, op.dtype);
+  if (op.table) std::copy(op.table, op.table + (nibbles ? 16 : 256), value.begin());
   const unsigned per_column = op.packing.words();
   const std::size_t columns = op.columns();
   for (std::size_t p = 0; p < op.k; ++p) {

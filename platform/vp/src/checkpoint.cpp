@@ -256,6 +256,10 @@ void write_array(Writer& w, const pe::PeArray& array) {
   w.u64(e.stats.macs);
   w.u32(e.stats.passes);
   w.u64(e.stats.elements_loaded);
+  for (const auto& table : e.conv_luts) {  // per converter-table slot (pevp/pe_array/conv_lut.h)
+    w.u32(static_cast<std::uint32_t>(table.size()));
+    for (float v : table) w.f32(v);
+  }
   w.u32(static_cast<std::uint32_t>(s.pe_registers.size()));
   for (const auto& p : s.pe_registers) {
     w.u32(p.row0);
@@ -301,6 +305,16 @@ pe::PeArray::State read_array(Reader& r, const isa::ArrayGeometry& geo) {
   e.stats.macs = r.u64("the last MACs");
   e.stats.passes = r.u32("the last passes");
   e.stats.elements_loaded = r.u64("the last elements loaded");
+  for (std::size_t slot = 0; slot < e.conv_luts.size(); ++slot) {
+    const std::size_t at = r.offset(), want = pe::conv_lut_entries(pe::conv_lut_dtype(slot));
+    const std::size_t n = r.count("a converter table's entry count", want, 4);
+    if (n != 0 && n != want)
+      r.fail("section 'pe_array' at byte " + std::to_string(at) + ": a " +
+             std::string(isa::name(pe::conv_lut_dtype(slot))) + " converter table of " + std::to_string(n) +
+             " entries, not " + std::to_string(want));
+    e.conv_luts[slot].resize(n);
+    for (float& v : e.conv_luts[slot]) v = r.f32("a converter table entry");
+  }
   const std::size_t n_regs = r.count("the PE register count", kMaxListed, 16);
   for (std::size_t i = 0; i < n_regs; ++i) {
     pe::PeArray::PeRegister p;

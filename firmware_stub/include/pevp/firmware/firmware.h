@@ -5,10 +5,11 @@
 // firmware's own DEBUG self-name ("S: Ldweights", "XS: MatmulMX") -- checks the
 // instruction and emits micro-ops for the arr_seq sequencer.
 //
-// Handlers modelled: Ldweights, Matmul, PeRegWrite. The others (LdTags,
-// MatmulSparse, PeManageSeed, LdweightsMX, MatmulMX, ConvLutLoad) name
-// themselves and then fault with rule "seq.not_modelled": the instruction is
-// rejected, never silently skipped.
+// Every handler is modelled: Ldweights and Matmul (dense, MX on MAVERICK, the
+// tag_weight_mode load), PeRegWrite, PeManageSeed, LdweightsMX / MatmulMX,
+// LdTags / MatmulSparse, and ConvLutLoad (a model of its own, D-CONVLUT). An
+// invalid instruction faults with its first violation: it is rejected, never
+// silently skipped.
 #pragma once
 
 #include <cstdint>

@@ -104,6 +104,7 @@ namespace pevp::isa {
   X(kExecSeedIdentity, 0x117, "exec.seed_identity") \
   X(kExecMxMix, 0x118, "exec.mx_mix") \
   X(kExecMxScales, 0x119, "exec.mx_scales") \
+  X(kExecConvlut, 0x11A, "exec.convlut") \
   X(kExecSparseTag, 0x11B, "exec.sparse_tag") \
   X(kExecSparseNoTags, 0x11C, "exec.sparse_no_tags") \
   X(kExecSparseMix, 0x11D, "exec.sparse_mix") \

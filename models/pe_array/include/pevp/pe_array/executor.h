@@ -19,6 +19,7 @@
 #include "pevp/isa/geometry.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
+#include "pevp/pe_array/conv_lut.h"
 #include "pevp/pe_array/micro_op.h"
 #include "pevp/pe_array/mx.h"
 #include "pevp/pe_array/sparse.h"
@@ -86,6 +87,7 @@ class ArrayExecutor {
   // Group state per PSUM bank: as many as a one-byte bank mask addresses.
   static constexpr unsigned kBanks = isa::ArrayGeometry::kMaxPsumBanks;
 
+  // A WeightLoad micro-op: a stationary, or (MicroOp::conv_lut) a converter table.
   ExecResult ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
   ExecResult matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
                     std::size_t psum_bytes);
@@ -97,7 +99,10 @@ class ArrayExecutor {
   // The tags loaded for exactly `tile` (LdTags, or Ldweights tag_weight_mode), or null.
   const TagTile* tags(const isa::TileRect& tile) const;
   bool group_open(unsigned bank) const { return bank < kBanks && open_[bank]; }
-  // Forget every stationary, close every group and put the seeds back to their reset values (a reset of the array).
+  // The converter table loaded for `d` (conv_lut_entries(d) fp32 values), or null.
+  const float* conv_lut(isa::Dtype d) const;
+  // Forget every stationary and converter table, close every group and put the seeds back to their reset values (a
+  // reset of the array).
   void reset();
 
   // Everything a later micro-op reads, as plain data, for a VP checkpoint (docs/checkpoint.md): the seeds, the
@@ -110,11 +115,13 @@ class ArrayExecutor {
     std::array<bool, kBanks> open{};
     ExecStats stats;
     std::vector<TagTile> tags;  // per tile, non-overlapping (a tag load replaces what it overlaps)
+    std::array<std::vector<float>, kConvLutDtypes> conv_luts;  // per conv_lut_slot; empty = none loaded
   };
-  State state() const { return {seeds_, stationaries_, staged_identity_, open_, stats_, tags_}; }
+  State state() const { return {seeds_, stationaries_, staged_identity_, open_, stats_, tags_, conv_luts_}; }
   // Why `s` cannot be this executor's state, or "": the seed count of the geometry; each stationary on a tile
   // inside the array, of a dense operand type of `gen`, with k x m values (k at most two per PE row of the array, m
-  // at most one per column); no two stationaries overlapping (a load replaces what it overlaps).
+  // at most one per column); no two stationaries overlapping (a load replaces what it overlaps); each converter
+  // table empty or of its dtype's entry count.
   std::string check(const State& s, isa::Generation gen) const;
   void restore(State s);
 
@@ -128,6 +135,7 @@ class ArrayExecutor {
                               std::size_t sbuf_bytes);
   // MatmulSparse's checks of the tile's stationary and tags, and its plan (D-SPARSE-SELECT, D-SPARSE-ORDER).
   ExecResult plan_sparse_matmul(const MicroOp& op, const Stationary& st, SparsePlan& plan) const;
+  ExecResult load_conv_lut(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes);
   // A load's last steps, dense or MX: the column order (FIRST_COL_FIRST) and an early stop (wl_last_active_col).
   void finish_load(const MicroOp& op, Stationary& s);
   ExecResult ldweights_mx(const MicroOp& op, const OperandType& t, const MxPacking& mx, const std::uint8_t* sbuf,
@@ -160,6 +168,7 @@ class ArrayExecutor {
   std::vector<float> moving_, out_, half_;
   std::vector<std::uint32_t> xposed_;
   std::vector<std::uint8_t> mx_words_, mx_scales_;  // an MX source's gathered words and scales
+  std::array<std::vector<float>, kConvLutDtypes> conv_luts_;  // ConvLutLoad's tables, per conv_lut_slot
 };
 
 }  // namespace pevp::pe

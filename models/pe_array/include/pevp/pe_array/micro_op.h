@@ -99,6 +99,9 @@ struct MicroOp {
   // micro-op carries mx_mode 0; any other value is refused (exec.mx_mix).
   bool mx = false;
   std::int64_t mx_mode = 0;
+  // ConvLutLoad (a WeightLoad micro-op on the whole array): src holds the converter table for in_dtype, the dtype
+  // whose codes it converts (lut_dtype) -- pevp/pe_array/conv_lut.h, D-CONVLUT.
+  bool conv_lut = false;
   PsumGroup psum;              // Matmul
   // A seed matmul (transposing, through the 16 x 16 identity): which way, and over how many PSUM partitions the seeds
   // spread (PeManageSeed's num_active_cols, 128) -- the moving free size of a Save, whose source is the seed state.

@@ -60,6 +60,8 @@ struct MxOperand {
   std::size_t k = 0, words = 0;
   const std::uint8_t* data = nullptr;
   const std::uint8_t* scales = nullptr;
+  // A converter table for the dtype's codes (ConvLutLoad, D-CONVLUT), or null for the format's own decode.
+  const float* table = nullptr;
 
   std::size_t columns() const { return words / packing.words(); }  // words of a column: c * W .. c * W + W - 1
   std::size_t rows() const { return k * packing.rows; }
@@ -67,7 +69,8 @@ struct MxOperand {
 
 // Decodes `op` into dst[rows()][columns()] (row-major): value i of column c's words in partition p lands at row
 // mx_row(p, i), column c. Values are little-endian within a word (fp8: byte i; fp4 / int4: nibble i of the u16, low
-// nibble first) and decode exactly (FP8_EXP4 is e4m3fn on every MX generation); each is multiplied by its group's
+// nibble first) and decode exactly (FP8_EXP4 is e4m3fn on every MX generation; a loaded converter table replaces the
+// decode when `table` is set); each is multiplied by its group's
 // scale 2^(s-127) in fp32, one rounding (exact unless the product leaves fp32's normal range: Inf above, gradual
 // underflow below), and scale 0xFF gives NaN (D-MX-SCALE). mx_word_bytes(dtype) must not be 0 and words must be a
 // multiple of packing.words().

@@ -27,7 +27,7 @@
 // response due, and runs on every bus access to the platform (Platform's bus
 // hook), at each synchronisation and from a method woken at the next response.
 //
-// A fault -- an invalid instruction, an opcode not modelled yet, an execution
+// A fault -- an invalid instruction, an execution
 // error in the array, a semaphore that would under/overflow -- writes the error
 // record (instruction index, opcode, field offset, value, rule number), sets
 // seq_status.error and irq_status.error, and stops the queue. Faults are

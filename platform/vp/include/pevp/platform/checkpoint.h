@@ -49,8 +49,8 @@ class CheckpointError : public std::runtime_error {
 };
 
 // The format version this pe-vp writes and reads.
-// 2: a stationary's MX source; 3: the PE array's sparsity tags per tile.
-inline constexpr std::uint32_t kCheckpointFormatVersion = 3;
+// 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
+inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
 
 // Why `platform` is not at an idle point now ("3 instruction(s) in flight ..."), or "" when it is.
 std::string idle_point_violation(const Platform& platform);
