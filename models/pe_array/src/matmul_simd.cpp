@@ -199,7 +199,7 @@ void Pass(const float* stationary, const Rows& rows, float* dst, size_t ldd, con
   const size_t worth = s.k * s.m * s.n / kMinMacsPerThread;  // threads the work pays for
   size_t team = threads < panels ? threads : panels;
   if (team > worth) team = worth > 0 ? worth : 1;
-  const int team_size = static_cast<int>(team);
+  [[maybe_unused]] const int team_size = static_cast<int>(team);  // read by the OpenMP pragma only
 #ifdef _OPENMP  // built without OpenMP (PEVP_OPENMP=OFF), the panels run on the calling thread
 #pragma omp parallel for num_threads(team_size) schedule(static) if (team_size > 1)
 #endif
