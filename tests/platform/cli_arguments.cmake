@@ -96,6 +96,11 @@ expect_refused("options.tile_n = 1024: must be 1..512 \\(fp32 elements of one 20
                ${PEVP} gemm ${small} --gen CAYMAN --tile-n 1024)
 expect_refused("options.tile_n = 4097: must be 1..4096"
                ${PEVP} gemm ${small} --gen MARIANA --tile-n 4097)
+# Structured sparsity: the published patterns only, bf16 / fp16 only.
+expect_refused("--sparsity '3:4' is not a published N:M pattern; one of 4:16, 4:12, 4:8, 2:8, 2:4, 1:4, 1:2"
+               ${PEVP} gemm ${small} --sparsity 3:4)
+expect_refused("--sparsity 2:4 runs bf16 or fp16 operands \\(a TAG_WEIGHT load's 16-bit weight\\), and --dtype fp32"
+               ${PEVP} gemm ${small} --sparsity 2:4 --dtype fp32)
 
 # Every command's --help names the options every command takes.
 foreach(cmd gemm sweep run asm disasm calibrate demo regs)

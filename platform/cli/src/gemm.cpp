@@ -58,6 +58,20 @@ void print_mx_quantization(std::ostream& out, const host::EncodedOperand& a, con
       << " blocks NaN (a NaN or an infinity in the block)\n";
 }
 
+// What the pruning kept and how the MACs are counted (D-SPARSE-MACS, docs/gemm-tiling.md D-GEMM-SPARSE).
+void print_sparsity(std::ostream& out, const host::SparsePattern& p, const host::EncodedOperand* a) {
+  out << "  sparsity: A pruned " << host::sparsity_name(p) << " along K on the host (the " << p.n
+      << " largest |a| of every " << p.m << ", ties to the lower index)";
+  if (a != nullptr) {
+    const std::size_t kept = static_cast<std::size_t>(std::count(a->sparse_kept.begin(), a->sparse_kept.end(), 1));
+    out << ": " << kept << " of " << a->sparse_kept.size() << " values kept";
+  }
+  out << "; TAG_WEIGHT loads, MATMUL_SPARSE with " << p.fmaps << " fmaps per partition\n"
+      << "            MACs and TFLOPS count dense-equivalent products (M x K x N, as the timing model does; the array "
+      << "makes 1/" << p.fmaps << " of them), so the peak below is " << p.fmaps
+      << "x the dense one and utilisation is against it\n";
+}
+
 // The platform-bus address of an ISA SBUF/PSUM address.
 std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
@@ -308,6 +322,24 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         return 2;
       }
     }
+    if (!cmd.sparsity.empty()) {
+      options.sparsity = host::parse_sparsity(cmd.sparsity);
+      if (!options.sparsity) {
+        err << "pe-vp gemm: --sparsity '" << cmd.sparsity << "' is not a published N:M pattern; one of "
+            << host::kSparsityPatterns << '\n';
+        return 2;
+      }
+      if (mx_type) {
+        err << "pe-vp gemm: --sparsity " << cmd.sparsity << " runs bf16 or fp16 operands, and --dtype " << cmd.dtype
+            << " is MX (there is no MX sparse matmul)\n";
+        return 2;
+      }
+      if (!host::is_sparse_dtype(type.dtype)) {
+        err << "pe-vp gemm: --sparsity " << cmd.sparsity << " runs bf16 or fp16 operands (a TAG_WEIGHT load's "
+            << "16-bit weight), and --dtype " << cmd.dtype << " is " << isa::name(type.dtype) << '\n';
+        return 2;
+      }
+    }
     options.gen = cmd.gen;
     options.dtype = type.dtype;
     options.fp32_mode = type.fp32_mode;
@@ -349,6 +381,10 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       const host::MxLayout layout = host::mx_layout(*options.mx);
       ea = host::encode_mx_operand(a, cmd.gen, options.dtype, layout, plan.k_tile, true);
       eb = host::encode_mx_operand(b, cmd.gen, options.dtype, layout, plan.k_tile, false);
+    } else if (data && options.sparsity) {
+      // A is the stationary side: pruned along its contraction (columns), per row of A = column of the array.
+      ea = host::encode_sparse_operand(a, cmd.gen, options.dtype, *options.sparsity);
+      eb = host::encode_operand(b, cmd.gen, options.dtype);
     } else if (data) {
       ea = host::encode_operand(a, cmd.gen, options.dtype);
       eb = host::encode_operand(b, cmd.gen, options.dtype);
@@ -360,7 +396,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
 
   const auto& st = plan.stats;
   out << "pe-vp gemm: " << isa::name(cmd.gen) << ", " << cmd.dtype
-      << (plan.options.mx ? " (" + host::mx_perf_mode_name(*plan.options.mx) + ")" : std::string()) << ": C[" << plan.shape.m << "x" << plan.shape.n
+      << (plan.options.mx ? " (" + host::mx_perf_mode_name(*plan.options.mx) + ")" : std::string())
+      << (plan.options.sparsity ? ", sparsity " + host::sparsity_name(*plan.options.sparsity) : std::string())
+      << ": C[" << plan.shape.m << "x" << plan.shape.n
       << "] = A[" << plan.shape.m << "x" << plan.shape.k << "] @ B[" << plan.shape.k << "x" << plan.shape.n << "]"
       << (cmd.a_path.empty() ? " (random operands, seed " + std::to_string(cmd.seed) + ")" : "") << '\n';
   std::size_t total = 0;
@@ -373,6 +411,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
   if (data && plan.options.mx) print_mx_quantization(out, ea, eb);
+  if (plan.options.sparsity) print_sparsity(out, *plan.options.sparsity, data ? &ea : nullptr);
 
   if (!data && !cmd.out_path.empty()) {
     err << "pe-vp gemm: --out needs data, and mode timing moves none (use --mode both)\n";
@@ -449,10 +488,12 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     for (std::size_t i = 0; i < ref.data.size(); ++i)
       if (scale.data[i] > 0) scaled = std::max(scaled, std::abs(run.c.data[i] - ref.data[i]) / scale.data[i]);
     out << std::setprecision(3) << std::scientific;
-    out << "  error:    vs fp64 of the given operands: max abs " << e64.max_abs_error << ", max rel "
+    out << "  error:    vs fp64 of the given " << (plan.options.sparsity ? "(unpruned) " : "")
+        << "operands: max abs " << e64.max_abs_error << ", max rel "
         << e64.max_rel_error << " at (" << e64.worst_row << ", " << e64.worst_col << "), max abs / sum|a||b| "
         << scaled << '\n';
-    out << "            vs fp64 of the " << cmd.dtype << (plan.options.mx ? "-quantized" : "-rounded")
+    out << "            vs fp64 of the " << cmd.dtype
+        << (plan.options.mx ? "-quantized" : plan.options.sparsity ? "-rounded, pruned" : "-rounded")
         << " operands: max abs " << q64.max_abs_error << ", max rel " << q64.max_rel_error
         << " (the fp32 accumulation alone)";
     // MX: the same error on the scale of the dequantized operands' dot products (quantization can move the scale

@@ -155,6 +155,9 @@ int run_command(int argc, char* argv[]) {
   gemm->add_option("--mx-perf-mode", gemm_cmd.mx_perf_mode,
                    "MX dtypes: none, quad_row (default), quad_row_interleave, quad_row_tiled (4 contraction rows per "
                    "partition, K = 512 per Matmul), oct_row, oct_row_interleave, oct_row_tiled (8 rows, K = 1024)");
+  gemm->add_option("--sparsity", gemm_cmd.sparsity,
+                   "N:M structured sparsity (bf16 / fp16): prune A to N of every M contraction values on the host and "
+                   "run MATMUL_SPARSE; 4:16, 4:12, 4:8, 2:8, 2:4, 1:4, 1:2");
   gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
   gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");

@@ -12,6 +12,7 @@
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/mx.h"
+#include "pevp/pe_array/sparse.h"
 
 namespace pevp::host {
 namespace {
@@ -49,6 +50,7 @@ struct Round {
 // MX, else 1.
 unsigned rows_per_partition(const GemmOptions& o) {
   if (o.mx) return mx_layout(*o.mx).rows;
+  if (o.sparsity) return o.sparsity->fmaps;
   return o.double_row ? 2 : 1;
 }
 
@@ -59,7 +61,8 @@ std::size_t element_bytes_of(const GemmOptions& o) {
 unsigned mx_words(const GemmOptions& o) { return o.mx ? mx_layout(*o.mx).words() : 0; }
 
 // SBUF bytes per partition one k-tile of an operand tile of `f` free elements occupies: its elements (x 2 for
-// double_row's pairs), or an MX tile's words and, in a region of its own, their scales (one byte per word, in the
+// double_row's pairs; a sparse tile's F fmaps, which also bound its stationary's 2 x 16-bit {weight, tag} elements as
+// F >= 2), or an MX tile's words and, in a region of its own, their scales (one byte per word, in the
 // first ceil(partitions / 8) partitions only; the region spans every partition so that offsets stay uniform).
 std::size_t tile_bytes(const GemmOptions& o, std::size_t f) {
   if (o.mx) return region_bytes(f * mx_words(o), element_bytes_of(o)) + region_bytes(f * mx_words(o), 1);
@@ -230,6 +233,60 @@ isa::RawInstruction matmul_mx(const GemmOptions& o, std::uint32_t src, std::uint
   return e.bytes();
 }
 
+// ---- sparse instructions (the builders cover the dense forms only) ---------------------------------------------
+
+// LDWEIGHTS with tag_weight_mode TAG_WEIGHT: `m` {weight, tag} elements per partition on every PE row of the tile
+// (a sparse k-tile always spans the whole tile, D-GEMM-SPARSE).
+isa::RawInstruction ldweights_sparse(const GemmOptions& o, std::uint32_t addr, std::size_t m) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  isa::Encoder e(o.gen, isa::Opcode::LDWEIGHTS);
+  const std::string src = "src_mem_pattern.";
+  e.set(src + "start_addr", addr)
+      .set(src + "step_elem[0]", 1)
+      .set(src + "num_elem[0]", static_cast<std::int64_t>(m))
+      .set(src + "num_elem[1]", 1)
+      .set(src + "num_elem[2]", 1);
+  e.set("in_dtype", static_cast<int>(o.dtype)).set("tag_weight_mode", pe::tag_weight_mode::TAG_WEIGHT);
+  e.set("num_active_rows", active(geo.pe_rows)).set("num_active_cols", active(m));
+  set_tile(e, o.gen, geo, tile_for(geo, m));
+  return e.bytes();
+}
+
+// MATMUL_SPARSE: a TENSOR4D source of F fmaps of `n` elements per partition (fmap f at element f x n), fp32 out; the
+// dst as the dense matmul's.
+isa::RawInstruction matmul_sparse(const GemmOptions& o, std::uint32_t src, std::uint32_t dst, std::size_t m,
+                                  std::size_t n, std::uint8_t flags, unsigned half_stride) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  isa::Encoder e(o.gen, isa::Opcode::MATMUL_SPARSE);
+  const std::string s = "src_mem_pattern.";
+  e.set(s + "start_addr", src)
+      .set(s + "step_elem[0]", 1)
+      .set(s + "num_elem[0]", static_cast<std::int64_t>(n))
+      .set(s + "num_elem[1]", 1)
+      .set(s + "num_elem[2]", 1)
+      .set(s + "step_elem[3]", static_cast<std::int64_t>(n))
+      .set(s + "num_elem[3]", o.sparsity->fmaps);
+  const bool fold = folds(geo, m);
+  const std::string d = "dst_mem_pattern.";
+  e.set(d + "start_addr", dst)
+      .set(d + "step_elem[0]", 1)
+      .set(d + "num_elem[0]", static_cast<std::int64_t>(n))
+      .set(d + "step_elem[1]", 0)
+      .set(d + "num_elem[1]", 1)
+      .set(d + "step_elem[2]", fold ? half_stride : 0)
+      .set(d + "num_elem[2]", fold ? 2 : 1);
+  // NeuronCore-v3 encodes its one output dtype, FP32, as 0 (as encode_matmul does).
+  e.set("in_dtype", static_cast<int>(o.dtype))
+      .set("out_dtype", o.gen == isa::Generation::CAYMAN ? 0 : static_cast<int>(isa::Dtype::FP32));
+  e.set("num_active_rows", active(geo.pe_rows)).set("num_active_cols", active(m));
+  set_tile(e, o.gen, geo, tile_for(geo, m));
+  // S4D3_MM keeps the PSUM group flags on every generation; from v4 a group's first write overwrites.
+  e.set("psum_accumulate_flags", flags);
+  if (isa::is_v4_plus(o.gen)) e.set("flags.accumulate_flag", isa::default_accumulate(flags));
+  if (!isa::is_maverick(o.gen)) e.set("psum_zero_region", static_cast<int>(isa::ZeroRegion::BANKS_1));
+  return e.bytes();
+}
+
 // The instructions a plan has encoded, by their arguments. A plan repeats few distinct instructions (the SBUF
 // layout of every step and the PSUM banks of every round recur), and encoding one costs far more than finding it:
 // large timing runs would otherwise spend more host time encoding than simulating.
@@ -239,12 +296,14 @@ class InstructionCache {
   // `scales`: an MX source's scale address (unused for dense operands).
   const isa::RawInstruction& ldweights(std::uint32_t addr, std::uint32_t scales, std::size_t k, std::size_t m) {
     return find_or_encode({isa::Opcode::LDWEIGHTS, addr, scales, 0, k, m, 0, 0}, [&] {
+      if (o_.sparsity) return ldweights_sparse(o_, addr, m);
       return o_.mx ? ldweights_mx(o_, addr, scales, k, m) : host::ldweights(o_, addr, k, m);
     });
   }
   const isa::RawInstruction& matmul(std::uint32_t src, std::uint32_t scales, std::uint32_t dst, std::size_t k,
                                     std::size_t m, std::size_t n, std::uint8_t flags) {
     return find_or_encode({isa::Opcode::MATMUL, src, scales, dst, k, m, n, flags}, [&] {
+      if (o_.sparsity) return matmul_sparse(o_, src, dst, m, n, flags, o_.tile_n);
       return o_.mx ? matmul_mx(o_, src, scales, dst, k, m, n, flags, o_.tile_n)
                    : host::matmul(o_, src, dst, k, m, n, flags, o_.tile_n);
     });
@@ -286,6 +345,14 @@ struct KtileLayout {
 // then their scales. Returns the scales' offset (0 for dense operands).
 std::uint32_t lay_out_tile(Operand which, const Span& k, const Span& f, const GemmOptions& o, std::size_t es,
                            unsigned pack, std::uint32_t& offset, Step& step) {
+  if (o.sparsity) {
+    SbufLoad l{which, k.start, k.size, f.start, f.size, 0, offset, es, pack};
+    l.content = which == Operand::A ? SbufContent::SparseWeights : SbufContent::SparseFmaps;
+    l.sparse_rows = geometry_of(o).pe_rows;
+    step.loads.push_back(l);
+    offset += static_cast<std::uint32_t>(region_bytes(l.bytes_per_partition(), 1));
+    return 0;
+  }
   if (!o.mx) {
     step.loads.push_back({which, k.start, k.size, f.start, f.size, 0, offset, es, pack});
     offset += static_cast<std::uint32_t>(region_bytes(f.size * pack, es));
@@ -342,8 +409,11 @@ void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vecto
       const std::uint32_t src = sbuf_address(geo, 0, at.b[b]), scales = sbuf_address(geo, 0, at.b_scales[b]);
       const std::uint32_t dst = psum_address(geo, 0, static_cast<std::uint32_t>(u * span), 0);
       step.program.push_back(encoded.matmul(src, scales, dst, k.size, m.size, n.size, group_flags(t, tiles)));
-      ++stats.instructions[o.mx && !isa::is_maverick(o.gen) ? isa::Opcode::MATMUL_MX : isa::Opcode::MATMUL];
-      // The logical contraction rows (k.size), not the padding of a ragged k-tile's last partitions.
+      ++stats.instructions[o.sparsity                              ? isa::Opcode::MATMUL_SPARSE
+                           : o.mx && !isa::is_maverick(o.gen) ? isa::Opcode::MATMUL_MX
+                                                              : isa::Opcode::MATMUL];
+      // The logical contraction rows (k.size), not the padding of a ragged k-tile's last partitions; for a sparse
+      // plan the dense-equivalent products, F x those the array makes (D-SPARSE-MACS).
       stats.macs += static_cast<std::uint64_t>(k.size) * m.size * n.size;
     }
   }
@@ -412,6 +482,27 @@ void validate_mx(const GemmOptions& o) {
     throw PlanError("options.fp32_mode = " + std::string(isa::name(o.fp32_mode)) + ": MX operands take none");
 }
 
+// The sparse options: a generation with MATMUL_SPARSE, a 16-bit dtype a TAG_WEIGHT load carries, no other mode,
+// and the four row groups a 4-bit tag names.
+void validate_sparse(const GemmOptions& o) {
+  const std::string gen(isa::name(o.gen)), pattern = sparsity_name(*o.sparsity);
+  if (!isa::exists_in(isa::Opcode::MATMUL_SPARSE, o.gen))
+    throw PlanError("options.sparsity: " + gen + " has no MATMUL_SPARSE");
+  if (!is_sparse_dtype(o.dtype))
+    throw PlanError("options.dtype = " + std::string(isa::name(o.dtype)) + ": sparsity " + pattern +
+                    " loads A as TAG_WEIGHT {u16 weight, u16 tag} elements, whose weight is BFLOAT16 or FP16");
+  if (o.mx) throw PlanError("options.sparsity: " + pattern + " and MX operands do not combine (no MX sparse matmul)");
+  if (o.double_row)
+    throw PlanError("options.double_row: a sparse matmul multiplies one weight per PE cell; double_row packs two");
+  if (o.fp32_mode != isa::Fp32Mode::None)
+    throw PlanError("options.fp32_mode = " + std::string(isa::name(o.fp32_mode)) + ": sparse operands take none");
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  const unsigned tag_groups = pe::kTagLimit >> pe::kFmapSelectBits;
+  if (geo.row_groups != tag_groups)
+    throw PlanError("options.geometry: " + std::to_string(geo.row_groups) + " row groups; a 4-bit tag names " +
+                    std::to_string(tag_groups) + " (D-SPARSE-SELECT), which the host's compression assumes");
+}
+
 }  // namespace
 
 TileLimits tile_limits(const isa::ArrayGeometry& geo, isa::Generation gen) {
@@ -454,6 +545,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
                                                   " keeps a matmul in one bank") +
                     ")");
   if (o.mx) validate_mx(o);
+  if (o.sparsity) validate_sparse(o);
   if (o.double_row) {
     if (isa::is_maverick(o.gen))
       throw PlanError("options.double_row: fp8 double_row is perf_opt, a field of CAYMAN and MARIANA(_PLUS); " + gen +
@@ -462,7 +554,7 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
       throw PlanError("options.double_row: double_row packs two fp8 rows per partition; the dtype is " +
                       std::string(isa::name(o.dtype)));
   }
-  if (std::string e = o.mx ? std::string() : pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
+  if (std::string e = o.mx || o.sparsity ? std::string() : pe::operand_error({o.gen, o.dtype, o.fp32_mode}); !e.empty())
     throw PlanError("options.dtype / options.fp32_mode (" + std::string(isa::name(o.dtype)) + ", " +
                     std::string(isa::name(o.fp32_mode)) + ") on " + gen + ": " + e);
   // A materialised plan holds 64 bytes per instruction, so a shape whose program could not be held in memory is
@@ -573,6 +665,12 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
                       " but the plan is " +
                       (mx ? "MX (" + mx_perf_mode_name(*plan.options.mx) + ", k-tile " + text(plan.k_tile) + ")"
                           : std::string("dense")));
+    // A sparse plan's A is pruned to its pattern (B stays dense); a dense plan takes no pruned operand.
+    const auto& want = op == &a ? plan.options.sparsity : std::optional<SparsePattern>();
+    if (op->sparsity != want || (op->sparsity && op->sparse_kept.size() != op->rows * op->cols))
+      throw HostError(std::string("operand ") + what + " is " +
+                      (op->sparsity ? "pruned " + sparsity_name(*op->sparsity) : std::string("dense")) +
+                      " but the plan needs it " + (want ? "pruned " + sparsity_name(*want) : std::string("dense")));
     // MX operands hold one element code per byte (the plan's element is a packed x4 word).
     if (op->bytes.size() != op->rows * op->cols * op->element_bytes ||
         op->element_bytes != (mx ? 1 : plan.element_bytes) || (mx && op->mx_scales.size() != op->bytes.size()))
@@ -585,7 +683,7 @@ namespace {
 // Whether an MX load fits its operand: words of the operand's dtype, the operand quantized in the load's perf mode,
 // and the load exactly one of the k-tiles its blocks were formed in.
 bool mx_load_fits(const SbufLoad& l, const EncodedOperand& op, std::size_t k_extent) {
-  if (l.content == SbufContent::Elements) return !op.mx;
+  if (l.content == SbufContent::Elements || l.sparse()) return !op.mx;
   if (!op.mx || *op.mx != l.mx_mode || op.mx_k_tile == 0 || op.mx_scales.size() != op.bytes.size()) return false;
   if (l.rows_per_partition != mx_layout(l.mx_mode).rows || l.element_bytes != pe::mx_word_bytes(op.dtype))
     return false;
@@ -598,9 +696,15 @@ void check_load(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand
   const std::size_t k_extent = l.operand == Operand::A ? op.cols : op.rows;
   const std::size_t f_extent = l.operand == Operand::A ? op.rows : op.cols;
   const bool dense = l.content == SbufContent::Elements;
+  // A sparse load: a pruned A (weights) or B (fmaps), F rows per partition, within its whole-tile k-tile.
+  const bool sparse_bad = l.sparse() && (l.element_bytes != op.element_bytes || l.rows_per_partition < pe::kMinFmaps ||
+                                         l.rows_per_partition > pe::kMaxFmaps ||
+                                         l.k_count > std::size_t{l.sparse_rows} * l.rows_per_partition ||
+                                         (l.content == SbufContent::SparseWeights) != (l.operand == Operand::A) ||
+                                         (l.operand == Operand::A && !op.sparsity));
   if (l.k0 > k_extent || l.k_count > k_extent - l.k0 || l.f0 > f_extent || l.f_count > f_extent - l.f0 ||
       (dense && (l.rows_per_partition < 1 || l.rows_per_partition > 2 || l.element_bytes != op.element_bytes)) ||
-      !mx_load_fits(l, op, k_extent) || op.bytes.size() != op.rows * op.cols * op.element_bytes)
+      !mx_load_fits(l, op, k_extent) || sparse_bad || op.bytes.size() != op.rows * op.cols * op.element_bytes)
     throw HostError(std::string("SBUF load of operand ") + (l.operand == Operand::A ? "A" : "B") + " (k " +
                     text(l.k0) + "+" + text(l.k_count) + ", free " + text(l.f0) + "+" + text(l.f_count) + ", " +
                     text(l.element_bytes) + "-byte elements, " + text(l.rows_per_partition) +
@@ -697,6 +801,15 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& l, const EncodedOperand& 
 LoadRows load_rows(const SbufLoad& l, const EncodedOperand& a, const EncodedOperand& b,
                    std::vector<std::uint8_t>& scratch) {
   check_load(l, a, b);
+  if (l.sparse()) {
+    scratch.resize(l.partitions() * l.bytes_per_partition());
+    if (l.content == SbufContent::SparseWeights)
+      gather_sparse_weights(a, *a.sparsity, l.sparse_rows, l.k0, l.k_count, l.f0, l.f_count, scratch.data());
+    else
+      gather_sparse_fmaps(b, SparsePattern{0, 0, l.rows_per_partition}, l.sparse_rows, l.k0, l.k_count, l.f0, l.f_count,
+                          scratch.data());
+    return {scratch.data(), l.bytes_per_partition()};
+  }
   if (l.content != SbufContent::Elements) {
     const EncodedOperand& op = l.operand == Operand::A ? a : b;
     scratch.resize(l.partitions() * l.bytes_per_partition());

@@ -41,6 +41,8 @@ struct GemmCommand {
   bool double_row = false;        // fp8 double_row: 256 contraction rows per k-tile (CAYMAN, MARIANA*)
   // MX dtypes (mxfp8_e4m3, mxfp8_e5m2, mxfp4): the perf mode, host::parse_mx_perf_mode's names ("" = quad_row).
   std::string mx_perf_mode;
+  // "N:M" (host::parse_sparsity's published patterns): A pruned on the host and run on the sparse path; "" = dense.
+  std::string sparsity;
   // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
   std::optional<std::uint32_t> sbuf_budget;
   std::string a_path, b_path;     // .npy operands; both or neither

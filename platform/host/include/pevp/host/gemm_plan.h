@@ -25,6 +25,7 @@
 #include "pevp/host/error.h"
 #include "pevp/host/matrix.h"
 #include "pevp/host/operands.h"
+#include "pevp/host/sparse_operands.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
@@ -69,6 +70,10 @@ struct GemmOptions {
   // k-tile is R x pe_rows rows. v4 runs LDWEIGHTS_MX / MATMUL_MX, MAVERICK LDWEIGHTS / MATMUL with the MXTENSOR_V2
   // source. none: dense operands.
   std::optional<isa::MxPerfMode> mx;
+  // Structured sparsity (sparse_operands.h; dtype BFLOAT16 or FP16, every generation): A pruned N:M and loaded as
+  // TAG_WEIGHT {weight, tag} elements, B streamed as F fmaps per partition by MATMUL_SPARSE, so a k-tile is
+  // F x pe_rows contraction rows. none: dense operands.
+  std::optional<SparsePattern> sparsity;
   // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
   // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
   std::optional<std::uint32_t> sbuf_bytes_per_partition;
@@ -77,7 +82,8 @@ struct GemmOptions {
 enum class Operand : std::uint8_t { A, B };
 
 // What an SBUF region holds: dense elements, or an MX operand's x4 words or its E8M0 scales (pevp/pe_array/mx.h).
-enum class SbufContent : std::uint8_t { Elements, MxWords, MxScales };
+// Or a sparse k-tile's rows: A's {u16 weight, u16 tag} elements or B's F fmaps per partition (sparse_operands.h).
+enum class SbufContent : std::uint8_t { Elements, MxWords, MxScales, SparseWeights, SparseFmaps };
 
 // One SBUF region to write before a step's program: partition partition0 + i, bytes [offset, offset +
 // bytes_per_partition()), holds the elements of contraction index k0 + i at free indices f0 .. f0 + f_count - 1:
@@ -98,14 +104,22 @@ struct SbufLoad {
   unsigned rows_per_partition = 1;
   SbufContent content = SbufContent::Elements;
   isa::MxPerfMode mx_mode = isa::MxPerfMode::NONE;
+  // Sparse contents (rows_per_partition = F): the PE rows of the k-tile, every one written (a block of contraction
+  // rows spreads over all row groups, so a short k-tile still touches them all); zeros past k_count.
+  std::uint32_t sparse_rows = 0;
+  bool sparse() const { return content == SbufContent::SparseWeights || content == SbufContent::SparseFmaps; }
   // The partitions the contraction rows take (of the words, for MX).
-  std::size_t data_partitions() const { return (k_count + rows_per_partition - 1) / rows_per_partition; }
+  std::size_t data_partitions() const {
+    return sparse() ? sparse_rows : (k_count + rows_per_partition - 1) / rows_per_partition;
+  }
   std::size_t partitions() const {
     return content == SbufContent::MxScales ? (data_partitions() + kMxScaleGroup - 1) / kMxScaleGroup
                                             : data_partitions();
   }
   std::size_t bytes_per_partition() const {
     switch (content) {
+      case SbufContent::SparseWeights: return f_count * kTagWeightHalves * element_bytes;
+      case SbufContent::SparseFmaps: break;
       case SbufContent::MxWords: return f_count * element_bytes * (rows_per_partition / kMxWordRows);
       case SbufContent::MxScales: return f_count * (rows_per_partition / kMxWordRows);
       case SbufContent::Elements: break;
@@ -113,6 +127,7 @@ struct SbufLoad {
     return f_count * element_bytes * rows_per_partition;
   }
   static constexpr unsigned kMxWordRows = 4, kMxScaleGroup = 8;  // an x4 word's rows; partitions per E8M0 scale
+  static constexpr unsigned kTagWeightHalves = 2;  // a TAG_WEIGHT element: {weight, tag}
 };
 
 // One PSUM region to read after a step's program: partitions partition0 .. + partitions - 1 from byte `offset` of bank

@@ -16,6 +16,7 @@
 
 #include "pevp/host/error.h"
 #include "pevp/host/matrix.h"
+#include "pevp/host/sparse_operands.h"
 #include "pevp/isa/enums.h"
 #include "pevp/isa/generation.h"
 
@@ -36,6 +37,11 @@ struct EncodedOperand {
   std::size_t mx_k_tile = 0;
   std::vector<std::uint8_t> mx_scales;
   std::size_t mx_blocks = 0, mx_saturated = 0, mx_nan_blocks = 0;
+
+  // Sparse operands (sparse_operands.h): the pattern A was pruned to and which of its values survived (1 = kept,
+  // row-major like bytes; the pruned ones are +0 in bytes and quantized).
+  std::optional<SparsePattern> sparsity;
+  std::vector<std::uint8_t> sparse_kept;
 
   const std::uint8_t* element(std::size_t r, std::size_t c) const {
     return bytes.data() + (r * cols + c) * element_bytes;
