@@ -205,13 +205,10 @@ isa::RawInstruction ldweights_mx(const GemmOptions& o, std::uint32_t addr, std::
   return e.bytes();
 }
 
-// MATMUL_MX (v4) or MATMUL with the MX source (MAVERICK), fp32 out; the dst as the dense matmul's.
-isa::RawInstruction matmul_mx(const GemmOptions& o, std::uint32_t src, std::uint32_t scales, std::uint32_t dst,
-                              std::size_t k, std::size_t m, std::size_t n, std::uint8_t flags, unsigned half_stride) {
-  const isa::ArrayGeometry& geo = geometry_of(o);
-  const unsigned pack = rows_per_partition(o);
-  isa::Encoder e(o.gen, isa::is_maverick(o.gen) ? isa::Opcode::MATMUL : isa::Opcode::MATMUL_MX);
-  set_mx_source(e, o.gen, src, scales, n * mx_words(o));
+// The dst of an MX or sparse matmul, as the dense matmul's: `n` fp32 elements per partition at `dst`; a folded tile's
+// second column half `half_stride` elements further (the upper dimension of 2).
+void set_psum_dst(isa::Encoder& e, const isa::ArrayGeometry& geo, std::uint32_t dst, std::size_t m, std::size_t n,
+                  unsigned half_stride) {
   const bool fold = folds(geo, m);
   const std::string d = "dst_mem_pattern.";
   e.set(d + "start_addr", dst)
@@ -221,6 +218,16 @@ isa::RawInstruction matmul_mx(const GemmOptions& o, std::uint32_t src, std::uint
       .set(d + "num_elem[1]", 1)
       .set(d + "step_elem[2]", fold ? half_stride : 0)
       .set(d + "num_elem[2]", fold ? 2 : 1);
+}
+
+// MATMUL_MX (v4) or MATMUL with the MX source (MAVERICK), fp32 out; the dst as the dense matmul's.
+isa::RawInstruction matmul_mx(const GemmOptions& o, std::uint32_t src, std::uint32_t scales, std::uint32_t dst,
+                              std::size_t k, std::size_t m, std::size_t n, std::uint8_t flags, unsigned half_stride) {
+  const isa::ArrayGeometry& geo = geometry_of(o);
+  const unsigned pack = rows_per_partition(o);
+  isa::Encoder e(o.gen, isa::is_maverick(o.gen) ? isa::Opcode::MATMUL : isa::Opcode::MATMUL_MX);
+  set_mx_source(e, o.gen, src, scales, n * mx_words(o));
+  set_psum_dst(e, geo, dst, m, n, half_stride);
   e.set("in_dtype", static_cast<int>(o.dtype))
       .set("perf_mode", static_cast<int>(*o.mx))
       .set("out_dtype", static_cast<int>(isa::Dtype::FP32));
@@ -266,15 +273,7 @@ isa::RawInstruction matmul_sparse(const GemmOptions& o, std::uint32_t src, std::
       .set(s + "num_elem[2]", 1)
       .set(s + "step_elem[3]", static_cast<std::int64_t>(n))
       .set(s + "num_elem[3]", o.sparsity->fmaps);
-  const bool fold = folds(geo, m);
-  const std::string d = "dst_mem_pattern.";
-  e.set(d + "start_addr", dst)
-      .set(d + "step_elem[0]", 1)
-      .set(d + "num_elem[0]", static_cast<std::int64_t>(n))
-      .set(d + "step_elem[1]", 0)
-      .set(d + "num_elem[1]", 1)
-      .set(d + "step_elem[2]", fold ? half_stride : 0)
-      .set(d + "num_elem[2]", fold ? 2 : 1);
+  set_psum_dst(e, geo, dst, m, n, half_stride);
   // NeuronCore-v3 encodes its one output dtype, FP32, as 0 (as encode_matmul does).
   e.set("in_dtype", static_cast<int>(o.dtype))
       .set("out_dtype", o.gen == isa::Generation::CAYMAN ? 0 : static_cast<int>(isa::Dtype::FP32));
