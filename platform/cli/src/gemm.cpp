@@ -300,7 +300,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     if (const std::string twice = files::same_file_twice({{"--out", cmd.out_path},
                                                           {"--trace", cmd.outputs.trace_path},
                                                           {"--vcd", cmd.outputs.vcd_path},
-                                                          {"--stats-json", cmd.outputs.stats_json_path}});
+                                                          {"--stats-json", cmd.outputs.stats_json_path},
+                                                          {"--micro-op-log", cmd.outputs.micro_op_log_path}});
         !twice.empty()) {
       err << "pe-vp gemm: " << twice << '\n';
       return 2;
@@ -454,7 +455,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   }
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
                                    {"vcd", cmd.outputs.vcd_path},
-                                   {"stats", cmd.outputs.stats_json_path}})
+                                   {"stats", cmd.outputs.stats_json_path},
+                                   {"micro-op log", cmd.outputs.micro_op_log_path}})
     if (!path.empty() && run.output_error.empty()) out << "  wrote:    " << path << " (" << what << ")\n";
   if (!run.output_error.empty()) {
     err << "pe-vp gemm: " << run.output_error << '\n';

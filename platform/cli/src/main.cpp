@@ -187,6 +187,9 @@ int run_command(int argc, char* argv[]) {
     sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here");
     sub->add_option("--stats-json", o.stats_json_path,
                     "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here");
+    sub->add_option("--micro-op-log", o.micro_op_log_path,
+                    "Write one JSON line per micro-op here (its instruction, opcode, tile, PSUM banks and its ready, "
+                    "issue, start, complete and response cycles; docs/cosim-reference.md)");
     sub->add_option("--threads", threads,
                     "Host threads for the PE array's arithmetic (default: every CPU this process may use; 1: one "
                     "thread). Results and simulated time are the same for every count")

@@ -301,7 +301,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) throw std::invalid_argument(bad);
     std::vector<files::NamedOutput> outputs = {{"--trace", cmd.outputs.trace_path},
                                                {"--vcd", cmd.outputs.vcd_path},
-                                               {"--stats-json", cmd.outputs.stats_json_path}};
+                                               {"--stats-json", cmd.outputs.stats_json_path},
+                                               {"--micro-op-log", cmd.outputs.micro_op_log_path}};
     for (const DumpSpec& d : cmd.dumps) outputs.push_back({"--dump (" + hex(d.address) + ")", d.file});
     // --restore may name the --checkpoint file: it is read before simulating, and the save replaces it atomically.
     outputs.push_back({"--checkpoint", cmd.checkpoint});
@@ -464,6 +465,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
                                    {"vcd", cmd.outputs.vcd_path},
                                    {"stats", cmd.outputs.stats_json_path},
+                                   {"micro-op log", cmd.outputs.micro_op_log_path},
                                    {"checkpoint", cmd.checkpoint}})
     if (!path.empty()) out << "  wrote " << path << " (" << what << ")\n";
   for (std::size_t i = 0; i < dumped.size(); ++i) {

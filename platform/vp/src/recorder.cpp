@@ -77,6 +77,8 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
   if (trace_ || vcd_) hook_observers();
   // After the recorder's hooks: the log chains the micro-op observer it finds.
   if (options_.firmware_log) firmware_log_ = std::make_unique<FirmwareLog>(p_, *options_.firmware_log);
+  // After the firmware log, so it chains both observers before it.
+  if (!options_.micro_op_log_path.empty()) micro_op_log_ = std::make_unique<MicroOpLog>(p_, micro_op_lines_);
 }
 
 void Recorder::hook_observers() {
@@ -97,6 +99,7 @@ void Recorder::hook_observers() {
 }
 
 Recorder::~Recorder() {
+  micro_op_log_.reset();  // gives the firmware log's (or the recorder's) micro-op observer back
   firmware_log_.reset();  // gives the recorder's micro-op observer back
   p_.arr_seq.observer = nullptr;
   p_.bus_observer = nullptr;
@@ -244,11 +247,15 @@ bool Recorder::finish(std::string* error, const nlohmann::json* stats) {
   if (!options_.stats_json_path.empty() &&
       !write_json_file(options_.stats_json_path, stats ? *stats : run_stats(p_), error))
     return false;
+  if (micro_op_log_) {
+    const std::string lines = micro_op_lines_.str();
+    if (!files::write_file(options_.micro_op_log_path, lines.data(), lines.size(), error)) return false;
+  }
   return true;
 }
 
 std::string Recorder::check_paths(const RecorderOptions& o) {
-  for (const std::string* path : {&o.trace_path, &o.vcd_path, &o.stats_json_path}) {
+  for (const std::string* path : {&o.trace_path, &o.vcd_path, &o.stats_json_path, &o.micro_op_log_path}) {
     if (path->empty()) continue;
     const std::filesystem::path dir = std::filesystem::path(*path).parent_path();
     std::error_code ec;

@@ -10,12 +10,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "pevp/platform/firmware_log.h"
+#include "pevp/platform/micro_op_log.h"
 #include "pevp/platform/platform.h"
 #include "pevp/trace/trace_events.h"
 #include "pevp/trace/vcd.h"
@@ -27,6 +29,7 @@ struct RecorderOptions {
   std::string vcd_path;         // "" = no VCD
   std::string stats_json_path;  // "" = no statistics file (finish() writes it)
   std::ostream* firmware_log = nullptr;  // --log-firmware: the firmware's lines and each micro-op (firmware_log.h)
+  std::string micro_op_log_path;  // --micro-op-log: one JSON line per micro-op (micro_op_log.h); "" = none
 };
 
 class Recorder {
@@ -67,6 +70,8 @@ class Recorder {
   std::vector<std::vector<Delta>> row_group_busy_;
   trace::VcdWriter::SignalId sig_done_ = 0, sig_error_ = 0, sig_busy_ = 0;
   std::unique_ptr<FirmwareLog> firmware_log_;
+  std::ostringstream micro_op_lines_;  // written to micro_op_log_path by finish()
+  std::unique_ptr<MicroOpLog> micro_op_log_;
 };
 
 // The --stats-json document of everything the platform has run so far:
