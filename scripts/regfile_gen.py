@@ -16,7 +16,8 @@ writes, deterministically (byte-identical on every run, no timestamps):
                         _get / _set; only <stdint.h>; gcc -std=c99 -pedantic clean
   DIR/<name>_table.cpp  the pevp::regfile::RegFileDesc tables of
                         models/regfile/include/pevp/regfile/desc.h
-  DIR/<name>.v          a synthesizable Verilog APB slave of the same register file
+  DIR/<name>.v          a synthesizable Verilog APB4 slave of the same register file
+  DIR/<name>_rtl.h      the SystemC pins of that Verilog Verilated with --sc (models/regfile_rtl)
   DIR/<name>.md         a Markdown reference page
 
 Every schema error (malformed JSON, missing or unknown keys, bad numbers, bad
@@ -765,11 +766,112 @@ def vrange(width):
     return f"[{width - 1}:0] " if width > 1 else ""
 
 
+class Counter:
+    """A 48-bit hardware counter: the register pair <name>_lsb (cntr_lsb [31:0]) and <name>_msb (cntr_msb [15:0])
+    of one bundle instance, both RO. The generated RTL keeps the count itself (the model's CounterRef)."""
+
+    def __init__(self, lsb, msb):
+        self.lsb, self.msb = lsb, msb  # Instance
+        base = lsb.reg.name[:-len("_lsb")]
+        self.name = base if lsb.reg.bundle.count == 1 else f"{base}_{lsb.index}"
+        self.flat = f"{lsb.reg.bundle.name}_{self.name}"
+        self.reset = lsb.reg.fields[0].reset | (msb.reg.fields[0].reset << 32)
+
+    @property
+    def inc_port(self):
+        return f"{self.flat}_inc_i"
+
+    @property
+    def value_port(self):
+        return f"{self.flat}_cnt_o"
+
+    @property
+    def flop(self):
+        return f"{self.flat}_cnt_q"
+
+
+def is_counter_half(reg, half):
+    """True when `reg` is the `half` ("lsb" / "msb") register of a 48-bit counter."""
+    want = {"lsb": ("cntr_lsb", 31, 0), "msb": ("cntr_msb", 15, 0)}[half]
+    return (reg.name.endswith("_" + half) and len(reg.fields) == 1 and reg.fields[0].access == "RO"
+            and (reg.fields[0].name, reg.fields[0].msb, reg.fields[0].lsb) == want)
+
+
+def counters(rf):
+    """The 48-bit counters of `rf`, in offset order of their _lsb register."""
+    by_key = {(inst.reg.bundle.name, inst.index, inst.reg.name): inst for inst in rf.instances}
+    found = []
+    for inst in rf.instances:
+        if not is_counter_half(inst.reg, "lsb"):
+            continue
+        msb = by_key.get((inst.reg.bundle.name, inst.index, inst.reg.name[:-len("_lsb")] + "_msb"))
+        if msb is not None and is_counter_half(msb.reg, "msb"):
+            found.append(Counter(inst, msb))
+    return found
+
+
+def counter_halves(rf):
+    """{offset: (Counter, "lsb" | "msb")} for every register that is half of a counter."""
+    halves = {}
+    for c in counters(rf):
+        halves[c.lsb.offset] = (c, "lsb")
+        halves[c.msb.offset] = (c, "msb")
+    return halves
+
+
+def counter_definitions(rf):
+    """The register definitions whose every instance is half of a counter (they get no _i port)."""
+    halves = counter_halves(rf)
+    return {id(reg) for reg in rf.definitions
+            if all(inst.offset in halves for inst in instance_list(reg))}
+
+
+def rtl_ports(rf):
+    """Every port of the generated module after the APB pins: (direction, width, name, note, kind, payload).
+    kind: "rw" / "ro" / "pulse" (payload: (reg, field), packed over the bundle's instances), "clear", or
+    "inc" / "cnt" (payload: Counter)."""
+    skip = counter_definitions(rf)
+    ports = []
+    for reg in rf.definitions:
+        if id(reg) in skip:
+            continue
+        n = reg.bundle.count
+        for f in reg.fields:
+            kind = {"RW": "rw", "RO": "ro", "PulseOnW": "pulse"}[f.access]
+            direction = "input " if f.access == "RO" else "output"
+            ports.append((direction, f.width * n, port_name(reg, f),
+                          f"{reg.bundle.name}.{reg.name}.{f.name} {f.bits()} {f.access}" + (f" x{n}" if n > 1 else ""),
+                          kind, (reg, f)))
+    cs = counters(rf)
+    if cs:
+        ports.append(("input ", 1, "counters_clear_i", "1 = every counter of this file returns to 0 at the edge",
+                      "clear", None))
+    for c in cs:
+        ports.append(("input ", 32, c.inc_port, f"{c.lsb.reg.bundle.name}.{c.name}: added to the count at each edge",
+                      "inc", c))
+        ports.append(("output", 48, c.value_port, f"{c.lsb.reg.bundle.name}.{c.name}: the 48-bit count", "cnt", c))
+    return ports
+
+
+def bit_runs(bits):
+    """[(lo, hi)] runs of consecutive bit numbers in the ascending list `bits`."""
+    runs = []
+    for b in bits:
+        if runs and runs[-1][1] + 1 == b:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((b, b))
+    return runs
+
+
 def emit_verilog(rf):
     aw = rf.addr_width
     dw = rf.data_width
     adig = (aw + 3) // 4
     edge = "posedge" if rf.flavor == "POSEDGE" else "negedge"
+    halves = counter_halves(rf)
+    cs = counters(rf)
+    skip = counter_definitions(rf)
 
     def addr(value):
         return f"{aw}'h{value:0{adig}x}"
@@ -777,21 +879,32 @@ def emit_verilog(rf):
     def const(width, value):
         return f"{width}'h{value:x}"
 
-    def wdata(f):
-        return f"PWDATA[{f.msb}:{f.lsb}]" if f.width > 1 else f"PWDATA[{f.lsb}]"
+    def bits(f):
+        return f"[{f.msb}:{f.lsb}]" if f.width > 1 else f"[{f.lsb}]"
 
     L = []
     w = L.append
-    w(f"// {rf.name}.v -- APB slave implementing register file {rf.name}.")
+    w(f"// {rf.name}.v -- APB4 slave implementing register file {rf.name}.")
     w(header_banner(rf, "//").rstrip("\n"))
     w("//")
-    w("// APB3, no wait states: PREADY = 1. A transfer's access phase is PSEL & PENABLE.")
-    w("// PADDR is a byte address; only 32-bit-aligned offsets of a register are mapped:")
-    w("// any other offset (unmapped or misaligned) answers PSLVERR = 1, reads 0 and writes nothing.")
-    w("// RW fields: flops reset (PRESETn, asynchronous, active low) to the schema's ResetValue,")
-    w("//   written from PWDATA on an access-phase write; each drives an output <bundle>_<register>_<field>_o.")
+    w("// APB4 (AMBA APB Protocol Specification, APB4), no wait states: PREADY = 1. A transfer's access phase is")
+    w("// PSEL & PENABLE. PADDR is a byte address; only the 32-bit-aligned offset of a register is mapped.")
+    w("// PSTRB: a write changes only the byte lanes whose strobe is 1 (RW bits and PulseOnW bits alike);")
+    w("//   reads return the whole word (APB4 has no read strobes).")
+    w("// PPROT: with PRIVILEGED_ONLY = 1 a transfer without PPROT[0] (privileged) answers PSLVERR, reads 0")
+    w("//   and changes nothing; PPROT[2:1] are not used.")
+    w("// Errors: a misaligned offset always answers PSLVERR, reads 0 and writes nothing; an aligned offset with")
+    w("//   no register does the same with UNMAPPED_ERROR = 1 (the default), and reads 0 / ignores the write")
+    w("//   without PSLVERR with UNMAPPED_ERROR = 0. PRDATA is 0 except in a successful read's access phase.")
+    w("// RW fields: flops reset (PRESETn, asynchronous, active low) to the schema's ResetValue, written from")
+    w("//   PWDATA on an access-phase write; each drives an output <bundle>_<register>_<field>_o.")
     w("// RO fields: read combinationally from the input <bundle>_<register>_<field>_i; writes are")
     w("//   ignored without an error; their ResetValue is what the driving hardware presents at reset.")
+    w("// 48-bit counters (an RO register pair <name>_lsb cntr_lsb [31:0] + <name>_msb cntr_msb [15:0] of one")
+    w("//   bundle instance) are kept here: the count resets to the pair's ResetValue, adds the input")
+    w("//   <bundle>_<name>_inc_i [31:0] at every clock edge and wraps modulo 2^48; counters_clear_i = 1 sets")
+    w("//   every count to 0 at the edge instead (increments of that cycle are dropped). The count drives")
+    w("//   <bundle>_<name>_cnt_o [47:0]; the _lsb register reads count[31:0], the _msb register count[47:32].")
     w("// PulseOnW fields: a write of 1 raises <bundle>_<register>_<field>_pulse_o for exactly one")
     w("//   clock cycle after the access phase; they always read 0.")
     w("// Array bundles (ArraySize > 1): one port per field, instances packed, instance i at")
@@ -800,42 +913,41 @@ def emit_verilog(rf):
     w("")
     w("`default_nettype none")
     w("")
-    w(f"module {rf.name} (")
+    w(f"module {rf.name} #(")
+    w("  parameter PRIVILEGED_ONLY = 0,  // 1: only PPROT[0] = 1 transfers are answered (a protected face)")
+    w("  parameter UNMAPPED_ERROR = 1    // 1: an aligned offset with no register answers PSLVERR")
+    w(") (")
     ports = [
-        ("input  wire", "", "PCLK", None),
-        ("input  wire", "", "PRESETn", None),
-        ("input  wire", "", "PSEL", None),
-        ("input  wire", "", "PENABLE", None),
-        ("input  wire", "", "PWRITE", None),
-        ("input  wire", f"[{aw - 1}:0] ", "PADDR", None),
-        ("input  wire", f"[{dw - 1}:0] ", "PWDATA", None),
-        ("output wire", f"[{dw - 1}:0] ", "PRDATA", None),
-        ("output wire", "", "PREADY", None),
-        ("output wire", "", "PSLVERR", None),
-    ]
-    for reg in rf.definitions:
-        n = reg.bundle.count
-        for f in reg.fields:
-            direction = "input  wire" if f.access == "RO" else "output wire"
-            ports.append((direction, vrange(f.width * n), port_name(reg, f),
-                          f"{reg.bundle.name}.{reg.name}.{f.name} {f.bits()} {f.access}"
-                          + (f" x{n}" if n > 1 else "")))
-    for i, (direction, rng, name, note) in enumerate(ports):
+        ("input ", 1, "PCLK", None),
+        ("input ", 1, "PRESETn", None),
+        ("input ", 1, "PSEL", None),
+        ("input ", 1, "PENABLE", None),
+        ("input ", 1, "PWRITE", None),
+        ("input ", aw, "PADDR", None),
+        ("input ", dw, "PWDATA", None),
+        ("input ", dw // 8, "PSTRB", None),
+        ("input ", 3, "PPROT", None),
+        ("output", dw, "PRDATA", None),
+        ("output", 1, "PREADY", None),
+        ("output", 1, "PSLVERR", None),
+    ] + [(d, width, name, note) for d, width, name, note, _, _ in rtl_ports(rf)]
+    for i, (direction, width, name, note) in enumerate(ports):
         sep = "," if i + 1 < len(ports) else ""
-        w(f"  {direction} {rng}{name}{sep}" + (f"  // {note}" if note else ""))
+        w(f"  {direction} wire {vrange(width)}{name}{sep}" + (f"  // {note}" if note else ""))
     w(");")
     w("")
-    w("  wire wr_en = PSEL & PENABLE & PWRITE;")
+    w("  wire access = PSEL & PENABLE;")
+    w("  wire allowed = (PRIVILEGED_ONLY == 0) | PPROT[0];")
+    w("  wire aligned = PADDR[1:0] == 2'b00;")
+    w("  reg hit;  // PADDR is a register's offset (set by the decode below)")
+    w("  wire wr_en = access & PWRITE & allowed;")
+    w(f"  wire [{dw - 1}:0] lanes = {{" + ", ".join(f"{{8{{PSTRB[{i}]}}}}" for i in reversed(range(dw // 8))) + "};")
     w("  assign PREADY = 1'b1;")
-
-    used_wdata = 0
-    for reg in rf.definitions:
-        for f in reg.fields:
-            if f.access != "RO":
-                used_wdata |= f.mask
 
     # Storage and pulses, one always block per register instance.
     for reg in rf.definitions:
+        if id(reg) in skip:
+            continue
         stored = [f for f in reg.fields if f.access != "RO"]
         if not stored:
             continue
@@ -856,11 +968,13 @@ def emit_verilog(rf):
             if rw:
                 w(f"      if ({sel}) begin")
                 for f in rw:
-                    w(f"        {reg.bundle.name}_{inst.name}_{f.name}_q <= {wdata(f)};")
+                    q = f"{reg.bundle.name}_{inst.name}_{f.name}_q"
+                    w(f"        {q} <= ({q} & ~lanes{bits(f)}) | (PWDATA{bits(f)} & lanes{bits(f)});")
                 w("      end")
             for f in stored:
                 if f.access == "PulseOnW":
-                    w(f"      {reg.bundle.name}_{inst.name}_{f.name}_q <= ({sel}) ? {wdata(f)} : {const(f.width, 0)};")
+                    w(f"      {reg.bundle.name}_{inst.name}_{f.name}_q <= ({sel}) ? "
+                      f"(PWDATA{bits(f)} & lanes{bits(f)}) : {const(f.width, 0)};")
             w("    end")
             w("  end")
         for f in stored:
@@ -868,11 +982,23 @@ def emit_verilog(rf):
             value = names[0] if n == 1 else "{" + ", ".join(reversed(names)) + "}"
             w(f"  assign {port_name(reg, f)} = {value};")
 
+    # Counters.
+    if cs:
+        w("")
+        w("  // 48-bit counters")
+        for c in cs:
+            w(f"  reg [47:0] {c.flop};")
+            w(f"  always @({edge} PCLK or negedge PRESETn) begin")
+            w(f"    if (!PRESETn) {c.flop} <= {const(48, c.reset)};")
+            w(f"    else if (counters_clear_i) {c.flop} <= 48'h0;")
+            w(f"    else {c.flop} <= {c.flop} + {{16'h0, {c.inc_port}}};")
+            w("  end")
+            w(f"  assign {c.value_port} = {c.flop};")
+
     # Read mux and decode.
     w("")
     w("  // Read data and address decode (combinational).")
     w(f"  reg [{dw - 1}:0] rdata;")
-    w("  reg        hit;")
     w("  always @* begin")
     w(f"    rdata = {dw}'h0;")
     w("    hit = 1'b1;")
@@ -881,19 +1007,25 @@ def emit_verilog(rf):
         reg = inst.reg
         n = reg.bundle.count
         items = []
-        for f in reg.fields:
-            dst = f"rdata[{f.msb}:{f.lsb}]" if f.width > 1 else f"rdata[{f.lsb}]"
-            if f.access == "RW":
-                items.append(f"{dst} = {reg.bundle.name}_{inst.name}_{f.name}_q;")
-            elif f.access == "RO":
-                p = port_name(reg, f)
-                if n > 1:
-                    src = f"{p}[{inst.index * f.width + f.width - 1}:{inst.index * f.width}]" if f.width > 1 \
-                        else f"{p}[{inst.index}]"
-                else:
-                    src = p
-                items.append(f"{dst} = {src};")
         label = f"{reg.bundle.name}.{inst.name}"
+        if inst.offset in halves:
+            c, half = halves[inst.offset]
+            src = f"{c.flop}[31:0]" if half == "lsb" else f"{c.flop}[47:32]"
+            f = reg.fields[0]
+            items.append(f"rdata{bits(f)} = {src};")
+        else:
+            for f in reg.fields:
+                dst = f"rdata{bits(f)}"
+                if f.access == "RW":
+                    items.append(f"{dst} = {reg.bundle.name}_{inst.name}_{f.name}_q;")
+                elif f.access == "RO":
+                    p = port_name(reg, f)
+                    if n > 1:
+                        src = f"{p}[{inst.index * f.width + f.width - 1}:{inst.index * f.width}]" if f.width > 1 \
+                            else f"{p}[{inst.index}]"
+                    else:
+                        src = p
+                    items.append(f"{dst} = {src};")
         if not items:
             w(f"      {addr(inst.offset)}: rdata = {dw}'h0;  // {label} (write-only pulses read 0)")
         elif len(items) == 1:
@@ -907,30 +1039,243 @@ def emit_verilog(rf):
     w("    endcase")
     w("  end")
     w("")
-    w("  assign PRDATA = rdata;")
-    w("  assign PSLVERR = PSEL & PENABLE & ~hit;")
-    unused = [b for b in range(dw) if not (used_wdata >> b) & 1]
-    if unused:
-        # Group unused bits into ranges for the waiver.
-        ranges = []
-        start = prev = unused[0]
-        for b in unused[1:] + [None]:
-            if b is not None and b == prev + 1:
-                prev = b
-                continue
-            ranges.append(f"PWDATA[{prev}:{start}]" if prev != start else f"PWDATA[{start}]")
-            if b is not None:
-                start = prev = b
-        w("")
-        w("  // PWDATA bits no writable field uses. Waived: Verilator UNUSEDSIGNAL (an APB slave")
-        w("  // receives the full data bus whether or not every bit is implemented).")
-        w("  /* verilator lint_off UNUSEDSIGNAL */")
-        w("  wire unused_ok = &{1'b0, " + ", ".join(reversed(ranges)) + "};")
-        w("  /* verilator lint_on UNUSEDSIGNAL */")
+    w("  wire ok = allowed & hit;")
+    w(f"  assign PRDATA = (access & ~PWRITE & ok) ? rdata : {dw}'h0;")
+    w("  assign PSLVERR = access & (~allowed | (~hit & ((UNMAPPED_ERROR != 0) | ~aligned)));")
+    w("")
+    used_wdata = 0
+    for reg in rf.definitions:
+        if id(reg) not in skip:
+            for f in reg.fields:
+                if f.access != "RO":
+                    used_wdata |= f.mask
+    unused = [f"PWDATA[{hi}:{lo}]" if hi != lo else f"PWDATA[{lo}]" for lo, hi in bit_runs(
+        [b for b in range(dw) if not (used_wdata >> b) & 1])]
+    w("  // PWDATA bits no writable field uses, the lanes' copies of them, and PPROT[2:1], which carry nothing a")
+    w("  // register file decides on. Waived: Verilator UNUSEDSIGNAL (an APB slave receives the whole bus).")
+    w("  /* verilator lint_off UNUSEDSIGNAL */")
+    w("  wire unused_ok = &{1'b0, " + ", ".join(list(reversed(unused)) + ["lanes", "PPROT[2:1]"]) + "};")
+    w("  /* verilator lint_on UNUSEDSIGNAL */")
     w("")
     w("endmodule")
     w("")
     w("`default_nettype wire")
+    return "\n".join(L) + "\n"
+
+
+# --------------------------------------------------------------------------
+# <name>_rtl.h
+# --------------------------------------------------------------------------
+
+def sc_type(width):
+    """The SystemC type Verilator's --sc output gives a port of `width` bits."""
+    if width == 1:
+        return "bool"
+    if width <= 32:
+        return "std::uint32_t"
+    if width <= 64:
+        return "std::uint64_t"
+    return f"sc_dt::sc_bv<{width}>"
+
+
+def emit_rtl_pins(rf):
+    """A header-only SystemC companion of the Verilated <name>.v (verilator --sc): one signal per register port,
+    their binding, and the register file's state read back from the pins in the model's terms (register index
+    of RegFileDesc, field index of its definition), so a platform or a checker can hold the RTL beside the TLM
+    model without knowing a port name."""
+    cs = counters(rf)
+    halves = counter_halves(rf)
+    ports = rtl_ports(rf)
+    by_field = {(id(p[5][0]), p[5][1].name): p for p in ports if p[4] in ("rw", "ro", "pulse")}
+    index_of = {inst.offset: i for i, inst in enumerate(rf.instances)}
+    cidx = {id(c): k for k, c in enumerate(cs)}
+    L = []
+    w = L.append
+    w(f"// {rf.name}_rtl.h -- the SystemC pins of the Verilated register file {rf.name} (verilator --sc).")
+    w(header_banner(rf, "//").rstrip("\n"))
+    w("//")
+    w(f"// Pins: one signal per register port of V{rf.name} (the APB pins are the bus's own), bind() to connect")
+    w("// them, and the register file read back from the pins in RegFileDesc terms: value(reg) is what the RTL")
+    w("// stores for register index `reg` (RW flops from their _o ports, RO inputs as driven, counters from")
+    w("// their _cnt_o ports; PulseOnW bits 0), drive_ro() sets a plain RO field's input, increment() and")
+    w("// clear_counters() drive the counters' inputs, pulses(reg) reads a register's PulseOnW outputs.")
+    w("// Inputs are written from any process (SC_MANY_WRITERS); the caller owns their timing.")
+    w("#pragma once")
+    w("")
+    w("#include <array>")
+    w("#include <cstddef>")
+    w("#include <cstdint>")
+    w("#include <systemc>")
+    w("")
+    w(f'#include "V{rf.name}.h"')
+    w("")
+    w(f"namespace pevp::rtl::{rf.name} {{")
+    w("")
+    w(f"inline constexpr std::size_t kNumRegisters = {len(rf.instances)};")
+    w(f"inline constexpr std::size_t kNumCounters = {len(cs)};")
+    w("// Each counter's _lsb and _msb register indices, in the order of the counters' ports.")
+    w("struct CounterRegs {")
+    w("  std::uint32_t lsb, msb;")
+    w("};")
+    if cs:
+        w(f"inline constexpr std::array<CounterRegs, kNumCounters> kCounterRegs{{{{")
+        for c in cs:
+            w(f"    {{{index_of[c.lsb.offset]}u, {index_of[c.msb.offset]}u}},  // {c.flat}")
+        w("}};")
+    else:
+        w("inline constexpr std::array<CounterRegs, 0> kCounterRegs{};")
+    w("")
+    w("namespace detail {")
+    w("inline std::uint32_t field(bool v, unsigned, unsigned) { return v ? 1u : 0u; }")
+    w("inline std::uint32_t field(std::uint32_t v, unsigned lo, unsigned w) {")
+    w("  return static_cast<std::uint32_t>((std::uint64_t{v} >> lo) & ((std::uint64_t{1} << w) - 1));")
+    w("}")
+    w("inline std::uint32_t field(std::uint64_t v, unsigned lo, unsigned w) {")
+    w("  return static_cast<std::uint32_t>((v >> lo) & ((std::uint64_t{1} << w) - 1));")
+    w("}")
+    w("template <int N>")
+    w("std::uint32_t field(const sc_dt::sc_bv<N>& v, unsigned lo, unsigned w) {")
+    w("  return static_cast<std::uint32_t>(v.range(static_cast<int>(lo + w - 1), static_cast<int>(lo)).to_uint());")
+    w("}")
+    w("inline bool with_field(bool, unsigned, unsigned, std::uint32_t x) { return (x & 1u) != 0; }")
+    w("inline std::uint32_t with_field(std::uint32_t v, unsigned lo, unsigned w, std::uint32_t x) {")
+    w("  const std::uint64_t m = ((std::uint64_t{1} << w) - 1) << lo;")
+    w("  return static_cast<std::uint32_t>((std::uint64_t{v} & ~m) | ((std::uint64_t{x} << lo) & m));")
+    w("}")
+    w("inline std::uint64_t with_field(std::uint64_t v, unsigned lo, unsigned w, std::uint32_t x) {")
+    w("  const std::uint64_t m = ((std::uint64_t{1} << w) - 1) << lo;")
+    w("  return (v & ~m) | ((std::uint64_t{x} << lo) & m);")
+    w("}")
+    w("template <int N>")
+    w("sc_dt::sc_bv<N> with_field(sc_dt::sc_bv<N> v, unsigned lo, unsigned w, std::uint32_t x) {")
+    w("  v.range(static_cast<int>(lo + w - 1), static_cast<int>(lo)) = x;")
+    w("  return v;")
+    w("}")
+    w("}  // namespace detail")
+    w("")
+    w("class Pins {")
+    w(" public:")
+    def initial(kind, payload):
+        """An RO input starts at what the driving hardware presents at reset: the field's ResetValue."""
+        if kind != "ro":
+            return 0
+        reg, f = payload
+        return sum(f.reset << (i * f.width) for i in range(reg.bundle.count))
+
+    def literal(width, value):
+        if width == 1:
+            return "true" if value else "false"
+        if width <= 64:
+            return f"{sc_type(width)}{{0x{value:x}u}}"
+        return f'{sc_type(width)}("0x{value:x}")'
+
+    for d, width, name, note, kind, payload in ports:
+        policy = ", sc_core::SC_MANY_WRITERS" if d.strip() == "input" else ""
+        init = initial(kind, payload)
+        if init:
+            w(f"  sc_core::sc_signal<{sc_type(width)}{policy}> {name}{{\"{name}\", {literal(width, init)}}};")
+        else:
+            w(f"  sc_core::sc_signal<{sc_type(width)}{policy}> {name}{{\"{name}\"}};")
+    w("")
+    w(f"  void bind(V{rf.name}& m) {{")
+    for _, _, name, _, _, _ in ports:
+        w(f"    m.{name}({name});")
+    w("  }")
+    w("")
+    w("  // What the RTL stores for register `reg` (0 for an index out of range).")
+    w("  std::uint32_t value(std::size_t reg) const {")
+    w("    switch (reg) {")
+    for i, inst in enumerate(rf.instances):
+        reg = inst.reg
+        terms = []
+        if inst.offset in halves:
+            c, half = halves[inst.offset]
+            terms.append(f"detail::field({c.value_port}.read(), {0 if half == 'lsb' else 32}, {32 if half == 'lsb' else 16})")
+        else:
+            for f in reg.fields:
+                if f.access == "PulseOnW":
+                    continue
+                p = by_field[(id(reg), f.name)]
+                t = f"detail::field({p[2]}.read(), {inst.index * f.width}, {f.width})"
+                terms.append(t if f.lsb == 0 else f"({t} << {f.lsb})")
+        w(f"      case {i}: return " + (" | ".join(terms) if terms else "0") + f";  // {reg.bundle.name}.{inst.name}")
+    w("      default: return 0;")
+    w("    }")
+    w("  }")
+    w("")
+    w("  // The PulseOnW outputs of register `reg`, in their register bit positions.")
+    w("  std::uint32_t pulses(std::size_t reg) const {")
+    w("    switch (reg) {")
+    for i, inst in enumerate(rf.instances):
+        reg = inst.reg
+        terms = []
+        for f in reg.fields:
+            if f.access != "PulseOnW":
+                continue
+            p = by_field[(id(reg), f.name)]
+            t = f"detail::field({p[2]}.read(), {inst.index * f.width}, {f.width})"
+            terms.append(t if f.lsb == 0 else f"({t} << {f.lsb})")
+        if terms:
+            w(f"      case {i}: return " + " | ".join(terms) + f";  // {reg.bundle.name}.{inst.name}")
+    w("      default: return 0;")
+    w("    }")
+    w("  }")
+    w("")
+    w("  // Drives field `field` (its index in the register's field list) of register `reg` when it is a plain RO")
+    w("  // field (an input of the RTL); false for any other field.")
+    w("  bool drive_ro(std::size_t reg, std::size_t field, std::uint32_t v) {")
+    w("    switch (reg * 64 + field) {")
+    for i, inst in enumerate(rf.instances):
+        reg = inst.reg
+        if inst.offset in halves:
+            continue
+        for k, f in enumerate(reg.fields):
+            if f.access != "RO":
+                continue
+            p = by_field[(id(reg), f.name)]
+            w(f"      case {i * 64 + k}: {p[2]}_shadow_ = detail::with_field({p[2]}_shadow_, {inst.index * f.width}, "
+              f"{f.width}, v); {p[2]}.write({p[2]}_shadow_); return true;")
+    w("      default: return false;")
+    w("    }")
+    w("  }")
+    w("")
+    w("  // Drives counter `counter`'s increment input (added at every clock edge while it is held).")
+    w("  void increment(std::size_t counter, std::uint32_t n) {")
+    if cs:
+        w("    switch (counter) {")
+        for k, c in enumerate(cs):
+            w(f"      case {k}: {c.inc_port}.write(n); break;")
+        w("      default: break;")
+        w("    }")
+    else:
+        w("    (void)counter;")
+        w("    (void)n;")
+    w("  }")
+    w("  // Counter `counter`'s 48-bit count (its _cnt_o port).")
+    w("  std::uint64_t count(std::size_t counter) const {")
+    if cs:
+        w("    switch (counter) {")
+        for k, c in enumerate(cs):
+            w(f"      case {k}: return {c.value_port}.read();")
+        w("      default: return 0;")
+        w("    }")
+    else:
+        w("    (void)counter;")
+        w("    return 0;")
+    w("  }")
+    w("  // Drives counters_clear_i (no effect in a file without counters).")
+    w("  void clear_counters(bool on) {")
+    w("    counters_clear_i.write(on);" if cs else "    (void)on;")
+    w("  }")
+    w("")
+    w(" private:")
+    for d, width, name, note, kind, payload in ports:
+        if kind == "ro":
+            init = initial(kind, payload)
+            w(f"  {sc_type(width)} {name}_shadow_{{{literal(width, init) if init else ''}}};")
+    w("};")
+    w("")
+    w(f"}}  // namespace pevp::rtl::{rf.name}")
     return "\n".join(L) + "\n"
 
 
@@ -1054,6 +1399,7 @@ def main(argv=None):
         (f"{rf.name}_regs_c.h", emit_c_header(rf)),
         (f"{rf.name}_table.cpp", emit_table(rf)),
         (f"{rf.name}.v", emit_verilog(rf)),
+        (f"{rf.name}_rtl.h", emit_rtl_pins(rf)),
         (f"{rf.name}.md", emit_markdown(rf)),
     ]
     try:

@@ -30,7 +30,7 @@ TOP = "tpb_arr_seq_top_host_visible"
 
 
 def outputs(name):
-    return [f"{name}_regs.h", f"{name}_regs_c.h", f"{name}_table.cpp", f"{name}.v", f"{name}.md"]
+    return [f"{name}_regs.h", f"{name}_regs_c.h", f"{name}_table.cpp", f"{name}.v", f"{name}_rtl.h", f"{name}.md"]
 
 
 def run_generator(schema_path, out_dir):
@@ -586,14 +586,28 @@ def expand(doc):
         for i in range(count):
             for r in b["Registers"]:
                 inst = {"offset": base + i * size + parse_number(r["AddressOffset"]), "index": i, "count": count,
-                        "rw": [], "ro": [], "pulse": []}
+                        "bundle": b["name"], "name": r["name"], "fields": [], "rw": [], "ro": [], "pulse": []}
                 for f in r["BitFields"]:
                     msb, lsb = parse_pos(f["Position"])
+                    inst["fields"].append({"name": f["name"], "lsb": lsb, "width": msb - lsb + 1})
                     kind = {"RW": "rw", "RO": "ro", "PulseOnW": "pulse"}[f["Access"]]
                     suffix = {"rw": "_o", "ro": "_i", "pulse": "_pulse_o"}[kind]
                     inst[kind].append({"port": f"{b['name']}_{r['name']}_{f['name']}{suffix}", "lsb": lsb,
                                        "width": msb - lsb + 1, "reset": parse_number(f["ResetValue"])})
                 regs.append(inst)
+    # 48-bit counters: an RO pair <name>_lsb {cntr_lsb [31:0]} + <name>_msb {cntr_msb [15:0]} of one bundle
+    # instance. The RTL keeps the count: no _i port; the pair reads the count, which starts at its reset.
+    by_name = {(r["bundle"], r["index"], r["name"]): r for r in regs}
+    for r in regs:
+        msb = by_name.get((r["bundle"], r["index"], r["name"][:-4] + "_msb")) if r["name"].endswith("_lsb") else None
+        if (msb and [(f["name"], f["lsb"], f["width"]) for f in r["fields"]] == [("cntr_lsb", 0, 32)] and
+                [(f["name"], f["lsb"], f["width"]) for f in msb["fields"]] == [("cntr_msb", 0, 16)] and
+                r["ro"] and msb["ro"]):
+            base = r["name"][:-4] + (f"_{r['index']}" if r["count"] > 1 else "")
+            for half, inst in (("lsb", r), ("msb", msb)):
+                inst["counter"] = (f"{r['bundle']}_{base}", half)
+                inst["counter_reset"] = inst["ro"][0]["reset"]
+                inst["ro"] = []
     return rf, sorted(regs, key=lambda r: r["offset"])
 
 
@@ -619,7 +633,7 @@ def make_testbench(doc):
     ro_value, reset_value, written, wdata = {}, {}, {}, {}
     for r in regs:
         o = r["offset"]
-        ro_value[o] = sum(ro_pattern(o, f["lsb"]) & fmask(f) for f in r["ro"])
+        ro_value[o] = sum(ro_pattern(o, f["lsb"]) & fmask(f) for f in r["ro"]) + r.get("counter_reset", 0)
         reset_value[o] = sum(f["reset"] << f["lsb"] for f in r["rw"]) | ro_value[o]
         wdata[o] = write_pattern(o) | sum(fmask(f) for f in r["pulse"])   # every pulse bit written as 1
         written[o] = (wdata[o] & sum(fmask(f) for f in r["rw"])) | ro_value[o]
@@ -672,8 +686,20 @@ def make_testbench(doc):
             for idx, (o, f) in p["slices"].items():
                 value |= ((ro_pattern(o, f["lsb"]) >> f["lsb"]) & ((1 << f["width"]) - 1)) << (idx * f["width"])
             w(f"  assign {pname} = {const(total, value)};")
+    counters = sorted({r["counter"][0] for r in regs if "counter" in r})
+    counter_ports = []
+    if counters:
+        w("  reg counters_clear_i = 1'b0;")
+        counter_ports.append("counters_clear_i")
+    for c in counters:
+        w(f"  reg [31:0] {c}_inc_i = 32'h0;")
+        w(f"  wire [47:0] {c}_cnt_o;")
+        counter_ports += [f"{c}_inc_i", f"{c}_cnt_o"]
+    w("  wire [3:0] PSTRB = 4'hf;")
+    w("  wire [2:0] PPROT = 3'b010;")
     w("  always #5 PCLK = ~PCLK;")
-    conns = ["PCLK", "PRESETn", "PSEL", "PENABLE", "PWRITE", "PADDR", "PWDATA", "PRDATA", "PREADY", "PSLVERR"] + list(ports)
+    conns = ["PCLK", "PRESETn", "PSEL", "PENABLE", "PWRITE", "PADDR", "PWDATA", "PSTRB", "PPROT", "PRDATA", "PREADY",
+             "PSLVERR"] + list(ports) + counter_ports
     w(f"  {name} dut (" + ", ".join(f".{c}({c})" for c in conns) + ");")
     w(f"  task apb(input wr, input [{aw - 1}:0] a, input [31:0] d);")
     w("    begin")
