@@ -77,13 +77,16 @@ class RtlFace final : public RtlRegFile {
     model_.trace(trace_.get(), 99);
     trace_->open(path.c_str());
     if (!trace_->isOpen()) {
-      trace_.reset();
+      retired_.push_back(std::move(trace_));
       throw std::runtime_error(path + ": cannot open the FST file");
     }
   }
   void trace_close() override {
-    if (trace_) trace_->close();
-    trace_.reset();
+    if (!trace_) return;
+    trace_->close();
+    // The kernel keeps calling a trace file it was given (VerilatedFstSc registers itself and has no way to
+    // unregister): a closed one ignores the calls, a deleted one would be called after its end.
+    retired_.push_back(std::move(trace_));
   }
 
  private:
@@ -92,6 +95,7 @@ class RtlFace final : public RtlRegFile {
   sc_core::sc_signal<bool> presetn_;
   std::vector<CounterRegs> counters_;
   std::unique_ptr<VerilatedFstSc> trace_;
+  std::vector<std::unique_ptr<VerilatedFstSc>> retired_;  // closed, still registered with the kernel
   apb::ApbBus& bus_;
 };
 

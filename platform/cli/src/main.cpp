@@ -3,6 +3,7 @@
 //                                       sample stream for every generation)
 //   pe-vp disasm --gen G FILE [--json]  decode a binary stream of 64-byte records
 //   pe-vp regs [--regfile R] [--json]   print a register file (top, cluster, protected, vp)
+//   pe-vp cosim-check --regfile R ...   the TLM register file against its RTL, in lock-step
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <systemc>
@@ -23,6 +24,7 @@
 #include "pevp/platform/demo.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/calibration.h"
+#include "pevp/platform/cosim_check.h"
 #include "pevp/platform/gemm.h"
 #include "pevp/platform/sweep_cmd.h"
 #include "pevp/platform/run.h"
@@ -260,6 +262,27 @@ int run_command(int argc, char* argv[]) {
       "Register script: write/read/expect/poll FACE NAME [VALUE], submit, wait, expect_fault RULE, clear_error, "
       "dump FACE (docs/running.md)");
 
+  platform::CosimCheckCommand cosim_cmd;
+  auto* cosim = app.add_subcommand(
+      "cosim-check", "Run the TLM register file and its Verilated RTL in lock-step on random APB traffic and compare "
+                     "them (docs/cosim-check.md)");
+  cosim->add_option("--regfile", cosim_cmd.regfile, "top | cluster | protected | vp")->capture_default_str();
+  cosim->add_option("--cycles", cosim_cmd.cycles, "PCLK cycles to run")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
+  cosim->add_option("--seed", cosim_cmd.seed, "Seed of the traffic (a run is a function of it)")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
+  cosim->add_option("--fst", cosim_cmd.fst,
+                    "FST waveform written around the first mismatch (default cosim-check-<regfile>-seed<S>.fst)");
+  cosim->add_option("--window", cosim_cmd.window, "The waveform covers this many cycles before and after it")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000));
+  std::uint64_t cosim_inject = 0;
+  cosim->add_option("--inject-mismatch", cosim_inject, "test only: flip one stored TLM bit at this cycle")
+      ->check(integer_in(1, std::uint64_t{1} << 40))
+      ->group("");
+
   std::string serve_gen = "MARIANA", serve_listen;
   std::uint64_t serve_frame_timeout_ms = 10000, serve_idle_timeout_ms = 0;
   capi::ServeOptions serve_options;
@@ -301,8 +324,8 @@ int run_command(int argc, char* argv[]) {
   // it has none), then --config, then every --set in order. A --gen given on the
   // command line must agree with a generation the file or a --set chose.
   if (app.get_subcommands().empty() && !dump_config) {
-    std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs), or "
-                 "--dump-config; --help lists them\n";
+    std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs, "
+                 "cosim-check), or --dump-config; --help lists them\n";
     return 2;
   }
   const CLI::App* cmd_app = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
@@ -405,6 +428,10 @@ int run_command(int argc, char* argv[]) {
       return 3;
     }
     return 0;
+  }
+  if (*cosim) {
+    if (cosim->get_option("--inject-mismatch")->count() > 0) cosim_cmd.inject_cycle = cosim_inject;
+    return platform::run_cosim_check(cosim_cmd, std::cout, std::cerr);
   }
   if (*regs) {
     platform::print_regfile(**platform::regfile_by_name(regfile_name), regs_json, std::cout);
