@@ -814,10 +814,171 @@ def make_testbench(doc):
     return "\n".join(L) + "\n", mem
 
 
+def make_semantics_testbench(doc):
+    """Module tb_sem: the APB4 semantics of the generated slave beyond read/write -- PSTRB lanes, the
+    PRIVILEGED_ONLY and UNMAPPED_ERROR parameters and the 48-bit counters -- on three instances of the schema's
+    slave (defaults; PRIVILEGED_ONLY = 1; UNMAPPED_ERROR = 0) that share every input, each checked against values
+    derived here by hand from the JSON. Prints "RESULT sem PASS" or "RESULT sem FAIL <n>"."""
+    rf, regs = expand(doc)
+    name, aw = rf["Name"], rf["AddrWidth"]
+    size = parse_number(rf["SizeInBytes"])
+    # A register with 32 RW bits (every lane has bits to store), an aligned offset with no register, a counter.
+    rw = next(r for r in regs if sum(fmask(f) for f in r["rw"]) == 0xffffffff)
+    mapped = {r["offset"] for r in regs}
+    hole = next(o for o in range(0, size, 4) if o not in mapped)
+    lsb_reg = next(r for r in regs if r.get("counter", ("", ""))[1] == "lsb")
+    msb_reg = next(r for r in regs if r.get("counter") == (lsb_reg["counter"][0], "msb"))
+    cnt = lsb_reg["counter"][0]
+    ports = {}
+    for r in regs:
+        for kind in ("rw", "ro", "pulse"):
+            for f in r[kind]:
+                p = ports.setdefault(f["port"], {"kind": kind, "width": f["width"], "count": r["count"]})
+    counters = sorted({r["counter"][0] for r in regs if "counter" in r})
+    insts = (("a", ""), ("p", "#(.PRIVILEGED_ONLY(1)) "), ("u", "#(.UNMAPPED_ERROR(0)) "))
+    L = []
+    w = L.append
+    w("module tb_sem;")
+    w("  reg done = 1'b0;")
+    w("  reg PCLK = 1'b0;")
+    w("  reg PRESETn = 1'b0;")
+    w("  reg PSEL = 1'b0, PENABLE = 1'b0, PWRITE = 1'b0;")
+    w(f"  reg [{aw - 1}:0] PADDR = {aw}'h0;")
+    w("  reg [31:0] PWDATA = 32'h0;")
+    w("  reg [3:0] PSTRB = 4'h0;")
+    w("  reg [2:0] PPROT = 3'b010;")
+    w("  reg counters_clear_i = 1'b0;")
+    w("  integer errors = 0;")
+    for c in counters:
+        w(f"  reg [31:0] {c}_inc_i = 32'h0;")
+    for pname, p in ports.items():
+        total = p["width"] * p["count"]
+        if p["kind"] == "ro":
+            w(f"  wire [{total - 1}:0] {pname} = {total}'h0;")
+    got = {}
+    for sfx, params in insts:
+        w(f"  wire [31:0] PRDATA_{sfx};")
+        w(f"  wire PREADY_{sfx}, PSLVERR_{sfx};")
+        conns = [f".{c}({c})" for c in ("PCLK", "PRESETn", "PSEL", "PENABLE", "PWRITE", "PADDR", "PWDATA", "PSTRB",
+                                        "PPROT", "counters_clear_i")]
+        conns += [f".PRDATA(PRDATA_{sfx})", f".PREADY(PREADY_{sfx})", f".PSLVERR(PSLVERR_{sfx})"]
+        for pname, p in ports.items():
+            if p["kind"] == "ro":
+                conns.append(f".{pname}({pname})")
+            else:
+                w(f"  wire [{p['width'] * p['count'] - 1}:0] {pname}_{sfx};")
+                conns.append(f".{pname}({pname}_{sfx})")
+        for c in counters:
+            w(f"  wire [47:0] {c}_cnt_o_{sfx};")
+            conns += [f".{c}_inc_i({c}_inc_i)", f".{c}_cnt_o({c}_cnt_o_{sfx})"]
+        w(f"  {name} {params}dut_{sfx} (" + ", ".join(conns) + ");")
+        w(f"  reg [31:0] got_{sfx};")
+        w(f"  reg err_{sfx};")
+        got[sfx] = (f"got_{sfx}", f"err_{sfx}")
+    w("  always #5 PCLK = ~PCLK;")
+    w(f"  task apb(input wr, input [{aw - 1}:0] a, input [31:0] d, input [3:0] strb, input [2:0] prot);")
+    w("    begin")
+    w("      @(negedge PCLK); PSEL = 1'b1; PENABLE = 1'b0; PWRITE = wr; PADDR = a; PWDATA = d; PSTRB = strb;")
+    w("      PPROT = prot;")
+    w("      @(negedge PCLK); PENABLE = 1'b1;")
+    w("      #1; " + " ".join(f"got_{x} = PRDATA_{x}; err_{x} = PSLVERR_{x};" for x, _ in insts))
+    w("      @(posedge PCLK); #1; PSEL = 1'b0; PENABLE = 1'b0; PWRITE = 1'b0; PSTRB = 4'h0;")
+    w("    end")
+    w("  endtask")
+    w("  task check(input [8*72-1:0] what, input [47:0] value, input [47:0] exp);")
+    w("    begin")
+    w("      if (value !== exp) begin")
+    w("        errors = errors + 1; $display(\"FAIL %0s = %h, expected %h\", what, value, exp);")
+    w("      end")
+    w("    end")
+    w("  endtask")
+    unpriv, priv = 0b010, 0b011
+    o = rw["offset"]
+    m = sum(fmask(f) for f in rw["rw"])
+    reset = sum(f["reset"] << f["lsb"] for f in rw["rw"])
+
+    def rd(sfx, a, exp, exp_err, prot=unpriv, label=""):
+        w(f"    apb(1'b0, {aw}'h{a:x}, 32'h0, 4'h0, 3'b{prot:03b});")
+        w(f"    check(\"{label} {sfx} read {a:#x} PRDATA\", {{16'h0, got_{sfx}}}, 48'h{exp:x});")
+        w(f"    check(\"{label} {sfx} read {a:#x} PSLVERR\", {{47'h0, err_{sfx}}}, 48'h{exp_err:x});")
+
+    def wr(a, d, strb, prot=unpriv):
+        w(f"    apb(1'b1, {aw}'h{a:x}, 32'h{d:x}, 4'h{strb:x}, 3'b{prot:03b});")
+
+    lanes = lambda strb: sum(0xff << (8 * i) for i in range(4) if strb >> i & 1)
+    w("  initial begin")
+    w("    repeat (3) @(posedge PCLK);")
+    w("    #1 PRESETn = 1'b1;")
+    # 1. PSTRB: a write changes only its strobed lanes; PSTRB = 0 changes nothing and is no error.
+    w("    // 1. PSTRB lanes")
+    wr(o, 0xffffffff, 0xf)
+    v = (0xffffffff & m) | (reset & ~m)
+    rd("a", o, v, 0, label="full write")
+    d, strb = 0x12345678, 0b0101
+    wr(o, d, strb)
+    v = (v & ~(m & lanes(strb))) | (d & m & lanes(strb))  # 0xff34ff78 for a 32-bit RW register
+    w(f"    check(\"error of the partial write\", {{47'h0, err_a}}, 48'h0);")
+    rd("a", o, v, 0, label="PSTRB 0101")
+    wr(o, 0, 0x0)
+    w(f"    check(\"error of the PSTRB 0 write\", {{47'h0, err_a}}, 48'h0);")
+    rd("a", o, v, 0, label="PSTRB 0")
+    # 2. PRIVILEGED_ONLY = 1: without PPROT[0], PSLVERR, PRDATA 0 and nothing written; with it, an answer.
+    w("    // 2. PRIVILEGED_ONLY")
+    wr(o, 0x0badf00d, 0xf, prot=priv)  # every instance stores it (the others answer any PPROT)
+    v = (0x0badf00d & m) | (reset & ~m)
+    w(f"    check(\"privileged write p PSLVERR\", {{47'h0, err_p}}, 48'h0);")
+    rd("p", o, 0, 1, prot=unpriv, label="unprivileged")
+    rd("p", o, v, 0, prot=priv, label="privileged")
+    wr(o, 0xa5a5a5a5, 0xf, prot=unpriv)
+    w(f"    check(\"unprivileged write p PSLVERR\", {{47'h0, err_p}}, 48'h1);")
+    w(f"    check(\"unprivileged write a PSLVERR\", {{47'h0, err_a}}, 48'h0);")
+    rd("p", o, v, 0, prot=priv, label="after the unprivileged write")
+    rd("a", o, 0xa5a5a5a5 & m | (v & ~m), 0, prot=unpriv, label="the default instance took it")
+    # 3. UNMAPPED_ERROR = 0: an aligned hole reads 0 without PSLVERR; misaligned is PSLVERR whatever the parameter.
+    w("    // 3. UNMAPPED_ERROR")
+    rd("u", hole, 0, 0, label="unmapped")
+    w(f"    check(\"unmapped a PSLVERR\", {{47'h0, err_a}}, 48'h1);")
+    wr(hole, 0xffffffff, 0xf)
+    w(f"    check(\"unmapped write u PSLVERR\", {{47'h0, err_u}}, 48'h0);")
+    rd("u", o + 1, 0, 1, label="misaligned")
+    rd("u", o + 2, 0, 1, label="misaligned")
+    wr(o + 1, 0, 0xf)
+    w(f"    check(\"misaligned write u PSLVERR\", {{47'h0, err_u}}, 48'h1);")
+    # 4. Counters: + the input at every edge, modulo 2^48; clear.
+    w("    // 4. counters")
+    start = lsb_reg["counter_reset"] | (msb_reg["counter_reset"] << 32)
+    w(f"    check(\"{cnt} at reset\", {cnt}_cnt_o_a, 48'h{start:x});")
+    w(f"    @(negedge PCLK); counters_clear_i = 1'b1; @(negedge PCLK); counters_clear_i = 1'b0;")
+    w(f"    check(\"{cnt} cleared\", {cnt}_cnt_o_a, 48'h0);")
+    w(f"    @(negedge PCLK); {cnt}_inc_i = 32'd5; repeat (3) @(posedge PCLK); #1 {cnt}_inc_i = 32'h0;")
+    w(f"    check(\"{cnt} after 3 edges of 5\", {cnt}_cnt_o_a, 48'd15);")
+    rd("a", lsb_reg["offset"], 15, 0, label="counter lsb")
+    wr(lsb_reg["offset"], 0, 0xf)
+    w(f"    check(\"a write to a counter: PSLVERR\", {{47'h0, err_a}}, 48'h0);")
+    rd("a", lsb_reg["offset"], 15, 0, label="counter lsb after a write")
+    w(f"    @(negedge PCLK); counters_clear_i = 1'b1; {cnt}_inc_i = 32'd7; @(negedge PCLK); counters_clear_i = 1'b0;")
+    w(f"    {cnt}_inc_i = 32'h0;")
+    w(f"    check(\"{cnt} cleared (the edge's increment dropped)\", {cnt}_cnt_o_a, 48'h0);")
+    # 65537 x (2^32 - 1) = 2^48 + 2^32 - 65537: modulo 2^48, 0x0000_FFFE_FFFF.
+    w(f"    @(negedge PCLK); {cnt}_inc_i = 32'hffffffff; repeat (65537) @(posedge PCLK); #1 {cnt}_inc_i = 32'h0;")
+    w(f"    check(\"{cnt} after 65537 edges of 0xffffffff\", {cnt}_cnt_o_a, 48'h0000fffeffff);")
+    rd("a", lsb_reg["offset"], 0xfffeffff, 0, label="wrapped lsb")
+    rd("a", msb_reg["offset"], 0, 0, label="wrapped msb")
+    w(f"    @(negedge PCLK); counters_clear_i = 1'b1; @(negedge PCLK); counters_clear_i = 1'b0;")
+    rd("a", lsb_reg["offset"], 0, 0, label="cleared lsb")
+    w("    if (errors == 0) $display(\"RESULT sem PASS\");")
+    w("    else $display(\"RESULT sem FAIL %0d\", errors);")
+    w("    done = 1'b1;")
+    w("  end")
+    w("endmodule")
+    return "\n".join(L) + "\n"
+
+
 class VerilatorSimTest(TempDirTest):
     """Simulates each generated APB slave with a testbench built from the JSON: reset values,
     RO inputs, RW write/read-back and outputs, one-cycle PulseOnW pulses reading 0, PSLVERR
-    (and no state change) on unmapped and misaligned offsets, reset restoring the values."""
+    (and no state change) on unmapped and misaligned offsets, reset restoring the values; and, on the
+    top file, the APB4 semantics (tb_sem): partial PSTRB, PRIVILEGED_ONLY, UNMAPPED_ERROR, counters."""
 
     def test_simulate_generated_verilog(self):
         verilator = shutil.which("verilator")
@@ -833,9 +994,12 @@ class VerilatorSimTest(TempDirTest):
                     fh.write(data)
             tops.append(name)
             sources += [f"tb_{name}.v", f"{name}.v"]
-        top = ["`timescale 1ns/1ps", "module tb;"] + [f"  tb_{n} u_{n}();" for n in tops] + [
+        with open(os.path.join(self.tmp, "sim", "tb_sem.v"), "w", encoding="utf-8") as fh:
+            fh.write(make_semantics_testbench(load_schema(TOP)))
+        sources.append("tb_sem.v")
+        top = ["`timescale 1ns/1ps", "module tb;"] + [f"  tb_{n} u_{n}();" for n in tops] + ["  tb_sem u_sem();"] + [
             "  initial begin",
-            "    wait (" + " && ".join(f"u_{n}.done" for n in tops) + ");",
+            "    wait (" + " && ".join(f"u_{n}.done" for n in tops + ["sem"]) + ");",
             "    $finish;",
             "  end",
             "endmodule", ""]
@@ -850,7 +1014,7 @@ class VerilatorSimTest(TempDirTest):
         self.assertEqual(build.returncode, 0, (build.stdout + build.stderr)[-4000:])
         run = subprocess.run([os.path.join(sim, "obj", "Vtb")], capture_output=True, text=True, cwd=sim,
                              check=False, timeout=300)
-        for name in tops:
+        for name in tops + ["sem"]:
             with self.subTest(schema=name):
                 self.assertIn(f"RESULT {name} PASS", run.stdout, run.stdout[-3000:] + run.stderr[-2000:])
 
