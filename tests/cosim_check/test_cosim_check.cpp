@@ -183,6 +183,21 @@ TEST(LockStep, AMismatchInTheFirstCyclesWritesAWindowFromCycleOne) {
   EXPECT_GE(h.end_ps, 540000u);
 }
 
+TEST(LockStep, AWaveformThatCannotBeWrittenIsSaidAndTheMismatchStillFails) {
+  if (!pevp::regfile_rtl::rtl_available()) GTEST_SKIP() << "no Verilated RTL in this build";
+  CosimCheckCommand cmd;
+  cmd.regfile = "cluster";
+  cmd.cycles = 3000;
+  cmd.inject_cycle = 100;
+  cmd.fst = "/proc/cosim.fst";  // the directory exists; no file can be created in it
+  const Outcome x = run(cmd);
+  EXPECT_EQ(x.status, pevp::platform::kCosimMismatch) << x.out << x.err;
+  EXPECT_EQ(x.r.mismatches, 1u);
+  EXPECT_EQ(x.r.fst, "");
+  EXPECT_NE(x.out.find("waveform    not written: /proc/cosim.fst: cannot open the FST file\n"), std::string::npos)
+      << x.out;
+}
+
 // ---- arguments ------------------------------------------------------------------------------------------------
 
 TEST(Arguments, BadArgumentsAreRefusedBeforeAnythingRuns) {

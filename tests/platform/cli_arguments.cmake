@@ -17,7 +17,7 @@ endfunction()
 set(small --m 32 --k 32 --n 32 --no-check)
 
 # Argument parsing errors are status 2, not CLI11's own codes.
-expect_refused("pe-vp: give a command \\(gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs\\), or --dump-config" ${PEVP})
+expect_refused("pe-vp: give a command \\(gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs, cosim-check\\), or --dump-config" ${PEVP})
 expect_refused("pe-vp asm: x.pes: no --gen and no .gen directive in the source" ${PEVP} asm x.pes -o x.bin)
 file(WRITE ${WORK}/nogen.pes "# no directive\n")
 expect_refused("pe-vp asm: nogen.pes: no --gen and no .gen directive in the source" ${PEVP} asm nogen.pes -o x.bin)

@@ -660,9 +660,20 @@ class Replayer {
     if (fd_ < 0) return why_;
     if (::send(fd_, &cycle, sizeof cycle, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof cycle))
       return std::string("the replay process is gone: ") + std::strerror(errno);
+    // The child's answer: nothing when the file is written, else its reason; then it exits.
+    std::string reason;
+    char buf[256];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      reason.append(buf, static_cast<std::size_t>(n));
+    }
     const int status = finish();
+    if (!reason.empty()) return reason;
+    if (WIFSIGNALED(status)) return "the replay process was killed by signal " + std::to_string(WTERMSIG(status));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "the replay process failed (status " + std::to_string(status) + ")";
+      return "the replay process failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
     return "";
   }
 
@@ -697,8 +708,13 @@ class Replayer {
       CosimCheckResult r;
       run_bench(face, cmd, m, r);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "pe-vp cosim-check: waveform replay: %s\n", e.what());
-      std::fflush(stderr);
+      const std::string why = e.what();
+      for (std::size_t done = 0; done < why.size();) {
+        const ssize_t n = ::send(fd, why.data() + done, why.size() - done, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+      }
       ::_exit(3);
     }
     ::_exit(0);
