@@ -1106,6 +1106,7 @@ def emit_rtl_pins(rf):
     w("#include <cstddef>")
     w("#include <cstdint>")
     w("#include <systemc>")
+    w("#include <vector>")
     w("")
     w(f'#include "V{rf.name}.h"')
     w("")
@@ -1124,6 +1125,10 @@ def emit_rtl_pins(rf):
         w("}};")
     else:
         w("inline constexpr std::array<CounterRegs, 0> kCounterRegs{};")
+    pulse_regs = [i for i, inst in enumerate(rf.instances) if any(f.access == "PulseOnW" for f in inst.reg.fields)]
+    w("// The registers with PulseOnW fields.")
+    w(f"inline constexpr std::array<std::size_t, {len(pulse_regs)}> kPulseRegs{{" +
+      (("{" + ", ".join(str(i) for i in pulse_regs) + "}") if pulse_regs else "") + "};")
     w("")
     w("namespace detail {")
     w("inline std::uint32_t field(bool v, unsigned, unsigned) { return v ? 1u : 0u; }")
@@ -1266,6 +1271,28 @@ def emit_rtl_pins(rf):
     w("  // Drives counters_clear_i (no effect in a file without counters).")
     w("  void clear_counters(bool on) {")
     w("    counters_clear_i.write(on);" if cs else "    (void)on;")
+    w("  }")
+    w("  // The counter inputs as the RTL samples them now.")
+    w("  std::uint32_t increment_input(std::size_t counter) const {")
+    if cs:
+        w("    switch (counter) {")
+        for k, c in enumerate(cs):
+            w(f"      case {k}: return {c.inc_port}.read();")
+        w("      default: return 0;")
+        w("    }")
+    else:
+        w("    (void)counter;")
+        w("    return 0;")
+    w("  }")
+    w("  bool clear_input() const { return " + ("counters_clear_i.read()" if cs else "false") + "; }")
+    w("")
+    w("  // The events of every RW and PulseOnW output (what the hardware side would watch).")
+    w("  void output_events(std::vector<const sc_core::sc_event*>& out) const {")
+    outs = [name for d, width, name, note, kind, _ in ports if kind in ("rw", "pulse")]
+    for name in outs:
+        w(f"    out.push_back(&{name}.value_changed_event());")
+    if not outs:
+        w("    (void)out;")
     w("  }")
     w("")
     w(" private:")

@@ -197,7 +197,7 @@ TEST(JsonErrors, UnknownKeyInEverySection) {
       {"sbuf", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"psum", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"timing", test::kTimingKeyList},
-      {"csrs", "access_time_ns, unmapped"}};
+      {"csrs", "access_time_ns, unmapped, impl"}};
   for (const auto& [section, valid] : cases) {
     json j;
     j[section]["bogus"] = 1;

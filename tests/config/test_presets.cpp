@@ -141,7 +141,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "address_map": {"apb": "0x3000000", "apb_size": "0x4000", "iq": "0x3010000", "iq_size": "0x1000",
                     "psum": "0x2000000", "sbuf": "0x0"},
     "arr_seq": {"ififo_depth": 16},
-    "csrs": {"access_time_ns": 20, "unmapped": "error"},
+    "csrs": {"access_time_ns": 20, "impl": "tlm", "unmapped": "error"},
     "generation": "MARIANA",
     "geometry": {"col_groups": 4, "partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048,
                  "psum_banks": 8, "psum_partition_bytes": 16384, "queues": 16, "row_groups": 4,
@@ -172,6 +172,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   },
   "csrs": {
     "access_time_ns": 20,
+    "impl": "tlm",
     "unmapped": "error"
   },
   "generation": "MARIANA",

@@ -49,11 +49,22 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
       cluster("cluster_host_visible", cluster_regs::regfile_desc(), face(config, false)),
       protect("top_protected", prot::regfile_desc(), face(config, true)),
       seq("vp_seq", vpseq::regfile_desc(), face(config, false)),
-      config_(config) {
-  router.map("tpb_arr_seq_top_host_visible", config.map.top_host_visible, top::kSizeBytes, top.socket);
-  router.map("tpb_arr_seq_cluster_host_visible", config.map.cluster_host_visible, cluster_regs::kSizeBytes,
-             cluster.socket);
-  router.map("tpb_arr_seq_top_protected", config.map.top_protected, prot::kSizeBytes, protect.socket);
+      config_(config),
+      parked_("parked") {
+  const auto map_face = [this](const char* window, sc_dt::uint64 base, sc_dt::uint64 size, RegFileTarget& tlm,
+                               ExternalFace* ext) {
+    if (ext == nullptr) {
+      router.map(window, base, size, tlm.socket);
+      return;
+    }
+    router.map(window, base, size, ext->target());
+    parked_.bind(tlm.socket);
+  };
+  map_face("tpb_arr_seq_top_host_visible", config.map.top_host_visible, top::kSizeBytes, top, config.external.top);
+  map_face("tpb_arr_seq_cluster_host_visible", config.map.cluster_host_visible, cluster_regs::kSizeBytes, cluster,
+           config.external.cluster);
+  map_face("tpb_arr_seq_top_protected", config.map.top_protected, prot::kSizeBytes, protect,
+           config.external.protect);
   router.map("vp_seq", config.map.vp_seq, vpseq::kSizeBytes, seq.socket);
 
   RegisterFile& t = top.regs();
@@ -90,18 +101,45 @@ ArrSeqCsrs::ArrSeqCsrs(sc_core::sc_module_name name, ArrSeqCsrsConfig config)
   t.on_pulse([this](const RegisterDesc& r, const FieldDesc& f) {
     if (r.name == "perf_cntr_cfg" && f.name == "cntr_rst") clear_counters();
   });
+  if (ExternalFace* ext = config.external.top)
+    ext->on_pulse([this](std::size_t reg, std::uint32_t bits) {
+      if (is_counter_reset(reg, bits)) clear_counters();
+    });
+}
+
+ExternalFace* ArrSeqCsrs::external(std::size_t face) const {
+  switch (face) {
+    case 0: return config_.external.top;
+    case 1: return config_.external.cluster;
+    case 2: return config_.external.protect;
+    default: return nullptr;
+  }
+}
+
+std::uint32_t ArrSeqCsrs::face_value(std::size_t face, std::uint32_t reg) const {
+  if (const ExternalFace* ext = external(face)) return ext->value(reg);
+  const RegFileTarget* faces[] = {&top, &cluster, &protect, &seq};
+  return face < 4 ? faces[face]->regs().value(reg) : 0;
+}
+
+bool ArrSeqCsrs::is_counter_reset(std::size_t reg, std::uint32_t bits) const {
+  const RegisterDesc& r = top.regs().desc().registers[reg];
+  if (r.name != "perf_cntr_cfg") return false;
+  for (std::size_t k = 0; k < r.num_fields; ++k)
+    if (r.fields[k].name == "cntr_rst" && (bits & r.fields[k].mask()) != 0) return true;
+  return false;
 }
 
 QueueCfg ArrSeqCsrs::queue_cfg() const {
-  const RegisterFile& t = top.regs();
-  return QueueCfg{t.get(fifo_size_sel_) != 0, t.get(bypass_peregwrite_) != 0, t.get(disable_depchk_) != 0};
+  return QueueCfg{get(0, fifo_size_sel_) != 0, get(0, bypass_peregwrite_) != 0, get(0, disable_depchk_) != 0};
 }
 
-bool ArrSeqCsrs::counters_enabled() const { return top.regs().get(cntr_en_) != 0; }
+bool ArrSeqCsrs::counters_enabled() const { return get(0, cntr_en_) != 0; }
 
 ClusterCfg ArrSeqCsrs::cluster_cfg() const {
   const RegisterFile& c = cluster.regs();
-  const std::uint32_t v = c.value(static_cast<std::uint32_t>(c.index_at(cluster_regs::arr_seq_cluster_cfg::arr_cluster_cfg::kOffset)));
+  const std::uint32_t v =
+      face_value(1, static_cast<std::uint32_t>(c.index_at(cluster_regs::arr_seq_cluster_cfg::arr_cluster_cfg::kOffset)));
   namespace f = cluster_regs::arr_seq_cluster_cfg::arr_cluster_cfg;
   ClusterCfg out;
   out.matmul_done_last = f::matmul_done_last::get(v) != 0;
@@ -113,12 +151,12 @@ ClusterCfg ArrSeqCsrs::cluster_cfg() const {
   out.wl_last_active_col = f::wl_last_active_col::get(v);
   for (unsigned g = 0; g < ClusterCfg::kStaggerGroups; ++g) {
     const std::string reg = "array_stagger_rg" + std::to_string(g) + "_ctrl1";
-    out.stagger_idle_limit[g] = c.get(c.field(reg, "rg" + std::to_string(g) + "_ctrl1"));
+    out.stagger_idle_limit[g] = get(1, c.field(reg, "rg" + std::to_string(g) + "_ctrl1"));
   }
   return out;
 }
 
-std::uint32_t ArrSeqCsrs::disable_throttle() const { return protect.regs().get(disable_throttle_); }
+std::uint32_t ArrSeqCsrs::disable_throttle() const { return get(2, disable_throttle_); }
 
 void ArrSeqCsrs::publish_row_group(unsigned group, const RowGroupActivity& a) {
   RegisterFile& vp = seq.regs();
@@ -132,12 +170,18 @@ void ArrSeqCsrs::on_config_change(std::function<void()> changed) {
   config_listeners_.push_back(changed);
   const auto on_write = [changed](const RegisterDesc&, std::uint32_t, std::uint32_t) { changed(); };
   for (RegFileTarget* face : {&top, &cluster, &protect}) face->regs().on_write(on_write);
+  for (std::size_t f = 0; f < 3; ++f)
+    if (ExternalFace* ext = external(f)) ext->on_change(changed);
 }
 
 void ArrSeqCsrs::on_counters_reset(std::function<void()> counters_reset) {
   top.regs().on_pulse([counters_reset](const RegisterDesc& r, const FieldDesc& f) {
     if (r.name == "perf_cntr_cfg" && std::string_view(f.name) == "cntr_rst") counters_reset();
   });
+  if (ExternalFace* ext = config_.external.top)
+    ext->on_pulse([this, counters_reset](std::size_t reg, std::uint32_t bits) {
+      if (is_counter_reset(reg, bits)) counters_reset();
+    });
 }
 
 bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
@@ -157,7 +201,10 @@ bool ArrSeqCsrs::count(CounterBank bank, const isa::TileRect& tile) {
     last = {key, it->second};
   }
   if (last.ref == nullptr) return false;
-  if (counters_enabled()) top.regs().add_to_counter(*last.ref);
+  if (counters_enabled()) {
+    if (ExternalFace* ext = config_.external.top) ext->add_to_counter(*last.ref, 1);
+    else top.regs().add_to_counter(*last.ref);
+  }
   return true;
 }
 
@@ -165,19 +212,35 @@ std::uint64_t ArrSeqCsrs::counter(CounterBank bank, std::string_view tile) const
   const auto& map = counters_[static_cast<std::size_t>(bank)];
   const auto it = map.find(std::string(tile));
   if (it == map.end()) throw std::invalid_argument("no per-tile counter named '" + std::string(tile) + "'");
+  if (const ExternalFace* ext = config_.external.top) return ext->read_counter(it->second);
   return top.regs().read_counter(it->second);
 }
 
 void ArrSeqCsrs::reset() {
   for (RegFileTarget* face : {&top, &cluster, &protect, &seq}) face->regs().reset();
+  for (std::size_t f = 0; f < 3; ++f)
+    if (ExternalFace* ext = external(f)) ext->reset();
 }
 
 void ArrSeqCsrs::clear_counters() {
+  if (ExternalFace* ext = config_.external.top) {
+    ext->clear_counters();
+    return;
+  }
   for (auto& map : counters_)
     for (auto& [name, ref] : map) top.regs().write_counter(ref, 0);
 }
 
+namespace {
+[[noreturn]] void no_checkpoint_with_rtl() {
+  throw std::runtime_error(
+      "the CSR block has no checkpoint with csrs.impl = rtl: the register state lives in the RTL's flops "
+      "(use csrs.impl = tlm to save or restore)");
+}
+}  // namespace
+
 ArrSeqCsrs::State ArrSeqCsrs::state() const {
+  if (has_external_faces()) no_checkpoint_with_rtl();
   return {{top.state(), cluster.state(), protect.state(), seq.state()}};
 }
 
@@ -189,6 +252,7 @@ std::string ArrSeqCsrs::check(const State& s) const {
 }
 
 void ArrSeqCsrs::restore(const State& s) {
+  if (has_external_faces()) no_checkpoint_with_rtl();
   if (const std::string why = check(s); !why.empty()) throw std::invalid_argument(why);
   RegFileTarget* faces[] = {&top, &cluster, &protect, &seq};
   for (std::size_t i = 0; i < s.faces.size(); ++i) faces[i]->restore(s.faces[i]);

@@ -29,9 +29,13 @@ std::vector<CounterRegs> counter_list(const Table& table) {
 template <class Model, class Pins>
 class RtlFace final : public RtlRegFile {
  public:
-  template <class Table>
-  RtlFace(sc_core::sc_module_name name, Face face, apb::ApbBus& bus, const Table& counters)
-      : RtlRegFile(name, face), model_("rtl"), presetn_("presetn_rtl", true), counters_(counter_list(counters)),
+  template <class Table, class PulseTable>
+  RtlFace(sc_core::sc_module_name name, Face face, apb::ApbBus& bus, const Table& counters, const PulseTable& pulses)
+      : RtlRegFile(name, face),
+        model_("rtl"),
+        presetn_("presetn_rtl", true),
+        counters_(counter_list(counters)),
+        pulse_regs_(pulses.begin(), pulses.end()),
         bus_(bus) {
     model_.PCLK(pclk);
     model_.PRESETn(presetn_);
@@ -70,6 +74,14 @@ class RtlFace final : public RtlRegFile {
   void increment(std::size_t counter, std::uint32_t n) override { pins_.increment(counter, n); }
   std::uint64_t count(std::size_t counter) const override { return pins_.count(counter); }
   void clear_counters(bool on) override { pins_.clear_counters(on); }
+  std::uint32_t increment_input(std::size_t counter) const override { return pins_.increment_input(counter); }
+  bool clear_input() const override { return pins_.clear_input(); }
+  std::vector<const sc_core::sc_event*> output_events() const override {
+    std::vector<const sc_core::sc_event*> out;
+    pins_.output_events(out);
+    return out;
+  }
+  const std::vector<std::size_t>& pulse_registers() const override { return pulse_regs_; }
 
   void trace_open(const std::string& path) override {
     trace_close();
@@ -94,6 +106,7 @@ class RtlFace final : public RtlRegFile {
   Pins pins_;
   sc_core::sc_signal<bool> presetn_;
   std::vector<CounterRegs> counters_;
+  std::vector<std::size_t> pulse_regs_;
   std::unique_ptr<VerilatedFstSc> trace_;
   std::vector<std::unique_ptr<VerilatedFstSc>> retired_;  // closed, still registered with the kernel
   apb::ApbBus& bus_;
@@ -117,17 +130,18 @@ std::unique_ptr<RtlRegFile> make_rtl_regfile(sc_core::sc_module_name name, Face 
   switch (face) {
     case Face::Top:
       return std::make_unique<RtlFace<Vtpb_arr_seq_top_host_visible, rtl::tpb_arr_seq_top_host_visible::Pins>>(
-          name, face, bus, rtl::tpb_arr_seq_top_host_visible::kCounterRegs);
+          name, face, bus, rtl::tpb_arr_seq_top_host_visible::kCounterRegs, rtl::tpb_arr_seq_top_host_visible::kPulseRegs);
     case Face::Cluster:
       return std::make_unique<
           RtlFace<Vtpb_arr_seq_cluster_host_visible, rtl::tpb_arr_seq_cluster_host_visible::Pins>>(
-          name, face, bus, rtl::tpb_arr_seq_cluster_host_visible::kCounterRegs);
+          name, face, bus, rtl::tpb_arr_seq_cluster_host_visible::kCounterRegs, rtl::tpb_arr_seq_cluster_host_visible::kPulseRegs);
     case Face::Protected:
       return std::make_unique<RtlFace<Vtpb_arr_seq_top_protected, rtl::tpb_arr_seq_top_protected::Pins>>(
-          name, face, bus, rtl::tpb_arr_seq_top_protected::kCounterRegs);
+          name, face, bus, rtl::tpb_arr_seq_top_protected::kCounterRegs, rtl::tpb_arr_seq_top_protected::kPulseRegs);
     case Face::Vp: break;
   }
-  return std::make_unique<RtlFace<Vvp_seq, rtl::vp_seq::Pins>>(name, face, bus, rtl::vp_seq::kCounterRegs);
+  return std::make_unique<RtlFace<Vvp_seq, rtl::vp_seq::Pins>>(name, face, bus, rtl::vp_seq::kCounterRegs,
+                                                   rtl::vp_seq::kPulseRegs);
 }
 
 }  // namespace pevp::regfile_rtl

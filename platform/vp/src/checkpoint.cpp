@@ -668,7 +668,15 @@ bool in_thread_process() {
 
 std::string idle_point_violation(const Platform& p) { return p.seq.idle_violation(); }
 
+namespace {
+// D-CSR-RTL-CKPT: the RTL faces' state is in Verilated flops with no back door to write them.
+constexpr const char* kNoCheckpointWithRtl =
+    "the CSR block is the register RTL (csrs.impl = rtl), whose flops a checkpoint cannot restore; "
+    "use csrs.impl = tlm";
+}  // namespace
+
 std::vector<std::uint8_t> save_checkpoint(const Platform& p) {
+  if (p.csrs.has_external_faces()) throw CheckpointError(std::string("cannot save a checkpoint: ") + kNoCheckpointWithRtl);
   if (const std::string why = idle_point_violation(p); !why.empty())
     throw CheckpointError("cannot save a checkpoint: the platform is not at an idle point: " + why);
   Writer w;
@@ -777,6 +785,7 @@ CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, cons
 void apply_checkpoint(Platform& p, const CheckpointImage& img) {
   const std::string prefix = "checkpoint " + img.source + ": ";
   const auto fail = [&](const std::string& what) { throw CheckpointError(prefix + what); };
+  if (p.csrs.has_external_faces()) fail(std::string("cannot restore: ") + kNoCheckpointWithRtl);
   if (img.gen != p.config().gen)
     fail("written for generation " + std::string(isa::name(img.gen)) + ", this VP is " +
          std::string(isa::name(p.config().gen)));

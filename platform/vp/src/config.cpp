@@ -14,12 +14,23 @@
 #include <fstream>
 #include <iomanip>
 #include <iterator>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
 #include "pevp/isa/layout.h"
+#include "pevp/regfile_rtl/rtl_regfile.h"
 
 namespace pevp::platform {
+
+CsrsImpl default_csrs_impl() {
+  // Read once: every configuration of the process starts from the same default.
+  static const CsrsImpl impl = [] {
+    const char* env = std::getenv("PEVP_CSRS_IMPL");
+    return env != nullptr && std::string_view(env) == "rtl" ? CsrsImpl::Rtl : CsrsImpl::Tlm;
+  }();
+  return impl;
+}
 
 using nlohmann::json;
 using sc_core::sc_time;
@@ -46,7 +57,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
+enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -232,6 +243,7 @@ const std::vector<Leaf>& leaves() {
     t.push_back(named("timing", "model", Kind::TimingModel));
     add_module(t, "csrs", regfile::csrs_parameters(), [](auto& c) -> auto& { return c.csrs; });
     t.push_back(named("csrs", "unmapped", Kind::Unmapped));
+    t.push_back(named("csrs", "impl", Kind::CsrsImpl));
     return t;
   }();
   return table;
@@ -458,6 +470,14 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       else bad(l.path(), shown, "unknown policy (error, read_zero_write_ignore)");
       return;
     }
+    case Kind::CsrsImpl: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "tlm") c.csrs_impl = CsrsImpl::Tlm;
+      else if (s == "rtl") c.csrs_impl = CsrsImpl::Rtl;
+      else bad(l.path(), shown, "unknown implementation (tlm, rtl)");
+      return;
+    }
     case Kind::Count:
     case Kind::Address:
     case Kind::Size: {
@@ -495,6 +515,7 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Mode: return std::string(name(c.mode));
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
+    case Kind::CsrsImpl: return c.csrs_impl == CsrsImpl::Rtl ? "rtl" : "tlm";
     case Kind::Rounding: return c.psum_rounding == pe::Bf16Rounding::Stochastic ? "stochastic" : "rne";
     case Kind::TimingModel: return c.timing_model == TimingModel::ScalesimWs ? "scalesim_ws" : "pevp";
     case Kind::Address:
@@ -663,6 +684,7 @@ json override_patch(std::string_view assignment) {
     case Kind::Mode:
     case Kind::Rounding:
     case Kind::TimingModel:
+    case Kind::CsrsImpl:
     case Kind::Unmapped: v = std::string(value); break;
     case Kind::Count:
     case Kind::Address:
@@ -784,6 +806,18 @@ void validate(const VpConfig& c) {
       case Kind::Generation:
       case Kind::Unmapped:
       case Kind::TimingModel: break;  // an enum always holds a valid value
+      case Kind::CsrsImpl:
+        if (c.csrs_impl != CsrsImpl::Rtl) break;
+        if (!regfile_rtl::rtl_available())
+          bad("csrs.impl", "\"rtl\"",
+              "this build has no register-file RTL (Verilator was not found when it was configured; "
+              "scripts/setup.sh installs it)");
+        // The RTL is Verilated with UNMAPPED_ERROR = 1 only.
+        if (c.csrs.unmapped != regfile::UnmappedPolicy::Error)
+          bad("csrs.impl", "\"rtl\"",
+              "the register-file RTL answers an unmapped offset with PSLVERR: csrs.unmapped must be \"error\", "
+              "not \"read_zero_write_ignore\"");
+        break;
       case Kind::Rounding:
         // The seeds stochastic rounding draws from are NeuronCore-v4's (PeManageSeed, spec 000 section 5).
         if (c.psum_rounding == pe::Bf16Rounding::Stochastic && !isa::is_v4(c.gen()))

@@ -29,10 +29,16 @@ arrseq::ArrSeqConfig arr_seq_config(const VpConfig& c) {
   return a;
 }
 
-regfile::ArrSeqCsrsConfig csrs_config(const VpConfig& c) {
+regfile::ArrSeqCsrsConfig csrs_config(const VpConfig& c, regfile_rtl::RtlCsrs* rtl) {
   regfile::ArrSeqCsrsConfig r = c.csrs;
   r.geometry = c.geometry;
+  if (rtl != nullptr) r.external = rtl->faces();
   return r;
+}
+
+std::unique_ptr<regfile_rtl::RtlCsrs> make_rtl_csrs(const VpConfig& c) {
+  if (c.csrs_impl != CsrsImpl::Rtl) return nullptr;
+  return std::make_unique<regfile_rtl::RtlCsrs>("rtl_csrs");
 }
 
 seq::SeqConfig seq_config(const VpConfig& c) {
@@ -51,7 +57,8 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
       bus("bus"),
       sbuf("sbuf", validated(config).sbuf),
       psum("psum", config.psum),
-      csrs("csrs", csrs_config(config)),
+      rtl_csrs(make_rtl_csrs(config)),
+      csrs("csrs", csrs_config(config, rtl_csrs.get())),
       array("array", config.geometry, config.host_threads == 0 ? pe::available_host_threads() : config.host_threads,
             config.psum_rounding),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),

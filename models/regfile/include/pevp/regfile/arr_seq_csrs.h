@@ -15,6 +15,7 @@
 
 #include "pevp/isa/tiles.h"
 #include "pevp/regfile/apb_router.h"
+#include "pevp/regfile/external_face.h"
 #include "pevp/regfile/regfile_target.h"
 #include "pevp/params/param.h"
 #include "pevp/regfile/sequencer_csrs.h"
@@ -35,6 +36,9 @@ struct ArrSeqCsrsConfig {
   isa::ArrayGeometry geometry;
   UnmappedPolicy unmapped = UnmappedPolicy::Error;
   sc_core::sc_time access_time = sc_core::sc_time(20, sc_core::SC_NS);
+  // Faces implemented outside the TLM model (csrs.impl = rtl: the generated RTL behind a pin bridge); they
+  // must outlive the block. Unset = every face is the TLM register model.
+  ExternalFaces external;
 };
 
 std::string_view bank_name(CounterBank bank);  // "arr_seq_ififo_perf_weight_load", ...
@@ -78,9 +82,16 @@ class ArrSeqCsrs : public sc_core::sc_module, public SequencerCsrs {
   // Restores every register of the four faces to its reset value (PRESETn).
   void reset();
 
+  // True when a face is external (the RTL): its TLM RegFileTarget above then only names registers.
+  bool has_external_faces() const { return config_.external.any(); }
+  // The stored value of register `reg` of face `face` (0 top, 1 cluster, 2 protected, 3 vp_seq), from
+  // whichever implementation holds it.
+  std::uint32_t face_value(std::size_t face, std::uint32_t reg) const;
+
   // The four faces (top, cluster, protected, vp_seq), for a VP checkpoint
   // (docs/checkpoint.md). restore() tells the configuration listeners
   // (on_config_change), as a driver's writes would; the pulses do not fire.
+  // With external faces there is no checkpoint: state() and restore() throw std::runtime_error.
   struct State {
     std::array<RegFileTarget::State, 4> faces;
   };
@@ -90,7 +101,16 @@ class ArrSeqCsrs : public sc_core::sc_module, public SequencerCsrs {
   void restore(const State& s);
 
  private:
+  std::uint32_t get(std::size_t face, const FieldRef& f) const { return (face_value(face, f.reg) & f.mask()) >> f.lsb; }
+  ExternalFace* external(std::size_t face) const;
+  // A counter pulse (perf_cntr_cfg.cntr_rst of the top face) from an external top face.
+  bool is_counter_reset(std::size_t reg, std::uint32_t bits) const;
+
   ArrSeqCsrsConfig config_;
+  // The TLM faces an external face replaces still elaborate: their sockets are bound here, never called.
+  tlm_utils::multi_passthrough_initiator_socket<ArrSeqCsrs, 32, tlm::tlm_base_protocol_types, 0,
+                                               sc_core::SC_ZERO_OR_MORE_BOUND>
+      parked_;
   std::vector<std::function<void()>> config_listeners_;  // on_config_change, told on restore()
   std::array<std::unordered_map<std::string, CounterRef>, 3> counters_;
   std::array<std::unordered_map<std::uint64_t, const CounterRef*>, 3> counter_cache_;  // by tile geometry

@@ -64,6 +64,12 @@ class RtlRegFile : public sc_core::sc_module {
   virtual void increment(std::size_t counter, std::uint32_t n) = 0;
   virtual std::uint64_t count(std::size_t counter) const = 0;
   virtual void clear_counters(bool on) = 0;
+  // The counter inputs as the RTL samples them now (a caller that drives them learns what an edge consumed).
+  virtual std::uint32_t increment_input(std::size_t counter) const = 0;
+  virtual bool clear_input() const = 0;
+  // The value-changed events of every RW and PulseOnW output, and the registers that have PulseOnW fields.
+  virtual std::vector<const sc_core::sc_event*> output_events() const = 0;
+  virtual const std::vector<std::size_t>& pulse_registers() const = 0;
 
   // FST waveforms of this RTL (every signal of the Verilated model), from now until trace_close(). Throws
   // std::runtime_error when the file cannot be opened.

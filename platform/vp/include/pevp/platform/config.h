@@ -35,6 +35,12 @@ namespace pevp::platform {
 
 enum class TimingModel : std::uint8_t { Pevp, ScalesimWs };
 
+// csrs.impl: the arr_seq CSR block's top, cluster and protected faces as the TLM register model, or as the
+// generated register RTL, Verilated, behind TLM -> APB4 bridges (docs/cosim.md). The environment variable
+// PEVP_CSRS_IMPL (tlm or rtl) sets the default, so a test suite can run whole against either.
+enum class CsrsImpl : std::uint8_t { Tlm, Rtl };
+CsrsImpl default_csrs_impl();
+
 struct VpConfig {
   // Generation, address map, arr_seq and SEQ parameters. platform.seq.window_bytes
   // always equals platform.map.iq_size (one parameter, the key address_map.iq_size).
@@ -61,6 +67,7 @@ struct VpConfig {
   // The arr_seq CSR block: APB access time and the unmapped-offset policy. The
   // face offsets inside the block are fixed (AddressMap::top() ...).
   regfile::ArrSeqCsrsConfig csrs;
+  CsrsImpl csrs_impl = default_csrs_impl();
   // Host threads the PE array's arithmetic may use (0: every CPU this process may run on,
   // pe::available_host_threads()). Not a model parameter: results and simulated time are the same for every value,
   // so it is no configuration key (a dumped configuration stays the same on every host); `--threads` sets it.

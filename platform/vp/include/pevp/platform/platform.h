@@ -24,6 +24,7 @@
 #include "pevp/pe_array/pe_array.h"
 #include "pevp/regfile/apb_router.h"
 #include "pevp/regfile/arr_seq_csrs.h"
+#include "pevp/regfile_rtl/rtl_csrs.h"
 #include "pevp/seq/seq.h"
 
 namespace pevp::platform {
@@ -50,6 +51,9 @@ class Platform : public sc_core::sc_module {
   regfile::ApbRouter bus;
   memory::Memory sbuf;
   memory::Memory psum;
+  // csrs.impl = rtl: the CSR block's top, cluster and protected faces as the Verilated register RTL behind
+  // TLM -> APB4 bridges (csrs routes their windows there); nullptr with the TLM register model.
+  std::unique_ptr<regfile_rtl::RtlCsrs> rtl_csrs;
   regfile::ArrSeqCsrs csrs;
   pe::PeArray array;
   arrseq::ArrSeq arr_seq;
