@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pevp/arr_seq/engine_clock.h"
 #include "pevp/isa_text/assembly.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/driver.h"
@@ -164,6 +165,23 @@ TEST(MicroOpLog, EnableSwitchesLinesAndKeysComeInTheirOrder) {
     ASSERT_NE(next, std::string::npos) << k << " missing or out of order in " << first;
     at = next;
   }
+}
+
+// D-CYCLE-ROUNDING: a cycle's time, rounded to the picosecond, is that cycle again (2.4 GHz: cycle 2410 is
+// 1004166.67 ps, rounded up to 1004167 ps), one picosecond later is the next, one earlier is still it.
+TEST(EngineClock, ACyclesRoundedTimeIsThatCycle) {
+  for (const double ghz : {2.4, 2.8, 1.0, 0.7, 3.3}) {
+    const arrseq::EngineClock clock(ghz);
+    for (arrseq::Cycle c = 0; c < 200000; ++c) {
+      const sc_core::sc_time t = clock.to_time(c);
+      ASSERT_EQ(clock.to_cycles(t), c) << ghz << " GHz, " << t;
+      ASSERT_EQ(clock.to_cycles(t + sc_core::sc_time(1, sc_core::SC_PS)), c + 1) << ghz << " GHz, " << t;
+      if (c > 0) {
+        ASSERT_EQ(clock.to_cycles(t - sc_core::sc_time(1, sc_core::SC_PS)), c) << ghz << " GHz, " << t;
+      }
+    }
+  }
+  EXPECT_EQ(arrseq::EngineClock(2.4).to_time(2410), sc_core::sc_time(1004167, sc_core::SC_PS));
 }
 
 int run(const std::string& command) { return std::system(command.c_str()); }

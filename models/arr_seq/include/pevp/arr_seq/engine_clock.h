@@ -17,11 +17,17 @@ class EngineClock {
   explicit EngineClock(double clock_ghz)
       : ps_per_cycle_(1000.0 / clock_ghz), resolution_ps_(sc_core::sc_get_time_resolution().to_seconds() * 1e12) {}
 
-  // The first cycle boundary at or after t.
+  // The first cycle boundary at or after t, a boundary being where to_time() puts it: rounded to the nearest
+  // resolution unit, so up to half a unit after the exact c x ps_per_cycle. A time within half a unit after the
+  // exact boundary is at it, which keeps to_cycles(to_time(c)) == c: at 2.4 GHz cycle 2410 is 1004166.67 ps,
+  // to_time makes it 1004167 ps, and that is still cycle 2410, not 2411 -- else a thread that waited until a
+  // cycle's time would find itself a cycle later than one woken a picosecond before, and a schedule would depend
+  // on when software's bus accesses synchronised the SEQ.
   Cycle to_cycles(const sc_core::sc_time& t) const {
     // sc_time's integer value is in units of the time resolution (1 ps unless changed).
     const double ps = static_cast<double>(t.value()) * resolution_ps_;
-    return static_cast<Cycle>(std::ceil(ps / ps_per_cycle_ - 1e-6));
+    const double c = std::ceil((ps - 0.5 * resolution_ps_) / ps_per_cycle_ - 1e-6);
+    return c > 0 ? static_cast<Cycle>(c) : 0;
   }
   sc_core::sc_time to_time(Cycle c) const {
     // As sc_time(to_ps(c), SC_PS) rounds it, without that constructor's unit lookups.

@@ -29,7 +29,9 @@ struct RecorderOptions {
   std::string vcd_path;         // "" = no VCD
   std::string stats_json_path;  // "" = no statistics file (finish() writes it)
   std::ostream* firmware_log = nullptr;  // --log-firmware: the firmware's lines and each micro-op (firmware_log.h)
-  std::string micro_op_log_path;  // --micro-op-log: one JSON line per micro-op (micro_op_log.h); "" = none
+  // --micro-op-log: one JSON line per micro-op (micro_op_log.h); "" = none. Initialised here so the aggregate
+  // initialisations that name only the paths before it stay complete (-Wmissing-field-initializers).
+  std::string micro_op_log_path = {};
 };
 
 class Recorder {
