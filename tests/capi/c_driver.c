@@ -2,7 +2,8 @@
  * an assembled Ldweights + Matmul, the interrupt, the PSUM read-back -- on small integers (exact in bf16 and fp32),
  * checked against the integer product computed here; then the error paths a driver meets: a program that faults
  * (an unknown opcode: its error record, clearing it, running again), a bus error, a register value too wide, unknown
- * names, bad assembly, a timeout, null pointers and a second VP.
+ * names, bad assembly, a timeout, null pointers and a second VP; and the reference-model calls (engine cycles, PSUM by
+ * partition, the micro-op log) with their refusals.
  *
  *   c_driver            the VP in this process (pevp_open)
  *   c_driver ENDPOINT   a `pe-vp serve` VP (pevp_connect): the same source, the same checks
@@ -174,6 +175,58 @@ int main(int argc, char** argv) {
   CHECK(stats_length < sizeof stats && pevp_stats_json(vp, stats, sizeof stats, &stats_length) == PEVP_OK &&
             strlen(stats) == stats_length && strstr(stats, "\"cycles\"") != NULL,
         "stats: %s", pevp_last_error(vp));
+
+  /* The reference-model calls: engine cycles, PSUM by partition, the micro-op log of one more run (two lines: the
+   * Ldweights and the Matmul, in order, the Matmul's PSUM bank 0), then the refusals. */
+  {
+    pevp_cycles cycles;
+    float psum_row[N];
+    char lines[4096];
+    size_t lines_length = 0;
+    uint64_t before = 0;
+    memset(&cycles, 0, sizeof cycles);
+    CHECK(pevp_read_cycles(vp, &cycles) == PEVP_OK && cycles.clock_ghz == 2.4 && cycles.now > cycles.last_complete &&
+              cycles.last_complete > cycles.first_start && cycles.busy > 0 && cycles.busy <= cycles.last_complete,
+          "cycles: now %llu busy %llu first %llu last %llu at %g GHz: %s", (unsigned long long)cycles.now,
+          (unsigned long long)cycles.busy, (unsigned long long)cycles.first_start,
+          (unsigned long long)cycles.last_complete, cycles.clock_ghz, pevp_last_error(vp));
+    before = cycles.busy;
+    CHECK(pevp_micro_op_log(vp, 1) == PEVP_OK, "micro-op log on: %s", pevp_last_error(vp));
+    wrong = run_matmul(vp, &map);
+    CHECK(wrong == 0, "the logged run: %d elements differ", wrong);
+    CHECK(pevp_micro_op_log(vp, 0) == PEVP_OK, "micro-op log off: %s", pevp_last_error(vp));
+    CHECK(pevp_read_cycles(vp, &cycles) == PEVP_OK && cycles.busy > before, "busy cycles grew: %llu -> %llu",
+          (unsigned long long)before, (unsigned long long)cycles.busy);
+    CHECK(pevp_micro_op_log_read(vp, NULL, 0, &lines_length) == PEVP_ERR_ARGUMENT && lines_length > 0,
+          "the lines' length: %zu", lines_length);
+    CHECK(pevp_micro_op_log_read(vp, lines, 8, &lines_length) == PEVP_ERR_ARGUMENT, "a buffer too small");
+    CHECK(lines_length < sizeof lines && pevp_micro_op_log_read(vp, lines, sizeof lines, &lines_length) == PEVP_OK &&
+              strlen(lines) == lines_length,
+          "the lines: %s", pevp_last_error(vp));
+    CHECK(strstr(lines, "{\"seq\":0,\"instr\":") == lines && strstr(lines, "\"kind\":\"weight_load\"") != NULL &&
+              strstr(lines, "{\"seq\":1,") != NULL && strstr(lines, "\"kind\":\"matmul\"") != NULL &&
+              strstr(lines, "\"psum_banks\":[0]") != NULL && strstr(lines, "{\"seq\":2,") == NULL,
+          "two lines, the load then the matmul: %s", lines);
+    CHECK(pevp_micro_op_log_read(vp, lines, sizeof lines, &lines_length) == PEVP_OK && lines_length == 0 &&
+              lines[0] == '\0',
+          "read once: %zu bytes left", lines_length);
+    CHECK(pevp_read_psum(vp, 1, 0, psum_row, sizeof psum_row) == PEVP_OK, "PSUM partition 1: %s",
+          pevp_last_error(vp));
+    CHECK(pevp_read_psum(vp, map.partitions, 0, psum_row, 4) == PEVP_ERR_ARGUMENT &&
+              strstr(pevp_last_error(vp), "partition") != NULL,
+          "a PSUM partition past the last: %s", pevp_last_error(vp));
+    CHECK(pevp_read_psum(vp, 0, map.psum_partition_bytes - 2, psum_row, 4) == PEVP_ERR_ARGUMENT,
+          "a PSUM range past the partition's end");
+    CHECK(pevp_read_psum(vp, 0, 0, NULL, 4) == PEVP_ERR_ARGUMENT, "a null PSUM buffer");
+    CHECK(pevp_read_cycles(vp, NULL) == PEVP_ERR_ARGUMENT, "null cycles");
+    CHECK(pevp_read_cycles(NULL, &cycles) == PEVP_ERR_ARGUMENT, "a null handle (cycles)");
+    CHECK(pevp_micro_op_log(NULL, 1) == PEVP_ERR_ARGUMENT, "a null handle (micro-op log)");
+    CHECK(pevp_micro_op_log_read(vp, lines, sizeof lines, NULL) == PEVP_ERR_ARGUMENT, "a null length");
+    CHECK(pevp_micro_op_log_write(vp, NULL) == PEVP_ERR_ARGUMENT, "a null path");
+    CHECK(pevp_micro_op_log_write(vp, "/no/such/dir/x.jsonl") == PEVP_ERR_ARGUMENT &&
+              strstr(pevp_last_error(vp), "/no/such/dir") != NULL,
+          "an unwritable log path: %s", pevp_last_error(vp));
+  }
 
   /* A checkpoint of this idle VP; restoring it here is refused (its time has moved on), as is a file that is not
    * one -- and neither changed anything. The round trip into a fresh VP is tested in tests/checkpoint and remote. */

@@ -123,6 +123,7 @@ struct pevp_vp {
   std::unique_ptr<Backend> backend;
   Identity identity;
   std::string error;
+  std::string micro_op_lines;  // taken from the VP, not yet handed to the caller
 };
 
 namespace {
@@ -168,6 +169,13 @@ template <class T>
 pevp_status need(pevp_vp* vp, const T* p, const char* what) {
   if (p != nullptr) return PEVP_OK;
   return fail(vp, PEVP_ERR_ARGUMENT, std::string(what) + " is a null pointer");
+}
+
+// A server that predates an op added to the protocol answers "unknown op" (docs/protocol.md): say so in its terms.
+pevp_status explain_unknown_op(pevp_vp* vp, pevp_status s, const char* what) {
+  if (s == PEVP_ERR_PROTOCOL && vp->error.rfind("unknown op", 0) == 0)
+    vp->error = std::string("the VP does not know ") + what + " (" + vp->error + "): a pe-vp older than this client";
+  return s;
 }
 
 void copy_text(char* dst, std::size_t size, const std::string& src) { std::snprintf(dst, size, "%s", src.c_str()); }
@@ -297,6 +305,25 @@ pevp_status pevp_time_ps(pevp_vp* vp, uint64_t* ps) {
   return decode(vp, Op::Time, reply, [&](Reader& r) { *ps = r.u64("ps"); });
 }
 
+pevp_status pevp_read_cycles(pevp_vp* vp, pevp_cycles* cycles) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, cycles, "cycles"); s != PEVP_OK) return s;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Cycles, {}, &reply); s != PEVP_OK)
+    return explain_unknown_op(vp, s, "the cycles request");
+  pevp_cycles c{};
+  const pevp_status s = decode(vp, Op::Cycles, reply, [&](Reader& r) {
+    c.now = r.u64("now");
+    c.busy = r.u64("busy");
+    c.first_start = r.u64("first_start");
+    c.last_complete = r.u64("last_complete");
+    const std::uint64_t bits = r.u64("clock_ghz");
+    std::memcpy(&c.clock_ghz, &bits, sizeof bits);
+  });
+  if (s == PEVP_OK) *cycles = c;
+  return s;
+}
+
 pevp_status pevp_read32(pevp_vp* vp, uint64_t address, int privileged, uint32_t* value) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, value, "value"); s != PEVP_OK) return s;
@@ -381,6 +408,21 @@ pevp_status pevp_read_counter48(pevp_vp* vp, const char* face, const char* lsb_n
     return fail(vp, PEVP_ERR_ARGUMENT, e.what());
   }
   return decode(vp, Op::Counter48, reply, [&](Reader& r) { *value = r.u64("value"); });
+}
+
+pevp_status pevp_read_psum(pevp_vp* vp, uint32_t partition, uint32_t offset, void* data, size_t bytes) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, data, "data"); s != PEVP_OK) return s;
+  const pevp_map& m = vp->identity.map;
+  if (partition >= m.partitions)
+    return fail(vp, PEVP_ERR_ARGUMENT, "PSUM partition " + std::to_string(partition) + ": the VP has " +
+                                           std::to_string(m.partitions) + " (0.." + std::to_string(m.partitions - 1) +
+                                           ")");
+  if (offset > m.psum_partition_bytes || bytes > m.psum_partition_bytes - offset)
+    return fail(vp, PEVP_ERR_ARGUMENT, "PSUM partition " + std::to_string(partition) + " bytes " +
+                                           std::to_string(offset) + " + " + std::to_string(bytes) +
+                                           ": past the partition's " + std::to_string(m.psum_partition_bytes));
+  return pevp_read(vp, m.psum + std::uint64_t{partition} * m.psum_partition_bytes + offset, data, bytes);
 }
 
 pevp_status pevp_arm(pevp_vp* vp, int serialized, int single_entry, int reg_immediate) {
@@ -517,6 +559,56 @@ pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* leng
     return fail(vp, PEVP_ERR_ARGUMENT, "the statistics take " + std::to_string(json.size() + 1) +
                                            " bytes with their NUL, the buffer has " + std::to_string(size));
   std::memcpy(buffer, json.c_str(), json.size() + 1);
+  return PEVP_OK;
+}
+
+namespace {
+
+// The VP's kept micro-op lines appended to the handle's (a frame carries at most kMaxTransferBytes: take until
+// a reply comes back empty).
+pevp_status take_micro_op_lines(pevp_vp* vp) {
+  for (;;) {
+    std::vector<std::uint8_t> reply;
+    if (pevp_status s = call(vp, Op::MicroOpLogTake, {}, &reply); s != PEVP_OK) return s;
+    std::string lines;
+    if (pevp_status s = decode(vp, Op::MicroOpLogTake, reply, [&](Reader& r) { lines = r.lstr("lines"); });
+        s != PEVP_OK)
+      return s;
+    if (lines.empty()) return PEVP_OK;
+    vp->micro_op_lines += lines;
+  }
+}
+
+}  // namespace
+
+pevp_status pevp_micro_op_log(pevp_vp* vp, int on) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  return explain_unknown_op(vp, call(vp, Op::MicroOpLog, Writer().u8(on != 0).take()), "the micro-op log");
+}
+
+pevp_status pevp_micro_op_log_read(pevp_vp* vp, char* buffer, size_t size, size_t* length) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, length, "length"); s != PEVP_OK) return s;
+  if (pevp_status s = take_micro_op_lines(vp); s != PEVP_OK) return explain_unknown_op(vp, s, "the micro-op log");
+  const std::string& lines = vp->micro_op_lines;
+  *length = lines.size();
+  if (buffer == nullptr || size <= lines.size())
+    return fail(vp, PEVP_ERR_ARGUMENT, "the micro-op lines take " + std::to_string(lines.size() + 1) +
+                                           " bytes with their NUL, the buffer has " + std::to_string(size) +
+                                           " (they stay for the next call)");
+  std::memcpy(buffer, lines.c_str(), lines.size() + 1);
+  vp->micro_op_lines.clear();
+  return PEVP_OK;
+}
+
+pevp_status pevp_micro_op_log_write(pevp_vp* vp, const char* path) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, path, "path"); s != PEVP_OK) return s;
+  if (pevp_status s = take_micro_op_lines(vp); s != PEVP_OK) return explain_unknown_op(vp, s, "the micro-op log");
+  std::string error;
+  if (!files::write_file(path, vp->micro_op_lines.data(), vp->micro_op_lines.size(), &error))
+    return fail(vp, PEVP_ERR_ARGUMENT, "micro-op log " + error + " (the lines stay for the next call)");
+  vp->micro_op_lines.clear();
   return PEVP_OK;
 }
 

@@ -3,6 +3,7 @@
 #include "pevp/capi/stale_stack_poison.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "pevp/platform/checkpoint.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/firmware_log.h"
+#include "pevp/platform/micro_op_log.h"
 #include "pevp/platform/platform.h"
 #include "pevp/platform/recorder.h"
 
@@ -100,6 +102,10 @@ struct Machine::Impl {
   Host host;
   bool started = false, broken = false;
   std::unique_ptr<platform::FirmwareLog> firmware_log;
+  // The micro-op lines kept for the client (micro_op_log / micro_op_log_take); the log is made at the first
+  // micro_op_log request, after any firmware log, and lives as long as the VP (it is switched, never unhooked).
+  std::ostringstream micro_op_lines;
+  std::unique_ptr<platform::MicroOpLog> micro_op_log;
   platform::Driver* driver = nullptr;  // the host's, while it executes a request
 
   explicit Impl(const platform::VpConfig& c)
@@ -213,6 +219,37 @@ struct Machine::Impl {
       case Op::Shutdown:
         in.end();
         return {};
+      case Op::Cycles: {
+        in.end();
+        const arrseq::ArrSeq& a = platform.arr_seq;
+        const double ghz = a.config().timing.clock_ghz;
+        std::uint64_t ghz_bits = 0;
+        static_assert(sizeof ghz == sizeof ghz_bits, "f64 travels as 8 bytes");
+        std::memcpy(&ghz_bits, &ghz, sizeof ghz_bits);
+        const arrseq::TimelineStats& st = a.timeline().stats();
+        return {Status::Ok, "", Writer().u64(a.now()).u64(st.busy_span).u64(st.first_start).u64(st.last_complete)
+                                    .u64(ghz_bits).take()};
+      }
+      case Op::MicroOpLog: {
+        const bool on = in.flag("on");
+        in.end();
+        if (!micro_op_log) {
+          if (!on) return {};
+          micro_op_log = std::make_unique<platform::MicroOpLog>(platform, micro_op_lines);
+        }
+        micro_op_log->enable(on);
+        return {};
+      }
+      case Op::MicroOpLogTake: {
+        in.end();
+        std::string all = micro_op_lines.str();
+        std::size_t cut = all.size();
+        if (cut > remote::kMaxTransferBytes) cut = all.rfind('\n', remote::kMaxTransferBytes - 1) + 1;  // whole lines
+        micro_op_lines.str(all.substr(cut));
+        micro_op_lines.seekp(0, std::ios::end);
+        all.resize(cut);
+        return {Status::Ok, "", Writer().lstr(all).take()};
+      }
       case Op::Read32: {
         const std::uint64_t address = in.u64("address");
         const bool privileged = in.flag("privileged");

@@ -22,6 +22,8 @@ constexpr OpName kOps[] = {
     {Op::ClearError, "clear_error"}, {Op::Assemble, "assemble"},
     {Op::Stats, "stats"},         {Op::SaveCheckpoint, "save_checkpoint"},
     {Op::RestoreCheckpoint, "restore_checkpoint"},
+    {Op::Cycles, "cycles"},       {Op::MicroOpLog, "micro_op_log"},
+    {Op::MicroOpLogTake, "micro_op_log_take"},
 };
 
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, unsigned bytes) {

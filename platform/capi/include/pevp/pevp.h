@@ -77,6 +77,16 @@ pevp_status pevp_get_map(pevp_vp* vp, pevp_map* map);
 /* Simulated time now, in picoseconds. */
 pevp_status pevp_time_ps(pevp_vp* vp, uint64_t* ps);
 
+/* The tensor engine's clock in cycles (docs/timing.md: the cycles the Timeline schedules in, the micro-op log's). */
+typedef struct pevp_cycles {
+  uint64_t now;            /* the engine cycle of the current simulated time (the first boundary at or after it) */
+  uint64_t busy;           /* cycles the engine was busy so far: the statistics' "cycles" (idle gaps excluded) */
+  uint64_t first_start;    /* the first micro-op's start cycle (0 before any) */
+  uint64_t last_complete;  /* the latest completion or response cycle so far */
+  double clock_ghz;        /* tensor_engine.clock_ghz: one cycle is 1000 / clock_ghz ps */
+} pevp_cycles;
+pevp_status pevp_read_cycles(pevp_vp* vp, pevp_cycles* cycles);
+
 /* Bus access. `privileged` selects the protected face's PPROT. Bursts are byte-addressed, any length. */
 pevp_status pevp_read32(pevp_vp* vp, uint64_t address, int privileged, uint32_t* value);
 pevp_status pevp_write32(pevp_vp* vp, uint64_t address, int privileged, uint32_t value);
@@ -88,6 +98,11 @@ pevp_status pevp_read_reg(pevp_vp* vp, const char* face, const char* name, uint3
 pevp_status pevp_write_reg(pevp_vp* vp, const char* face, const char* name, uint32_t value);
 /* A 48-bit counter from its _lsb register (the _msb read after it). */
 pevp_status pevp_read_counter48(pevp_vp* vp, const char* face, const char* lsb_name, uint64_t* value);
+
+/* PSUM partition `partition` from byte `offset` (a Matmul's fp32 results): `bytes` bytes through the bus, as
+ * pevp_read at pevp_map's psum + partition x psum_partition_bytes + offset. A partition past the map's, or a range
+ * past the partition's end, is PEVP_ERR_ARGUMENT before anything is read. */
+pevp_status pevp_read_psum(pevp_vp* vp, uint32_t partition, uint32_t offset, void* data, size_t bytes);
 
 /* Spec 003 section 6: queue_cfg (the three flags), the counters reset and enabled, the VP's interrupt enables. */
 pevp_status pevp_arm(pevp_vp* vp, int serialized, int single_entry, int reg_immediate);
@@ -115,6 +130,19 @@ pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t
  * Saving away from an idle point is PEVP_ERR_STATE. */
 pevp_status pevp_save_checkpoint(pevp_vp* vp, const char* path);
 pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path);
+
+/* The micro-op log (docs/cosim-reference.md): one JSON line per micro-op the sequencer schedules -- instruction,
+ * opcode, kind, tile, PSUM banks, ready / issue / start / end / complete / done / response cycles, stalls -- for a
+ * testbench to compare with an RTL's events. pevp_micro_op_log(vp, 1) starts keeping the lines of the micro-ops
+ * issued from then on, (vp, 0) stops (the lines kept stay readable). pevp_micro_op_log_read takes the lines kept
+ * so far, each ending in '\n', as pevp_stats_json gives its text: written with a terminating NUL when `size` >
+ * *length, and then gone from the VP; else nothing is written, the lines stay (on this handle) and the call is
+ * PEVP_ERR_ARGUMENT (ask again with a larger buffer; a null buffer with size 0 asks for the length).
+ * pevp_micro_op_log_write takes them all into the file `path` (replaced atomically; written in this process, so a
+ * remote VP's lines travel over the connection). The lines are byte-identical for the same requests. */
+pevp_status pevp_micro_op_log(pevp_vp* vp, int on);
+pevp_status pevp_micro_op_log_read(pevp_vp* vp, char* buffer, size_t size, size_t* length);
+pevp_status pevp_micro_op_log_write(pevp_vp* vp, const char* path);
 
 /* The run statistics as JSON (what `pe-vp run --stats-json` writes: cycles, utilisation, TFLOPS, stalls by reason,
  * instructions by opcode; docs/timing.md): *length is the text's length; it is written with its terminating NUL

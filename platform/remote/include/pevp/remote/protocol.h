@@ -23,6 +23,10 @@
 
 namespace pevp::remote {
 
+// Covers the framing and every op's payload layout. New ops are added under the same version (cycles, micro_op_log
+// and micro_op_log_take came after the others): a server that predates one answers it "unknown op" (status 7) and
+// keeps the connection, so a client can tell. Changing a frame or an existing op's layout takes a new version
+// (docs/protocol.md "Versions", D-PROTOCOL-OPS).
 constexpr std::uint8_t kProtocolVersion = 1;
 // A burst or a checkpoint moves at most this many bytes in one frame; larger transfers are split by the client.
 constexpr std::uint32_t kMaxTransferBytes = 64u << 20;
@@ -35,6 +39,8 @@ enum class Op : std::uint8_t {
                         //    u32 partitions, str pe-vp version
   Time = 0x02,          // -> u64 simulated picoseconds
   Shutdown = 0x03,      // the server replies, closes the connection and exits (status 0)
+  Cycles = 0x04,        // -> u64 engine cycle now, u64 busy cycles, u64 first start, u64 last completion,
+                        //    f64 clock GHz (IEEE 754 bits as a u64)
   Read32 = 0x10,        // u64 address, u8 privileged -> u32 value
   Write32 = 0x11,       // u64 address, u8 privileged, u32 value
   Read = 0x12,          // u64 address, u32 bytes -> the bytes
@@ -54,6 +60,8 @@ enum class Op : std::uint8_t {
   Stats = 0x50,         // -> lstr statistics JSON (docs/timing.md "Statistics")
   SaveCheckpoint = 0x60,     // -> the checkpoint's bytes (docs/checkpoint.md); the VP must be at an idle point
   RestoreCheckpoint = 0x61,  // rest: a checkpoint's bytes, checked whole before anything changes
+  MicroOpLog = 0x70,    // u8 on: start (1) or stop (0) keeping a JSON line per micro-op (docs/cosim-reference.md)
+  MicroOpLogTake = 0x71,  // -> lstr the lines kept since the last take, whole lines, at most kMaxTransferBytes
 };
 // "read32", "submit", ...; nullopt for a byte that is no op.
 std::optional<Op> op_from_byte(std::uint8_t byte);
