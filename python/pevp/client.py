@@ -22,12 +22,13 @@ MAX_TRANSFER_BYTES = 64 << 20
 INSTRUCTION_BYTES = 64
 
 # Ops (docs/protocol.md).
-HELLO, TIME, SHUTDOWN = 0x01, 0x02, 0x03
+HELLO, TIME, SHUTDOWN, CYCLES = 0x01, 0x02, 0x03, 0x04
 READ32, WRITE32, READ, WRITE = 0x10, 0x11, 0x12, 0x13
 READ_REG, WRITE_REG, COUNTER48 = 0x20, 0x21, 0x22
 ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36
 ASSEMBLE, STATS = 0x40, 0x50
 SAVE_CHECKPOINT, RESTORE_CHECKPOINT = 0x60, 0x61
+MICRO_OP_LOG, MICRO_OP_LOG_TAKE = 0x70, 0x71
 REPLY_OK, REPLY_ERROR = 0x80, 0x81
 
 STATUS_NAMES = {
@@ -284,6 +285,31 @@ class Vp:
         text = reply.lstr("json")
         reply.end()
         return json.loads(text)
+
+    def cycles(self):
+        """The tensor engine's clock (docs/cosim-reference.md): a dict of now, busy, first_start and last_complete
+        (engine cycles) and clock_ghz."""
+        reply = _Payload(self._call(CYCLES), "cycles reply")
+        now, busy, first_start, last_complete = reply.unpack("QQQQ", "cycles")
+        (clock_ghz,) = reply.unpack("d", "clock_ghz")
+        reply.end()
+        return {"now": now, "busy": busy, "first_start": first_start, "last_complete": last_complete,
+                "clock_ghz": clock_ghz}
+
+    def micro_op_log(self, on=True):
+        """Starts (or stops) keeping a JSON line per micro-op issued from now on (docs/cosim-reference.md)."""
+        self._call(MICRO_OP_LOG, struct.pack("<B", bool(on)))
+
+    def micro_op_log_take(self):
+        """The lines kept since the last take, parsed (a list of dicts, in issue order); they are gone from the VP."""
+        text = ""
+        while True:
+            reply = _Payload(self._call(MICRO_OP_LOG_TAKE), "micro_op_log_take reply")
+            part = reply.lstr("lines")
+            reply.end()
+            if not part:
+                return [json.loads(line) for line in text.splitlines()]
+            text += part
 
     def save_checkpoint(self, path=None):
         """The whole VP state at an idle point (docs/checkpoint.md), as bytes; also written to `path` when given."""

@@ -134,6 +134,27 @@ class PythonClient(Served):
             self.assertGreater(stats["cycles"], 0)
             self.assertEqual(vp.read_reg("vp", "seq_status.error"), 0)
 
+    def test_cycles_and_the_micro_op_log(self):
+        with self.server.connect() as vp:
+            vp.arm()
+            vp.micro_op_log(True)
+            self.load_and_run(vp)
+            vp.micro_op_log(False)
+            self.load_and_run(vp)  # not logged
+            lines = vp.micro_op_log_take()
+            self.assertEqual([(l["seq"], l["instr"], l["kind"]) for l in lines],
+                             [(0, 0, "weight_load"), (1, 1, "matmul")])
+            self.assertEqual(lines[1]["psum_banks"], [0])
+            self.assertEqual(lines[1]["n"], N)
+            self.assertLessEqual(lines[0]["ready"], lines[0]["issue"])
+            self.assertLessEqual(lines[1]["start"], lines[1]["complete"])
+            self.assertEqual(vp.micro_op_log_take(), [], "taken once")
+            cycles = vp.cycles()
+            self.assertEqual(cycles["clock_ghz"], 2.4)
+            self.assertGreater(cycles["now"], cycles["last_complete"])
+            self.assertGreaterEqual(cycles["last_complete"], lines[1]["complete"])
+            self.assertEqual(cycles["first_start"], lines[0]["start"])
+
     def test_interrupt_wait(self):
         with self.server.connect() as vp:
             vp.arm()
