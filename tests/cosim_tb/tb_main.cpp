@@ -387,8 +387,8 @@ int sc_main(int argc, char* argv[]) {
       for (const bool a : {true, false}) {
         const std::vector<std::uint32_t> w = region_words(a, tile, k);
         const std::uint32_t offset = a ? (tile ? kA1 : kA0) : (tile ? kB1 : kB0);
-        const auto base = static_cast<std::uint32_t>(amap.sbuf + std::uint64_t{k} * config.geometry.sbuf_partition_bytes +
-                                                     offset);
+        const std::uint64_t partition = amap.sbuf + std::uint64_t{k} * config.geometry.sbuf_partition_bytes;
+        const auto base = static_cast<std::uint32_t>(partition + offset);
         for (std::size_t i = 0; i < w.size(); ++i)
           g_stim.steps.push_back({Step::Write, static_cast<std::uint32_t>(base + 4 * i), w[i], 0, "SBUF load"});
       }
