@@ -229,4 +229,21 @@ RtlCsrs::RtlCsrs(sc_core::sc_module_name name, RtlCsrsConfig config)
       cluster("cluster", Face::Cluster, clock),
       protect("protected", Face::Protected, clock) {}
 
+std::vector<std::string> RtlCsrs::trace_paths(const std::string& prefix) {
+  return {prefix + ".top.fst", prefix + ".cluster.fst", prefix + ".protected.fst"};
+}
+
+void RtlCsrs::start_of_simulation() {
+  if (fst_prefix_.empty()) return;
+  const std::vector<std::string> paths = trace_paths(fst_prefix_);
+  RtlCsrFace* faces[] = {&top, &cluster, &protect};
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    try {
+      faces[i]->rtl().trace_open(paths[i]);
+    } catch (const std::exception& e) {
+      SC_REPORT_WARNING("/pevp/regfile_rtl/fst", e.what());
+    }
+  }
+}
+
 }  // namespace pevp::regfile_rtl

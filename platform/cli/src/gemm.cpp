@@ -297,6 +297,10 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       err << "pe-vp gemm: " << bad << '\n';
       return 2;
     }
+    if (const std::string bad = Recorder::check_config(cmd.outputs, config); !bad.empty()) {
+      err << "pe-vp gemm: " << bad << '\n';
+      return 2;
+    }
     if (const std::string twice = files::same_file_twice({{"--out", cmd.out_path},
                                                           {"--trace", cmd.outputs.trace_path},
                                                           {"--vcd", cmd.outputs.vcd_path},

@@ -192,6 +192,9 @@ int run_command(int argc, char* argv[]) {
     sub->add_option("--micro-op-log", o.micro_op_log_path,
                     "Write one JSON line per micro-op here (its instruction, opcode, tile, PSUM banks and its ready, "
                     "issue, start, complete and response cycles; docs/cosim-reference.md)");
+    sub->add_option("--csr-fst", o.csr_fst_prefix,
+                    "With csrs.impl = rtl: FST waveforms of the CSR faces' RTL, PREFIX.top.fst, PREFIX.cluster.fst, "
+                    "PREFIX.protected.fst (docs/cosim.md)");
     sub->add_option("--threads", threads,
                     "Host threads for the PE array's arithmetic (default: every CPU this process may use; 1: one "
                     "thread). Results and simulated time are the same for every count")

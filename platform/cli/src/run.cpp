@@ -299,6 +299,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       dumps.emplace_back(p, dt);
     }
     if (const std::string bad = Recorder::check_paths(cmd.outputs); !bad.empty()) throw std::invalid_argument(bad);
+    if (const std::string bad = Recorder::check_config(cmd.outputs, vpc); !bad.empty())
+      throw std::invalid_argument(bad);
     std::vector<files::NamedOutput> outputs = {{"--trace", cmd.outputs.trace_path},
                                                {"--vcd", cmd.outputs.vcd_path},
                                                {"--stats-json", cmd.outputs.stats_json_path},

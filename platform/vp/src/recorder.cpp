@@ -79,6 +79,7 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
   if (options_.firmware_log) firmware_log_ = std::make_unique<FirmwareLog>(p_, *options_.firmware_log);
   // After the firmware log, so it chains both observers before it.
   if (!options_.micro_op_log_path.empty()) micro_op_log_ = std::make_unique<MicroOpLog>(p_, micro_op_lines_);
+  if (!options_.csr_fst_prefix.empty() && p_.rtl_csrs) p_.rtl_csrs->trace_from_start(options_.csr_fst_prefix);
 }
 
 void Recorder::hook_observers() {
@@ -254,8 +255,17 @@ bool Recorder::finish(std::string* error, const nlohmann::json* stats) {
   return true;
 }
 
+std::string Recorder::check_config(const RecorderOptions& o, const VpConfig& c) {
+  if (!o.csr_fst_prefix.empty() && c.csrs_impl != CsrsImpl::Rtl)
+    return "--csr-fst records the CSR faces' RTL: it needs csrs.impl = rtl (--set csrs.impl=rtl)";
+  return "";
+}
+
 std::string Recorder::check_paths(const RecorderOptions& o) {
-  for (const std::string* path : {&o.trace_path, &o.vcd_path, &o.stats_json_path, &o.micro_op_log_path}) {
+  std::vector<std::string> paths = {o.trace_path, o.vcd_path, o.stats_json_path, o.micro_op_log_path};
+  if (!o.csr_fst_prefix.empty())
+    for (const std::string& f : regfile_rtl::RtlCsrs::trace_paths(o.csr_fst_prefix)) paths.push_back(f);
+  for (const std::string* path = paths.data(); path != paths.data() + paths.size(); ++path) {
     if (path->empty()) continue;
     const std::filesystem::path dir = std::filesystem::path(*path).parent_path();
     std::error_code ec;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -115,6 +116,16 @@ class RtlCsrs : public sc_core::sc_module {
   explicit RtlCsrs(sc_core::sc_module_name name, RtlCsrsConfig config = {});
 
   regfile::ExternalFaces faces() { return {&top, &cluster, &protect}; }
+
+  // FST waveforms of the three faces' RTL from the start of the simulation: <prefix>.top.fst,
+  // <prefix>.cluster.fst, <prefix>.protected.fst (Verilator opens a waveform only once elaboration is done). A file
+  // that cannot be opened is reported as a warning /pevp/regfile_rtl/fst and the run goes on.
+  void trace_from_start(std::string prefix) { fst_prefix_ = std::move(prefix); }
+  static std::vector<std::string> trace_paths(const std::string& prefix);
+
+ private:
+  void start_of_simulation() override;
+  std::string fst_prefix_;
 };
 
 }  // namespace pevp::regfile_rtl

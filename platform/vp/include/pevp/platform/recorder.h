@@ -32,6 +32,9 @@ struct RecorderOptions {
   // --micro-op-log: one JSON line per micro-op (micro_op_log.h); "" = none. Initialised here so the aggregate
   // initialisations that name only the paths before it stay complete (-Wmissing-field-initializers).
   std::string micro_op_log_path = {};
+  // --csr-fst: FST waveforms of the CSR faces' RTL (csrs.impl = rtl), <prefix>.top.fst, .cluster.fst,
+  // .protected.fst, from the start of the simulation; "" = none.
+  std::string csr_fst_prefix = {};
 };
 
 class Recorder {
@@ -40,6 +43,8 @@ class Recorder {
   // Refuses an output path that cannot be written (a missing directory), before
   // anything is simulated. "" when every path is fine, else the message.
   static std::string check_paths(const RecorderOptions& options);
+  // Refuses an output the configuration cannot give (--csr-fst without csrs.impl = rtl). "" when fine.
+  static std::string check_config(const RecorderOptions& options, const VpConfig& config);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
