@@ -463,6 +463,101 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
   return true;
 }
 
+// ---- B panels resident (D-GEMM-BPANEL) ---------------------------------------------------------------------------
+
+// A panel: `ntiles` n-tiles of B, every k-tile, resident from SBUF byte 0 while the m-blocks of A pass `mblocks` at a
+// time (one step each, its output tiles one round of PSUM).
+struct PanelShape {
+  std::size_t ntiles = 0, mblocks = 0;
+};
+
+// The panel shape, or none when the round order is to run: the option is off, no panel of one n-tile and one m-block
+// with every k-tile fits the budget (K too long for SBUF: the round order streams it, D-GEMM-STREAM), or the panels
+// would load no fewer bytes than the rounds (a GEMM of one round loads every operand element once either way).
+// Widest panel first (fewest reloads of A), then the panel count balanced, then as many m-blocks per step as PSUM
+// and SBUF hold. Bytes compared per partition per k-tile (tile_bytes), the unit both orders load in.
+std::optional<PanelShape> choose_panels(const std::vector<Round>& rounds, const std::vector<Span>& mb,
+                                        const std::vector<Span>& nt, std::size_t ktiles, const GemmOptions& o,
+                                        std::uint64_t budget, std::size_t per_round) {
+  if (!o.b_resident) return std::nullopt;
+  // The first tiles are the full ones (split() puts the remainder last), so they bound every panel and step.
+  const std::uint64_t a_full = tile_bytes(o, mb.front().size), b_full = tile_bytes(o, nt.front().size);
+  const auto fits = [&](std::uint64_t p, std::uint64_t q) { return ktiles * (p * b_full + q * a_full) <= budget; };
+  std::size_t widest = std::min(per_round, nt.size());
+  while (widest > 0 && !fits(widest, 1)) --widest;
+  if (widest == 0) return std::nullopt;
+  const std::size_t panels = (nt.size() + widest - 1) / widest;
+  PanelShape ps;
+  ps.ntiles = (nt.size() + panels - 1) / panels;
+  ps.mblocks = std::max<std::size_t>(1, std::min(per_round / ps.ntiles, mb.size()));
+  while (ps.mblocks > 1 && !fits(ps.ntiles, ps.mblocks)) --ps.mblocks;
+  std::uint64_t a_all = 0, b_all = 0, rounds_cost = 0;
+  for (const Span& m : mb) a_all += tile_bytes(o, m.size);
+  for (const Span& n : nt) b_all += tile_bytes(o, n.size);
+  for (const Round& r : rounds) {
+    for (std::size_t i : r.mblocks) rounds_cost += tile_bytes(o, mb[i].size);
+    for (std::size_t j : r.ntiles) rounds_cost += tile_bytes(o, nt[j].size);
+  }
+  const std::uint64_t panel_count = (nt.size() + ps.ntiles - 1) / ps.ntiles;
+  if (panel_count * a_all + b_all >= rounds_cost) return std::nullopt;
+  return ps;
+}
+
+// Plans the GEMM as B panels: per panel, its first step loads the panel (k-tile major, n-tiles in order, from byte 0)
+// and every step loads its m-blocks' A tiles after it (k-tile major, m-blocks in order), runs every k-tile in order --
+// so each output element sums its k-tiles in the round order's sequence, in one PSUM group -- and reads its output
+// tiles back. Returns false when `visit` stopped the walk.
+bool plan_panels(const PanelShape& ps, const std::vector<Span>& mb, const std::vector<Span>& nt,
+                 const std::vector<Span>& kt, unsigned span, InstructionCache& encoded, GemmPlan& plan,
+                 const StepVisitor& visit) {
+  const GemmOptions& o = plan.options;
+  const unsigned pack = rows_per_partition(o);
+  const std::uint32_t budget = budget_of(o);
+  for (std::size_t j0 = 0; j0 < nt.size(); j0 += ps.ntiles) {
+    const std::size_t j1 = std::min(nt.size(), j0 + ps.ntiles);
+    Step panel;
+    std::uint32_t panel_end = 0;
+    std::vector<KtileLayout> at(kt.size());
+    for (std::size_t t = 0; t < kt.size(); ++t)
+      for (std::size_t j = j0; j < j1; ++j) {
+        at[t].b.push_back(panel_end);
+        at[t].b_scales.push_back(lay_out_tile(Operand::B, kt[t], nt[j], o, plan.element_bytes, pack, panel_end, panel));
+      }
+    for (std::size_t i0 = 0; i0 < mb.size(); i0 += ps.mblocks) {
+      const std::size_t i1 = std::min(mb.size(), i0 + ps.mblocks);
+      Round r;
+      for (std::size_t j = j0; j < j1; ++j) r.ntiles.push_back(j);
+      for (std::size_t i = i0; i < i1; ++i) {
+        r.mblocks.push_back(i);
+        for (std::size_t j = j0; j < j1; ++j) r.units.push_back({i, j});
+      }
+      Step step;
+      if (i0 == 0) step.loads = std::move(panel.loads);
+      std::uint32_t offset = panel_end;
+      for (std::size_t t = 0; t < kt.size(); ++t) {
+        at[t].a.clear();
+        at[t].a_scales.clear();
+        for (std::size_t i = i0; i < i1; ++i) {
+          at[t].a.push_back(offset);
+          at[t].a_scales.push_back(lay_out_tile(Operand::A, kt[t], mb[i], o, plan.element_bytes, pack, offset, step));
+        }
+      }
+      // choose_panels() sized the panel and the step for full tiles, the largest.
+      if (offset > budget)
+        throw PlanError("internal: a B-panel step needs " + std::to_string(offset) + " SBUF bytes per partition, over "
+                        "the budget of " + std::to_string(budget));
+      for (std::size_t t = 0; t < kt.size(); ++t)
+        program_ktile(r, mb, nt, kt[t], t, kt.size(), at[t], o, span, encoded, step, plan.stats);
+      for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
+      plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
+      add_reads(r, mb, nt, o, span, step, plan.stats);
+      ++plan.stats.steps;
+      if (!visit(step)) return false;
+    }
+  }
+  return true;
+}
+
 std::string text(std::size_t v) { return std::to_string(v); }
 
 // The MX options: a generation with an MX matmul, an element type the host quantizes to, no dense-only mode.
@@ -608,12 +703,23 @@ GemmPlan walk(const GemmShape& shape, const GemmOptions& options, std::uint64_t 
   plan.k_tile = limits.k * rows_per_partition(options);
   const auto mb = split(shape.m, limits.m), kt = split(shape.k, plan.k_tile), nt = split(shape.n, options.tile_n);
   const unsigned span = bank_span(shape, options);
-  const auto rounds = make_rounds(mb, nt, options, budget_of(options), geo.psum_banks / span);
-  plan.stats.rounds = rounds.size();
+  const std::size_t per_round = geo.psum_banks / span;
+  const auto rounds = make_rounds(mb, nt, options, budget_of(options), per_round);
+  const auto panels = choose_panels(rounds, mb, nt, kt.size(), options, budget_of(options), per_round);
   InstructionCache encoded(plan.options);
   try {
-    for (const Round& r : rounds)
-      if (!plan_round(r, mb, nt, kt, span, encoded, plan, visit)) break;
+    if (panels) {
+      const std::size_t count = (nt.size() + panels->ntiles - 1) / panels->ntiles;
+      plan.stats.b_panels = count;
+      plan.stats.b_panel_ntiles = panels->ntiles;
+      plan.stats.b_panel_mblocks = panels->mblocks;
+      plan.stats.rounds = count * ((mb.size() + panels->mblocks - 1) / panels->mblocks);
+      plan_panels(*panels, mb, nt, kt, span, encoded, plan, visit);
+    } else {
+      plan.stats.rounds = rounds.size();
+      for (const Round& r : rounds)
+        if (!plan_round(r, mb, nt, kt, span, encoded, plan, visit)) break;
+    }
   } catch (const isa::EncodeError& e) {
     // validate_gemm() admits only encodable options, so this is a planner bug; still an error, not a crash.
     throw PlanError(std::string("internal: an instruction of the plan does not encode: ") + e.what());

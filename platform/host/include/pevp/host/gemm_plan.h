@@ -77,6 +77,10 @@ struct GemmOptions {
   // SBUF bytes per partition the plan may use (from byte 0 of each partition); default: the whole partition.
   // Smaller values force streaming (tests, or a driver that keeps the rest of SBUF for itself).
   std::optional<std::uint32_t> sbuf_bytes_per_partition;
+  // Keep panels of B (every k-tile of a few n-tiles) resident in SBUF while the m-blocks of A stream past them,
+  // where that fits the budget and loads fewer bytes than the round order (docs/gemm-tiling.md D-GEMM-BPANEL).
+  // false: always the round order. Either way each output element sums its k-tiles in the same order (same bits).
+  bool b_resident = true;
 };
 
 enum class Operand : std::uint8_t { A, B };
@@ -155,6 +159,9 @@ struct PlanStats {
   std::uint64_t sbuf_bytes_loaded = 0;
   std::uint64_t psum_bytes_read = 0;
   std::uint32_t peak_sbuf_bytes_per_partition = 0;
+  // D-GEMM-BPANEL: the B panels the plan kept resident, n-tiles per panel and m-blocks per step (all 0: the round
+  // order, D-GEMM-STREAM).
+  std::size_t b_panels = 0, b_panel_ntiles = 0, b_panel_mblocks = 0;
   std::vector<isa::TileRect> tiles;  // the array tiles the instructions use, in first-use order
 };
 
