@@ -1244,46 +1244,34 @@ def emit_rtl_pins(rf):
     w("    }")
     w("  }")
     w("")
-    w("  // Drives counter `counter`'s increment input (added at every clock edge while it is held).")
-    w("  void increment(std::size_t counter, std::uint32_t n) {")
-    if cs:
-        w("    switch (counter) {")
-        for k, c in enumerate(cs):
-            w(f"      case {k}: {c.inc_port}.write(n); break;")
-        w("      default: break;")
-        w("    }")
-    else:
-        w("    (void)counter;")
-        w("    (void)n;")
-    w("  }")
-    w("  // Counter `counter`'s 48-bit count (its _cnt_o port).")
-    w("  std::uint64_t count(std::size_t counter) const {")
-    if cs:
-        w("    switch (counter) {")
-        for k, c in enumerate(cs):
-            w(f"      case {k}: return {c.value_port}.read();")
-        w("      default: return 0;")
-        w("    }")
-    else:
-        w("    (void)counter;")
-        w("    return 0;")
-    w("  }")
+    def counter_switch(comment, signature, case, default, unused):
+        """A member function that switches on the counter index: one case per counter."""
+        w(f"  // {comment}")
+        w(f"  {signature} {{")
+        if cs:
+            w("    switch (counter) {")
+            for k, c in enumerate(cs):
+                w(f"      case {k}: {case(c)}")
+            w(f"      default: {default}")
+            w("    }")
+        else:
+            for line in unused:
+                w(f"    {line}")
+        w("  }")
+
+    counter_switch("Drives counter `counter`'s increment input (added at every clock edge while it is held).",
+                   "void increment(std::size_t counter, std::uint32_t n)",
+                   lambda c: f"{c.inc_port}.write(n); break;", "break;", ["(void)counter;", "(void)n;"])
+    counter_switch("Counter `counter`'s 48-bit count (its _cnt_o port).",
+                   "std::uint64_t count(std::size_t counter) const",
+                   lambda c: f"return {c.value_port}.read();", "return 0;", ["(void)counter;", "return 0;"])
     w("  // Drives counters_clear_i (no effect in a file without counters).")
     w("  void clear_counters(bool on) {")
     w("    counters_clear_i.write(on);" if cs else "    (void)on;")
     w("  }")
-    w("  // The counter inputs as the RTL samples them now.")
-    w("  std::uint32_t increment_input(std::size_t counter) const {")
-    if cs:
-        w("    switch (counter) {")
-        for k, c in enumerate(cs):
-            w(f"      case {k}: return {c.inc_port}.read();")
-        w("      default: return 0;")
-        w("    }")
-    else:
-        w("    (void)counter;")
-        w("    return 0;")
-    w("  }")
+    counter_switch("The counter inputs as the RTL samples them now.",
+                   "std::uint32_t increment_input(std::size_t counter) const",
+                   lambda c: f"return {c.inc_port}.read();", "return 0;", ["(void)counter;", "return 0;"])
     w("  bool clear_input() const { return " + ("counters_clear_i.read()" if cs else "false") + "; }")
     w("")
     w("  // The events of every RW and PulseOnW output (what the hardware side would watch).")
