@@ -4,11 +4,14 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <random>
 #include <sstream>
+
+#include <sys/mman.h>
 
 #include "pevp/files/output_file.h"
 #include "pevp/host/error.h"
@@ -72,6 +75,24 @@ void print_sparsity(std::ostream& out, const host::SparsePattern& p, const host:
       << "x the dense one and utilisation is against it\n";
 }
 
+// C (rows x cols, zero) on transparent huge pages where the host grants them: the zero fill faults C's pages in, and
+// 64 MiB of C (a 4096^3 GEMM) in 4 KiB pages took about a tenth of a functional run. Advice only: where it is not
+// honoured, C is an ordinary zeroed vector.
+host::Matrix allocate_result(std::size_t rows, std::size_t cols) {
+  host::Matrix c;
+  c.rows = rows;
+  c.cols = cols;
+  c.data.reserve(rows * cols);
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kPage = 4096;
+  const auto start = reinterpret_cast<std::uintptr_t>(c.data.data());
+  const std::uintptr_t first = (start + kPage - 1) / kPage * kPage, end = start + rows * cols * sizeof(float);
+  if (end > first + kPage) madvise(reinterpret_cast<void*>(first), (end - first) / kPage * kPage, MADV_HUGEPAGE);
+#endif
+  c.data.resize(rows * cols);  // within the capacity reserved above: no reallocation
+  return c;
+}
+
 // The platform-bus address of an ISA SBUF/PSUM address.
 std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
@@ -122,7 +143,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
   VirtualPlatform vp(config);
   Recorder recorder(vp.platform(), outputs);
   GemmRun r;
-  if (data) r.c = host::Matrix(plan.shape.m, plan.shape.n);
+  if (data) r.c = allocate_result(plan.shape.m, plan.shape.n);
   vp.run([&](Driver& d) {
     d.arm();
     for (const CsrWrite& w : csrs) d.write(w.reg, w.value);
@@ -377,6 +398,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     options.tile_n = cmd.tile_n.value_or(host::tile_limits(*options.geometry, cmd.gen).n_default);
     options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
+    options.b_resident = cmd.b_panels;
     // The plan's figures (the plan line, the progress total, the tiles whose counters are read) before the run, whose
     // own walk then plans the same steps again: holding them instead would cost memory growing with the GEMM, and the
     // second walk costs a few per cent of a run (its instructions encoded once each, docs/performance.md).
@@ -415,6 +437,9 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   out << "  plan:     " << st.steps << " step(s), " << total << " instructions (" << by_op.str() << "), "
       << st.macs << " MACs; SBUF loaded " << mib(st.sbuf_bytes_loaded) << ", PSUM read " << mib(st.psum_bytes_read)
       << '\n';
+  if (st.b_panels > 0)  // D-GEMM-BPANEL; the round order prints nothing here, as before the panels existed
+    out << "  order:    B resident in " << st.b_panels << " panel(s) of " << st.b_panel_ntiles
+        << " n-tile(s), A streamed past them " << st.b_panel_mblocks << " m-block(s) per step\n";
   if (data && plan.options.mx) print_mx_quantization(out, ea, eb);
   if (plan.options.sparsity) print_sparsity(out, *plan.options.sparsity, data ? &ea : nullptr);
 

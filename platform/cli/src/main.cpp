@@ -171,6 +171,9 @@ int run_command(int argc, char* argv[]) {
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
+  bool no_b_panels = false;
+  gemm->add_flag("--no-b-panels", no_b_panels,
+                 "Plan in rounds only, never keeping a panel of B resident in SBUF (docs/gemm-tiling.md D-GEMM-BPANEL)");
   gemm->add_option("--csr", gemm_cmd.csr_writes,
                    "FACE:REGISTER[.FIELD]=VALUE: a register write after arming, e.g. "
                    "cluster:arr_cluster_cfg.inter_instr_dly_cnt=32 (repeatable; `pe-vp regs` lists them)");
@@ -403,6 +406,7 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.gen = config.gen();
     gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
+    gemm_cmd.b_panels = !no_b_panels;
     gemm_cmd.progress = platform::Progress::for_stderr(gemm_quiet);
     gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;

@@ -45,6 +45,9 @@ struct GemmCommand {
   std::string sparsity;
   // SBUF bytes per partition the GEMM may use (default: all); smaller forces streaming.
   std::optional<std::uint32_t> sbuf_budget;
+  // Keep panels of B resident in SBUF where that loads less (host::GemmOptions::b_resident, D-GEMM-BPANEL); false:
+  // the round order of every step (--no-b-panels).
+  bool b_panels = true;
   std::string a_path, b_path;     // .npy operands; both or neither
   std::string out_path;           // C as fp32 .npy ("" = not written)
   std::uint64_t seed = 1;
