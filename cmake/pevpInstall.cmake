@@ -77,5 +77,11 @@ endforeach()
 # Relocatable: the prefix is found from the .pc file's own folder, so `cmake --install --prefix` anywhere works.
 file(RELATIVE_PATH PEVP_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" PEVP_PC_TO_PREFIX "${PEVP_PC_TO_PREFIX}")
+# The Verilated register files' runtime (models/regfile_rtl) writes FST waveforms with zlib and uses atomics.
+get_property(pevp_have_rtl GLOBAL PROPERTY PEVP_HAVE_RTL)
+set(PEVP_PC_RTL_LIBS "")
+if(pevp_have_rtl)
+  set(PEVP_PC_RTL_LIBS " -lz -latomic")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/pevp.pc.in ${PROJECT_BINARY_DIR}/pevp.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pevp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
