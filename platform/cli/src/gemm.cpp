@@ -93,6 +93,15 @@ host::Matrix allocate_result(std::size_t rows, std::size_t cols) {
   return c;
 }
 
+// Whether `rows` rows of `row_bytes` bytes, `stride` apart from local address `local`, lie inside `mem`.
+bool inside(const memory::Memory& mem, std::uint64_t local, std::uint64_t stride, std::uint64_t row_bytes,
+            std::uint64_t rows) {
+  const std::uint64_t size = mem.size();
+  if (rows == 0 || row_bytes == 0 || stride == 0 || local > size || rows - 1 > size / stride) return false;
+  const std::uint64_t last = local + (rows - 1) * stride;  // at most 2 x size: no wrap
+  return last <= size && row_bytes <= size - last;
+}
+
 // The platform-bus address of an ISA SBUF/PSUM address.
 std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
@@ -149,11 +158,27 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
     for (const CsrWrite& w : csrs) d.write(w.reg, w.value);
     std::vector<std::uint8_t> row, gather;
     std::size_t s = 0;
+    // D-DRIVER-DMI: with nobody observing the bus (no --trace / --vcd recorder), the tiles go straight into SBUF's
+    // and out of PSUM's arrays, each taking the simulated time its row transactions would have annotated; regions
+    // outside the memories take the bus, which reports them.
+    memory::Memory& sbuf = vp.platform().sbuf;
+    memory::Memory& psum = vp.platform().psum;
+    const bool direct = data && !vp.platform().bus_observer;
     walk([&](const host::Step& step) {
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
         if (!data) {  // the same bus time, no bytes: timing is identical with and without data
-          sc_core::wait(vp.platform().sbuf.transfer_time(per) * static_cast<double>(load.partitions()));
+          sc_core::wait(sbuf.transfer_time(per) * static_cast<double>(load.partitions()));
+          continue;
+        }
+        const std::uint64_t local =
+            host::sbuf_address(config.geometry, load.partition0, load.offset) - isa::ArrayGeometry::kSbufBase;
+        if (direct && inside(sbuf, local, config.geometry.sbuf_partition_bytes, per, load.partitions())) {
+          const host::LoadRows rows = host::load_rows(load, *a, *b, gather);
+          std::uint8_t* dst = sbuf.data() + local;
+          for (std::size_t i = 0; i < load.partitions(); ++i)
+            std::memcpy(dst + i * config.geometry.sbuf_partition_bytes, rows.data + i * rows.stride, per);
+          sc_core::wait(sbuf.transfer_time(per) * static_cast<double>(load.partitions()));
           continue;
         }
         // One row per partition, straight from the operand where it holds the rows (B) or from a gather (A).
@@ -172,10 +197,17 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
       d.clear_done();
       for (const host::PsumRead& rd : step.reads) {
         if (!data) {
-          sc_core::wait(vp.platform().psum.transfer_time(std::size_t{rd.elements} * 4) * static_cast<double>(rd.partitions));
+          sc_core::wait(psum.transfer_time(std::size_t{rd.elements} * 4) * static_cast<double>(rd.partitions));
           continue;
         }
         const std::size_t per = std::size_t{rd.elements} * 4;
+        const std::uint64_t local =
+            host::psum_address(config.geometry, rd.partition0, rd.bank, rd.offset) - isa::ArrayGeometry::kPsumBase;
+        if (direct && inside(psum, local, config.geometry.psum_partition_bytes(), per, rd.partitions)) {
+          host::store_read(rd, psum.data() + local, config.geometry.psum_partition_bytes(), r.c);
+          sc_core::wait(psum.transfer_time(per) * static_cast<double>(rd.partitions));
+          continue;
+        }
         row.resize(rd.partitions * per);
         d.read_rows(bus_psum(d.map(), host::psum_address(config.geometry, rd.partition0, rd.bank, rd.offset)),
                     config.geometry.psum_partition_bytes(), row.data(), per, per, rd.partitions);

@@ -936,13 +936,17 @@ LoadRows load_rows(const SbufLoad& l, const EncodedOperand& a, const EncodedOper
 }
 
 void store_read(const PsumRead& r, const std::uint8_t* bytes, Matrix& c) {
+  store_read(r, bytes, std::size_t{r.elements} * 4, c);
+}
+
+void store_read(const PsumRead& r, const std::uint8_t* bytes, std::size_t row_stride, Matrix& c) {
   if (r.row0 > c.rows || r.partitions > c.rows - r.row0 || r.col0 > c.cols || r.elements > c.cols - r.col0 ||
       c.data.size() != c.rows * c.cols)
     throw HostError("PSUM read-back of " + text(r.partitions) + " x " + text(r.elements) + " at C[" + text(r.row0) +
                     "][" + text(r.col0) + "] does not fit the " + text(c.rows) + " x " + text(c.cols) + " result");
   for (std::size_t p = 0; p < r.partitions; ++p)
     for (std::size_t j = 0; j < r.elements; ++j) {
-      const std::uint8_t* e = bytes + (p * r.elements + j) * 4;
+      const std::uint8_t* e = bytes + p * row_stride + j * 4;
       const std::uint32_t u = static_cast<std::uint32_t>(e[0]) | static_cast<std::uint32_t>(e[1]) << 8 |
                               static_cast<std::uint32_t>(e[2]) << 16 | static_cast<std::uint32_t>(e[3]) << 24;
       c.at(r.row0 + p, r.col0 + j) = num::bits_float(u);

@@ -11,6 +11,9 @@
 // PSUM banks as it covers while its k-tiles accumulate in a PSUM group (SINGLE for one k-tile, else MULTI_START,
 // MULTI_MID..., MULTI_END); as many output tiles as fit the banks are open at once (a "round"). When a
 // round's k-tiles do not fit the SBUF budget, the round spans several steps and its groups stay open between them.
+// Where it fits and loads less, a panel of B (every k-tile of a few n-tiles) stays in SBUF while the m-blocks of A
+// stream past it, a round per step (D-GEMM-BPANEL): B is loaded once instead of once per round, in the same
+// per-element k order.
 // Every shape is planned; nothing is refused for being larger than SBUF or PSUM. docs/gemm-tiling.md has the
 // layout, the PSUM group use per generation and the model decisions.
 #pragma once
@@ -223,5 +226,7 @@ LoadRows load_rows(const SbufLoad& load, const EncodedOperand& a, const EncodedO
 // Stores one read-back into `c` (M x N): `bytes` holds `partitions` rows of `elements` little-endian fp32 values.
 // Throws HostError when the region does not fit `c`.
 void store_read(const PsumRead& read, const std::uint8_t* bytes, Matrix& c);
+// The same with row p at bytes + p * row_stride (straight from PSUM, whose partitions lie that far apart).
+void store_read(const PsumRead& read, const std::uint8_t* bytes, std::size_t row_stride, Matrix& c);
 
 }  // namespace pevp::host
