@@ -10,12 +10,13 @@
 // SystemC runs one simulation per process, so each point is one run of this program; scripts/bench-functional.py
 // runs the grid of docs/performance.md. Output: one JSON object on stdout.
 //   functional_bench [--m M] [--k K] [--n N] [--threads T] [--mode functional|timing|both] [--repeat R]
-//                    [--no-kernel] [--no-openblas] [--no-platform] [--platform-only]
+//                    [--no-kernel] [--no-openblas] [--no-platform] [--platform-only] [--no-b-panels]
 // --repeat R runs the kernel and OpenBLAS references R times and reports the fastest (the platform runs once).
 // OpenBLAS starts its thread pool when the library loads, and idle pool threads spin for a while: measure the
 // platform with OPENBLAS_NUM_THREADS=1 (no pool) and OpenBLAS in a run of its own (--no-platform --no-kernel) with
 // OPENBLAS_NUM_THREADS=T, as scripts/bench-functional.py does.
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -43,6 +44,13 @@ using namespace pevp;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// CPU seconds of every thread of the process: on a loaded host, a figure that waiting for a core does not inflate.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 // The (K, M, N) of every Matmul micro-op of the plan, in program order, as the firmware lowers them.
 std::vector<pe::MatmulShape> matmul_shapes(const host::GemmPlan& plan, const isa::ArrayGeometry& geo) {
@@ -124,6 +132,8 @@ int sc_main(int argc, char** argv) {
   app.add_flag("--no-openblas", no_openblas);
   app.add_flag("--no-platform", no_platform);
   app.add_flag("--platform-only", platform_only, "only the platform run (for profiling)");
+  bool no_b_panels = false;
+  app.add_flag("--no-b-panels", no_b_panels, "the round order only (host::GemmOptions::b_resident = false)");
   CLI11_PARSE(app, argc, argv);
   if (platform_only) no_kernel = no_openblas = true;
 
@@ -134,6 +144,7 @@ int sc_main(int argc, char** argv) {
   options.gen = config.gen();
   options.geometry = config.geometry;
   options.tile_n = host::tile_limits(config.geometry, config.gen()).n_default;
+  options.b_resident = !no_b_panels;
   const host::GemmPlan plan = host::plan_gemm(shape, options);
   std::mt19937_64 rng(1);
   const host::EncodedOperand a = host::encode_operand(platform::random_operand(shape.m, shape.k, rng), options.gen, options.dtype);
@@ -150,13 +161,17 @@ int sc_main(int argc, char** argv) {
   out["threads"] = threads;
   out["mode"] = mode;
   out["kernel_target"] = pe::matmul_fast_target();
+  out["b_panels"] = plan.stats.b_panels;
+  out["sbuf_bytes_loaded"] = plan.stats.sbuf_bytes_loaded;
   const double macs = static_cast<double>(plan.stats.macs);
 
   double platform_s = 0;
   if (!no_platform) {
     const auto t0 = Clock::now();
+    const double cpu0 = process_cpu_seconds();
     const platform::GemmRun run = platform::run_gemm_plan(plan, a, b, config, {});
     platform_s = seconds_since(t0);
+    out["platform_cpu_s"] = process_cpu_seconds() - cpu0;
     if (run.error || run.timed_out) {
       std::fprintf(stderr, "functional_bench: the platform run failed at step %zu: %s\n", run.failed_step,
                    run.error ? run.error->describe().c_str() : "timeout");
