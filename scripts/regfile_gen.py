@@ -1187,6 +1187,16 @@ def emit_rtl_pins(rf):
         w(f"    m.{name}({name});")
     w("  }")
     w("")
+    def field_terms(inst, keep):
+        """The C++ terms reading instance `inst`'s fields that `keep` selects from their ports, in place."""
+        terms = []
+        for f in inst.reg.fields:
+            if not keep(f):
+                continue
+            t = f"detail::field({by_field[(id(inst.reg), f.name)][2]}.read(), {inst.index * f.width}, {f.width})"
+            terms.append(t if f.lsb == 0 else f"({t} << {f.lsb})")
+        return terms
+
     w("  // What the RTL stores for register `reg` (0 for an index out of range).")
     w("  std::uint32_t value(std::size_t reg) const {")
     w("    switch (reg) {")
@@ -1197,12 +1207,7 @@ def emit_rtl_pins(rf):
             c, half = halves[inst.offset]
             terms.append(f"detail::field({c.value_port}.read(), {0 if half == 'lsb' else 32}, {32 if half == 'lsb' else 16})")
         else:
-            for f in reg.fields:
-                if f.access == "PulseOnW":
-                    continue
-                p = by_field[(id(reg), f.name)]
-                t = f"detail::field({p[2]}.read(), {inst.index * f.width}, {f.width})"
-                terms.append(t if f.lsb == 0 else f"({t} << {f.lsb})")
+            terms += field_terms(inst, lambda f: f.access != "PulseOnW")
         w(f"      case {i}: return " + (" | ".join(terms) if terms else "0") + f";  // {reg.bundle.name}.{inst.name}")
     w("      default: return 0;")
     w("    }")
@@ -1213,13 +1218,7 @@ def emit_rtl_pins(rf):
     w("    switch (reg) {")
     for i, inst in enumerate(rf.instances):
         reg = inst.reg
-        terms = []
-        for f in reg.fields:
-            if f.access != "PulseOnW":
-                continue
-            p = by_field[(id(reg), f.name)]
-            t = f"detail::field({p[2]}.read(), {inst.index * f.width}, {f.width})"
-            terms.append(t if f.lsb == 0 else f"({t} << {f.lsb})")
+        terms = field_terms(inst, lambda f: f.access == "PulseOnW")
         if terms:
             w(f"      case {i}: return " + " | ".join(terms) + f";  // {reg.bundle.name}.{inst.name}")
     w("      default: return 0;")

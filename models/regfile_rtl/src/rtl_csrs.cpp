@@ -150,9 +150,19 @@ std::size_t RtlCsrFace::counter_index(std::uint32_t lsb_reg) const {
   return it->second;
 }
 
+std::uint32_t RtlCsrFace::held(std::size_t c) const {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(pending_[c], std::numeric_limits<std::uint32_t>::max()));
+}
+
+void RtlCsrFace::drop_pending() {
+  for (std::size_t c : active_) {
+    pending_[c] = 0;
+    rtl_->increment(c, 0);
+  }
+}
+
 void RtlCsrFace::drive(std::size_t c) {
-  const std::uint64_t n = std::min<std::uint64_t>(pending_[c], std::numeric_limits<std::uint32_t>::max());
-  rtl_->increment(c, static_cast<std::uint32_t>(n));
+  rtl_->increment(c, held(c));
   if (!is_active_[c]) {
     is_active_[c] = true;
     active_.push_back(c);
@@ -172,13 +182,9 @@ std::uint64_t RtlCsrFace::read_counter(const regfile::CounterRef& ref) const {
 }
 
 void RtlCsrFace::clear_counters() {
-  for (std::size_t c : active_) {
-    pending_[c] = 0;
-    rtl_->increment(c, 0);
-  }
-  clearing_ = true;
+  drop_pending();
   rtl_->clear_counters(true);
-  clock_.request_edge();
+  clock_.request_edge();  // an edge after this one if the clear comes too late for it
 }
 
 void RtlCsrFace::on_edge() {
@@ -186,15 +192,13 @@ void RtlCsrFace::on_edge() {
   // increments; otherwise each delivered what its input held.
   if (rtl_->clear_input()) {
     rtl_->clear_counters(false);
-    clearing_ = false;
   } else {
     for (std::size_t c : active_) pending_[c] -= std::min<std::uint64_t>(pending_[c], rtl_->increment_input(c));
   }
-  bool more = clearing_;
+  bool more = false;
   std::vector<std::size_t> still;
   for (std::size_t c : active_) {
-    const std::uint64_t n = std::min<std::uint64_t>(pending_[c], std::numeric_limits<std::uint32_t>::max());
-    rtl_->increment(c, static_cast<std::uint32_t>(n));
+    rtl_->increment(c, held(c));
     if (pending_[c] != 0 || rtl_->increment_input(c) != 0) still.push_back(c);  // the 0 is still to be sampled
     else is_active_[c] = false;
     more = more || pending_[c] != 0;
@@ -212,10 +216,7 @@ void RtlCsrFace::on_outputs() {
 
 void RtlCsrFace::reset() {
   // PRESETn low for a delta cycle: the flops reset asynchronously; counters waiting for an edge are dropped.
-  for (std::size_t c : active_) {
-    pending_[c] = 0;
-    rtl_->increment(c, 0);
-  }
+  drop_pending();
   bus_.presetn.write(false);
   reset_release_.notify(sc_core::SC_ZERO_TIME);
 }

@@ -86,7 +86,9 @@ class RtlCsrFace : public sc_core::sc_module, public regfile::ExternalFace {
   void on_edge();     // at every rising PCLK edge: what the counter inputs delivered
   void on_outputs();  // an RW or PulseOnW output changed
   std::size_t counter_index(std::uint32_t lsb_reg) const;
+  std::uint32_t held(std::size_t counter) const;  // what the increment input carries: pending, at most 2^32 - 1
   void drive(std::size_t counter);
+  void drop_pending();  // forget every increment not yet taken (a clear or a reset)
 
   Face face_;
   GatedClock& clock_;
@@ -98,7 +100,6 @@ class RtlCsrFace : public sc_core::sc_module, public regfile::ExternalFace {
   std::vector<std::uint64_t> pending_;  // increments not yet delivered, per counter
   std::vector<std::size_t> active_;     // counters with pending increments or a driven input
   std::vector<bool> is_active_;
-  bool clearing_ = false;
   std::vector<std::function<void()>> change_listeners_;
   std::vector<std::function<void(std::size_t, std::uint32_t)>> pulse_listeners_;
   sc_core::sc_event reset_release_;
