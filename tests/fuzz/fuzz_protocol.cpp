@@ -87,6 +87,14 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
     case Op::Counter48:
       r.u64("value");
       break;
+    case Op::Cycles:
+      r.u64("now"), r.u64("busy"), r.u64("first start"), r.u64("last completion"), r.u64("clock GHz bits");
+      break;
+    case Op::MicroOpLogTake: {
+      const std::string lines = r.lstr("lines");
+      if (!lines.empty() && lines.back() != '\n') throw remote::ProtocolError("micro_op_log_take reply: a cut line");
+      break;
+    }
     case Op::Read32:
     case Op::ReadReg:
       r.u32("value");
@@ -116,8 +124,18 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
     case Op::SaveCheckpoint:
       if (r.rest().size() < 8) throw remote::ProtocolError("save_checkpoint reply: shorter than the magic");
       break;
-    default:
-      break;  // no result
+    // No result. Listed rather than defaulted, so that an op added without its layout here is a -Wswitch warning.
+    case Op::Shutdown:
+    case Op::Write32:
+    case Op::Write:
+    case Op::WriteReg:
+    case Op::Arm:
+    case Op::Submit:
+    case Op::ClearDone:
+    case Op::ClearError:
+    case Op::RestoreCheckpoint:
+    case Op::MicroOpLog:
+      break;
   }
   r.end();
 }
