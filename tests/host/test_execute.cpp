@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <iostream>
 #include <ostream>
 #include <tuple>
@@ -321,3 +323,50 @@ TEST(Execute, BrokenProgramsNameStepInstructionAndRule) {
 }
 
 }  // namespace
+
+// The GEMM driver's bulk copies share the arithmetic's host threads (D-HOST-COPIES): A's transposing gather and the
+// read-back into C give the same bytes for every thread count, equal to an element-by-element expectation.
+TEST(host_Execute, LoadRowsAndStoreReadGiveTheSameBytesOnEveryThreadCount) {
+  std::mt19937 rng(11);
+  for (const std::size_t es : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
+    SCOPED_TRACE(::testing::Message() << es << "-byte elements");
+    host::EncodedOperand a, b;
+    a.rows = 300, a.cols = 700, a.element_bytes = es;  // M x K; a 640-row gather is several 64 KiB shares
+    a.bytes.resize(a.rows * a.cols * es);
+    for (std::uint8_t& v : a.bytes) v = static_cast<std::uint8_t>(rng());
+    b.rows = 1, b.cols = 1, b.element_bytes = es, b.bytes.resize(es);
+    host::SbufLoad l;
+    l.operand = host::Operand::A, l.k0 = 37, l.k_count = 640, l.f0 = 5, l.f_count = 290, l.element_bytes = es;
+    std::vector<std::uint8_t> expected(l.k_count * l.f_count * es);
+    for (std::size_t i = 0; i < l.k_count; ++i)
+      for (std::size_t j = 0; j < l.f_count; ++j)
+        for (std::size_t x = 0; x < es; ++x)
+          expected[(i * l.f_count + j) * es + x] = a.bytes[((l.f0 + j) * a.cols + l.k0 + i) * es + x];
+    EXPECT_EQ(host::load_payload(l, a, b), expected);
+    for (const unsigned threads : {1u, 2u, 3u, 16u}) {
+      std::vector<std::uint8_t> scratch;
+      const host::LoadRows rows = host::load_rows(l, a, b, scratch, threads);
+      ASSERT_EQ(rows.stride, l.f_count * es) << threads << " threads";
+      EXPECT_EQ(std::vector<std::uint8_t>(rows.data, rows.data + expected.size()), expected) << threads << " threads";
+    }
+  }
+
+  // A read-back of 128 partitions x 512 fp32 values from rows 2 KiB + 64 apart into a 200 x 600 C at (50, 70).
+  const host::PsumRead rd{0, 128, 0, 512, 50, 70, 0};
+  const std::size_t stride = 512 * 4 + 64;
+  std::vector<std::uint8_t> psum(rd.partitions * stride);
+  for (std::uint8_t& v : psum) v = static_cast<std::uint8_t>(rng());
+  host::Matrix expected(200, 600);
+  for (std::size_t p = 0; p < rd.partitions; ++p)
+    for (std::size_t j = 0; j < rd.elements; ++j) {
+      std::uint32_t u = 0;
+      for (unsigned x = 0; x < 4; ++x) u |= static_cast<std::uint32_t>(psum[p * stride + j * 4 + x]) << (8 * x);
+      std::memcpy(&expected.at(rd.row0 + p, rd.col0 + j), &u, 4);
+    }
+  for (const unsigned threads : {1u, 2u, 3u, 16u}) {
+    host::Matrix c(200, 600);
+    host::store_read(rd, psum.data(), stride, c, threads);
+    EXPECT_EQ(std::memcmp(c.data.data(), expected.data.data(), c.data.size() * sizeof(float)), 0)
+        << threads << " threads";
+  }
+}

@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "pevp/pe_array/fast_kernel.h"
@@ -148,3 +151,34 @@ TEST(pe_array_Threads, AvailableHostThreadsIsWithinTheMachine) {
 }
 
 }  // namespace
+
+// for_each_share: contiguous shares that cover [0, count) exactly once, no more of them than the threads asked for
+// nor than give each at least min_share items, and all returned when it returns.
+TEST(pe_array_Threads, ForEachShareCoversEveryItemOnceInLargeEnoughShares) {
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}})
+    for (const std::size_t min_share : {std::size_t{0}, std::size_t{1}, std::size_t{100}, std::size_t{5000}})
+      for (const unsigned threads : {0u, 1u, 2u, 3u, 16u}) {
+        SCOPED_TRACE(::testing::Message() << "count " << count << " min_share " << min_share << " threads " << threads);
+        std::mutex m;
+        std::vector<std::pair<std::size_t, std::size_t>> shares;
+        std::vector<int> seen(count, 0);
+        pe::for_each_share(count, min_share, threads, [&](std::size_t begin, std::size_t end) {
+          const std::lock_guard<std::mutex> lock(m);
+          shares.emplace_back(begin, end);
+          for (std::size_t i = begin; i < end && i < count; ++i) ++seen[i];
+        });
+        EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+        if (count == 0) {
+          EXPECT_TRUE(shares.empty());
+          continue;
+        }
+        const std::size_t most = std::min<std::size_t>(std::max(threads, 1u),
+                                                       std::max<std::size_t>(1, count / std::max<std::size_t>(min_share, 1)));
+        EXPECT_GE(shares.size(), 1u);
+        EXPECT_LE(shares.size(), most);
+        for (const auto& [begin, end] : shares) {
+          EXPECT_LT(begin, end);
+          if (shares.size() > 1) EXPECT_GE(end - begin, std::max<std::size_t>(min_share, 1));
+        }
+      }
+}

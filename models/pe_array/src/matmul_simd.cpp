@@ -188,7 +188,6 @@ void Pass(const float* stationary, const Rows& rows, float* dst, size_t ldd, con
   const size_t pitch = kNv * L;  // floats per packed moving row = columns per block
   const size_t m_blocks = (s.m + kMr - 1) / kMr;
   float* const st_pack = Scratch(Slot::Stationary, m_blocks * s.k * kMr + 1);
-  for (size_t mb = 0; mb < m_blocks; ++mb) PackStationary(stationary, s, mb * kMr, st_pack + mb * s.k * kMr);
   // Column panels outside, row blocks inside: the K x pitch moving panel (32 KiB for K = 128 on AVX-512) stays in
   // L1 while every row block streams its packed stationary block past it. Packing also keeps the panel's rows
   // contiguous: read in place, rows N floats apart (2 KiB at N = 512) would all fall into a few L1 sets.
@@ -200,18 +199,29 @@ void Pass(const float* stationary, const Rows& rows, float* dst, size_t ldd, con
   size_t team = threads < panels ? threads : panels;
   if (team > worth) team = worth > 0 ? worth : 1;
   [[maybe_unused]] const int team_size = static_cast<int>(team);  // read by the OpenMP pragma only
-#ifdef _OPENMP  // built without OpenMP (PEVP_OPENMP=OFF), the panels run on the calling thread
-#pragma omp parallel for num_threads(team_size) schedule(static) if (team_size > 1)
+#ifdef _OPENMP  // built without OpenMP (PEVP_OPENMP=OFF), everything runs on the calling thread
+#pragma omp parallel num_threads(team_size) if (team_size > 1)
 #endif
-  for (size_t panel = 0; panel < panels; ++panel) {
-    const size_t n0 = panel * pitch;
-    float* const mv_pack = Scratch(Slot::Moving, s.k * pitch + 1);
-    PackMoving(d, rows, s, n0, pitch, mv_pack);
-    const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
-    for (size_t mb = 0; mb < m_blocks; ++mb) {
-      const size_t m0 = mb * kMr;
-      const size_t block_rows = s.m - m0 < kMr ? s.m - m0 : kMr;
-      Block(d, st_pack + mb * s.k * kMr, mv_pack, s.k, dst + m0 * ldd + n0, ldd, block_rows, cols, accumulate);
+  {
+    // One region per call: the team packs the stationary blocks, waits for all of them (the implicit barrier),
+    // then takes the panels.
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (size_t mb = 0; mb < m_blocks; ++mb) PackStationary(stationary, s, mb * kMr, st_pack + mb * s.k * kMr);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (size_t panel = 0; panel < panels; ++panel) {
+      const size_t n0 = panel * pitch;
+      float* const mv_pack = Scratch(Slot::Moving, s.k * pitch + 1);
+      PackMoving(d, rows, s, n0, pitch, mv_pack);
+      const size_t cols = s.n - n0 < pitch ? s.n - n0 : pitch;
+      for (size_t mb = 0; mb < m_blocks; ++mb) {
+        const size_t m0 = mb * kMr;
+        const size_t block_rows = s.m - m0 < kMr ? s.m - m0 : kMr;
+        Block(d, st_pack + mb * s.k * kMr, mv_pack, s.k, dst + m0 * ldd + n0, ldd, block_rows, cols, accumulate);
+      }
     }
   }
 }

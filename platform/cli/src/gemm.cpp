@@ -23,12 +23,17 @@
 #include "pevp/host/scalesim.h"
 #include "pevp/isa/opcode.h"
 #include "pevp/isa/tiles.h"
+#include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/virtual_platform.h"
 
 namespace pevp::platform {
 
 namespace {
+
+// A host thread joins a bulk copy of the driver only for at least this many bytes: below, starting the team costs
+// more than the copy.
+constexpr std::size_t kMinCopyShareBytes = std::size_t{64} << 10;
 
 std::optional<isa::Fp32Mode> parse_fp32_mode(const std::string& s) {
   if (s == "low") return isa::Fp32Mode::Low;
@@ -164,6 +169,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
     memory::Memory& sbuf = vp.platform().sbuf;
     memory::Memory& psum = vp.platform().psum;
     const bool direct = data && !vp.platform().bus_observer;
+    const unsigned threads = config.host_threads != 0 ? config.host_threads : pe::available_host_threads();
     walk([&](const host::Step& step) {
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
@@ -174,10 +180,15 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
         const std::uint64_t local =
             host::sbuf_address(config.geometry, load.partition0, load.offset) - isa::ArrayGeometry::kSbufBase;
         if (direct && inside(sbuf, local, config.geometry.sbuf_partition_bytes, per, load.partitions())) {
-          const host::LoadRows rows = host::load_rows(load, *a, *b, gather);
+          // The bulk copies share the arithmetic's host threads (D-HOST-COPIES): each thread copies whole rows.
+          const host::LoadRows rows = host::load_rows(load, *a, *b, gather, threads);
           std::uint8_t* dst = sbuf.data() + local;
-          for (std::size_t i = 0; i < load.partitions(); ++i)
-            std::memcpy(dst + i * config.geometry.sbuf_partition_bytes, rows.data + i * rows.stride, per);
+          pe::for_each_share(load.partitions(), std::max<std::size_t>(1, kMinCopyShareBytes / per), threads,
+                             [&](std::size_t i0, std::size_t i1) {
+                               for (std::size_t i = i0; i < i1; ++i)
+                                 std::memcpy(dst + i * config.geometry.sbuf_partition_bytes,
+                                             rows.data + i * rows.stride, per);
+                             });
           sc_core::wait(sbuf.transfer_time(per) * static_cast<double>(load.partitions()));
           continue;
         }
@@ -204,7 +215,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
         const std::uint64_t local =
             host::psum_address(config.geometry, rd.partition0, rd.bank, rd.offset) - isa::ArrayGeometry::kPsumBase;
         if (direct && inside(psum, local, config.geometry.psum_partition_bytes(), per, rd.partitions)) {
-          host::store_read(rd, psum.data() + local, config.geometry.psum_partition_bytes(), r.c);
+          host::store_read(rd, psum.data() + local, config.geometry.psum_partition_bytes(), r.c, threads);
           sc_core::wait(psum.transfer_time(per) * static_cast<double>(rd.partitions));
           continue;
         }

@@ -215,18 +215,21 @@ std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperan
 // The same bytes without a copy where the operand holds them as rows already: row i of the load is at
 // data + i * stride. For B (whose rows are the load's rows) the view points into b.bytes; for A (stored transposed
 // in SBUF, so each row is a gather) and for element pairs (double_row) it points into `scratch`, which is filled like load_payload's result. Valid
-// while the operand and `scratch` are. Throws HostError as load_payload does.
+// while the operand and `scratch` are. Throws HostError as load_payload does. A's gather runs on up to `threads`
+// host threads (pe::for_each_share; the same bytes for every count).
 struct LoadRows {
   const std::uint8_t* data = nullptr;
   std::size_t stride = 0;
 };
 LoadRows load_rows(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b,
-                   std::vector<std::uint8_t>& scratch);
+                   std::vector<std::uint8_t>& scratch, unsigned threads = 1);
 
 // Stores one read-back into `c` (M x N): `bytes` holds `partitions` rows of `elements` little-endian fp32 values.
 // Throws HostError when the region does not fit `c`.
 void store_read(const PsumRead& read, const std::uint8_t* bytes, Matrix& c);
-// The same with row p at bytes + p * row_stride (straight from PSUM, whose partitions lie that far apart).
-void store_read(const PsumRead& read, const std::uint8_t* bytes, std::size_t row_stride, Matrix& c);
+// The same with row p at bytes + p * row_stride (straight from PSUM, whose partitions lie that far apart), the rows
+// shared out over up to `threads` host threads (pe::for_each_share).
+void store_read(const PsumRead& read, const std::uint8_t* bytes, std::size_t row_stride, Matrix& c,
+                unsigned threads = 1);
 
 }  // namespace pevp::host
