@@ -15,9 +15,13 @@
 // OpenBLAS starts its thread pool when the library loads, and idle pool threads spin for a while: measure the
 // platform with OPENBLAS_NUM_THREADS=1 (no pool) and OpenBLAS in a run of its own (--no-platform --no-kernel) with
 // OPENBLAS_NUM_THREADS=T, as scripts/bench-functional.py does.
+#include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,11 +89,19 @@ double kernel_seconds(const std::vector<pe::MatmulShape>& shapes, unsigned threa
     return v;
   };
   const std::vector<float> a = fill(st), b = fill(mv);
-  std::vector<float> c(dst, 0.0f);
+  // C's rows start on a cache line, as PSUM's do in the platform (a block 16 bytes into one, std::vector's, shares a
+  // line between the two threads' panels in every row: false sharing the platform does not have).
+  const std::size_t line_floats = 64 / sizeof(float), floats = (dst + line_floats - 1) / line_floats * line_floats;
+  const std::unique_ptr<float, decltype(&std::free)> c_storage(
+      static_cast<float*>(std::aligned_alloc(64, std::max<std::size_t>(floats, line_floats) * sizeof(float))),
+      &std::free);
+  if (!c_storage) throw std::bad_alloc();
+  float* const c = c_storage.get();
+  std::fill(c, c + dst, 0.0f);
   double best = 1e300;
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = Clock::now();
-    for (const auto& s : shapes) pe::matmul_pass_fast(a.data(), b.data(), c.data(), s, true, threads);
+    for (const auto& s : shapes) pe::matmul_pass_fast(a.data(), b.data(), c, s, true, threads);
     best = std::min(best, seconds_since(t0));
   }
   return best;

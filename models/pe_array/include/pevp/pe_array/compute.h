@@ -68,7 +68,9 @@ void matmul_pass_reference(const float* stationary, const float* moving, float* 
                            bool accumulate);
 // The fast kernel may split the output's columns over up to `threads` host threads (OpenMP; 0 counts as 1); it
 // uses fewer when the matmul is too small to pay for them. Each output element is still summed by one thread in the
-// defined order, so the result is the same bits for every thread count.
+// defined order, so the result is the same bits for every thread count. The threads' shares of a row meet on a
+// cache line when dst's rows start on one (PSUM's do); rows that start off a line share one line per row between
+// two threads, which costs a third of the second thread's gain at 128 x 128 x 512 (docs/performance.md).
 void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
                       bool accumulate, unsigned threads = 1);
 
