@@ -58,7 +58,8 @@ constexpr size_t kNv = 3;
 // Per-thread scratch for the packed operands, grown on demand and reused: a fresh allocation per call would cost
 // an mmap and page faults per matmul once K x N outgrows malloc's mmap threshold. Every element that is read is
 // rewritten by the packing of the same call, so nothing carries over between calls. Two slots: the stationary pack
-// (written by the calling thread, read by every worker of the call) and the moving panel (one per worker thread).
+// (the calling thread's buffer, written and read by the whole team of the call) and the moving panel (one per
+// worker thread).
 enum class Slot { Stationary, Moving };
 float* Scratch(Slot slot, size_t floats) {
   struct Buffer {
