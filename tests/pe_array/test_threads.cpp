@@ -172,13 +172,15 @@ TEST(pe_array_Threads, ForEachShareCoversEveryItemOnceInLargeEnoughShares) {
           EXPECT_TRUE(shares.empty());
           continue;
         }
-        const std::size_t most = std::min<std::size_t>(std::max(threads, 1u),
-                                                       std::max<std::size_t>(1, count / std::max<std::size_t>(min_share, 1)));
+        const std::size_t worth = std::max<std::size_t>(1, count / std::max<std::size_t>(min_share, 1));
+        const std::size_t most = std::min<std::size_t>(std::max(threads, 1u), worth);
         EXPECT_GE(shares.size(), 1u);
         EXPECT_LE(shares.size(), most);
         for (const auto& [begin, end] : shares) {
           EXPECT_LT(begin, end);
-          if (shares.size() > 1) EXPECT_GE(end - begin, std::max<std::size_t>(min_share, 1));
+          if (shares.size() > 1) {
+            EXPECT_GE(end - begin, std::max<std::size_t>(min_share, 1));
+          }
         }
       }
 }

@@ -31,10 +31,6 @@ namespace pevp::platform {
 
 namespace {
 
-// A host thread joins a bulk copy of the driver only for at least this many bytes: below, starting the team costs
-// more than the copy.
-constexpr std::size_t kMinCopyShareBytes = std::size_t{64} << 10;
-
 std::optional<isa::Fp32Mode> parse_fp32_mode(const std::string& s) {
   if (s == "low") return isa::Fp32Mode::Low;
   if (s == "high") return isa::Fp32Mode::High;
@@ -183,7 +179,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
           // The bulk copies share the arithmetic's host threads (D-HOST-COPIES): each thread copies whole rows.
           const host::LoadRows rows = host::load_rows(load, *a, *b, gather, threads);
           std::uint8_t* dst = sbuf.data() + local;
-          pe::for_each_share(load.partitions(), std::max<std::size_t>(1, kMinCopyShareBytes / per), threads,
+          pe::for_each_share(load.partitions(), host::kMinCopyShareBytes / per, threads,
                              [&](std::size_t i0, std::size_t i1) {
                                for (std::size_t i = i0; i < i1; ++i)
                                  std::memcpy(dst + i * config.geometry.sbuf_partition_bytes,

@@ -835,11 +835,11 @@ void gather_a_rows(const SbufLoad& l, const EncodedOperand& a, std::uint8_t* out
   }
 }
 
-// The rows of an A load, shared out by rows over up to `threads` host threads (at least 16 KiB each: a gather costs
-// more per byte than a copy).
+// The rows of an A load, shared out by rows over up to `threads` host threads (a quarter of kMinCopyShareBytes each:
+// a gather costs more per byte than a copy).
 void gather_a(const SbufLoad& l, const EncodedOperand& a, std::uint8_t* p, unsigned threads) {
   const std::size_t es = l.element_bytes, row = l.f_count * es;
-  const std::size_t min_rows = row == 0 ? 1 : std::max<std::size_t>(1, (std::size_t{16} << 10) / row);
+  const std::size_t min_rows = kMinCopyShareBytes / 4 / std::max<std::size_t>(row, 1);
   pe::for_each_share(l.k_count, min_rows, threads, [&](std::size_t i0, std::size_t i1) {
     switch (es) {
       case 1: return gather_a_rows<1>(l, a, p, i0, i1);
@@ -973,7 +973,7 @@ void store_read(const PsumRead& r, const std::uint8_t* bytes, std::size_t row_st
       c.data.size() != c.rows * c.cols)
     throw HostError("PSUM read-back of " + text(r.partitions) + " x " + text(r.elements) + " at C[" + text(r.row0) +
                     "][" + text(r.col0) + "] does not fit the " + text(c.rows) + " x " + text(c.cols) + " result");
-  const std::size_t min_rows = std::max<std::size_t>(1, (std::size_t{64} << 10) / (std::size_t{r.elements} * 4 + 1));
+  const std::size_t min_rows = kMinCopyShareBytes / std::max<std::size_t>(std::size_t{r.elements} * 4, 1);
   pe::for_each_share(r.partitions, min_rows, threads, [&](std::size_t p0, std::size_t p1) {
     for (std::size_t p = p0; p < p1; ++p)
       for (std::size_t j = 0; j < r.elements; ++j) {

@@ -110,10 +110,10 @@ void matmul(Kernel kernel, isa::Fp32Mode fp32_mode, const float* stationary, con
 unsigned available_host_threads();
 
 // Calls share(begin, end) for contiguous shares of [0, count), each on its own host thread of the kernel's team
-// (at most `threads`, and only as many as give every share at least `min_share` items; one share -- the calling
-// thread alone -- when threads <= 1 or in a build without OpenMP). Returns when every share has returned. For bulk
-// host copies beside the arithmetic (the GEMM driver's SBUF loads and PSUM read-backs): `share` must touch only its
-// own items, so the result does not depend on the thread count, and must not throw.
+// (at most `threads`, and only as many as give every share at least `min_share` items, 0 counting as 1; one share --
+// the calling thread alone -- when threads <= 1 or in a build without OpenMP). Returns when every share has
+// returned. For bulk host copies beside the arithmetic (the GEMM driver's SBUF loads and PSUM read-backs): `share`
+// must touch only its own items, so the result does not depend on the thread count, and must not throw.
 void for_each_share(std::size_t count, std::size_t min_share, unsigned threads,
                     const std::function<void(std::size_t begin, std::size_t end)>& share);
 
