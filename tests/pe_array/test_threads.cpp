@@ -119,6 +119,36 @@ TEST(pe_array_Threads, RowsEntryMatchesDecodeThenKernelForEveryDtype) {
   }
 }
 
+// bf16 rows are widened a vector at a time (and element by element from an odd address, which no u16 load may
+// read): every one of the 65,536 bf16 patterns -- NaNs, infinities, subnormals, both zeros -- as a moving row times a
+// stationary of 1 and of -3 gives the bits of decode_operands + matmul_pass_fast, on every target, at an even and
+// an odd address.
+TEST(pe_array_Threads, RowsEntryWidensEveryBf16PatternAtAnyAddress) {
+  const std::size_t n = 65536;
+  std::vector<std::uint8_t> buffer(2 * n + 1);
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto h = static_cast<std::uint16_t>(i);
+      std::memcpy(buffer.data() + offset + 2 * i, &h, 2);
+    }
+    const std::uint8_t* row = buffer.data() + offset;
+    const std::vector<float> mv = pe_test::decode(kBf16, std::vector<std::uint8_t>(row, row + 2 * n));
+    for (const float scale : {1.0f, -3.0f}) {
+      SCOPED_TRACE(::testing::Message() << "offset " << offset << ", stationary " << scale);
+      const pe::MatmulShape s{1, 1, n};
+      std::vector<float> want(n);
+      pe::matmul_pass_fast(&scale, mv.data(), want.data(), s, false);
+      for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        ForceTarget force(target);
+        std::vector<float> got(n);
+        ASSERT_TRUE(pe::matmul_pass_fast_rows(&scale, {row, 2 * n, kBf16}, {got.data(), n}, s, false));
+        const long bad = first_bit_mismatch(want, got);
+        ASSERT_EQ(bad, -1) << hwy::TargetName(target) << ": first difference at pattern " << bad;
+      }
+    }
+  }
+}
+
 TEST(pe_array_Threads, RowsEntryRefusesWhatItCannotComputeAndTouchesNothing) {
   const pe::MatmulShape s{4, 4, 8};
   const std::vector<std::uint8_t> rows(4 * 8 * 4, 0);

@@ -26,6 +26,7 @@
 #include <hwy/highway.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "pevp/pe_array/compute.h"
@@ -116,6 +117,30 @@ struct EncodedRows {
   RowDecoder decode;
   HWY_INLINE void Row(D, size_t k, size_t n0, size_t cols, float* o) const {
     decode(data + k * stride_bytes + n0 * element_bytes, cols, o);
+  }
+};
+
+// The moving operand as bf16 in memory, the platform's default dtype: a bf16 value is the high half of its fp32
+// bits, so each row's columns widen to u32 and shift left by 16 -- the same bits as decode_operands' bf16 decoder,
+// a vector of columns at a time where the indirect call per row did it element by element (6.8 % of a 4096^3 run).
+struct Bf16Rows {
+  const std::uint8_t* data;
+  size_t stride_bytes;
+  HWY_INLINE void Row(D d, size_t k, size_t n0, size_t cols, float* o) const {
+    const hn::RebindToUnsigned<D> du32;
+    const hn::Rebind<std::uint16_t, D> du16;
+    const size_t L = hn::Lanes(d);
+    // data and stride_bytes are even (PassFastRows checks), so src is a u16 array; any vector alignment.
+    const auto* src = reinterpret_cast<const std::uint16_t*>(data + k * stride_bytes) + n0;
+    size_t j = 0;
+    for (; j + L <= cols; j += L)
+      hn::Store(hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du32, hn::LoadU(du16, src + j)))), d, o + j);
+    for (; j < cols; ++j) {
+      std::uint16_t h;
+      std::memcpy(&h, src + j, 2);
+      const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+      std::memcpy(o + j, &bits, 4);
+    }
   }
 };
 
@@ -234,6 +259,11 @@ void PassFast(const float* stationary, const float* moving, float* dst, const Ma
 
 void PassFastRows(const float* stationary, const MovingRows& moving, const DstRows& dst, const MatmulShape& s,
                   bool accumulate, unsigned threads) {
+  const bool u16_rows = reinterpret_cast<std::uintptr_t>(moving.data) % 2 == 0 && moving.row_bytes % 2 == 0;
+  if (moving.type.dtype == isa::Dtype::BFLOAT16 && u16_rows) {
+    Pass(stationary, Bf16Rows{moving.data, moving.row_bytes}, dst.data, dst.row_floats, s, accumulate, threads);
+    return;
+  }
   const EncodedRows rows{moving.data, moving.row_bytes, operand_bytes(moving.type.dtype), row_decoder(moving.type)};
   Pass(stationary, rows, dst.data, dst.row_floats, s, accumulate, threads);
 }
