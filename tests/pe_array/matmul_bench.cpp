@@ -127,6 +127,43 @@ void BM_fast_threads(benchmark::State& state) {
   set_rate(state);
 }
 BENCHMARK(BM_fast_threads)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// How much of the second thread's gain one parallel region per matmul costs at the platform's granularity: a K-group
+// of kGroup accumulating 128 x 128 x 512 matmuls on bf16 moving rows read in place (as the platform's PSUM tiles
+// are), either as the platform runs them -- one matmul_pass_fast_rows call, one parallel region, per matmul -- or
+// with one team for the whole group, each thread taking a fixed share of the columns through all kGroup matmuls
+// (no region or barrier between matmuls; the same bits, as each column stays with one thread). Wall time.
+constexpr std::size_t kGroup = 32;
+
+void run_rows_group(benchmark::State& state, bool one_team) {
+  Operands o;
+  const auto threads = static_cast<unsigned>(state.range(0));
+  const pe::MovingRows rows{o.mv_bytes.data(), kShape.n * 2, Operands::bf16()};
+  const pe::DstRows dst{o.dst.get(), kShape.n};
+  constexpr std::size_t kLineFloats = 64 / sizeof(float);  // shares of whole cache lines of dst
+  state.SetLabel(pe::matmul_fast_target());
+  for (auto _ : state) {
+    if (!one_team) {
+      for (std::size_t g = 0; g < kGroup; ++g)
+        pe::matmul_pass_fast_rows(o.st.data(), rows, dst, kShape, true, threads);
+    } else {
+      pe::for_each_share(kShape.n / kLineFloats, 1, threads, [&](std::size_t b0, std::size_t b1) {
+        const std::size_t n0 = b0 * kLineFloats, n = (b1 - b0) * kLineFloats;
+        const pe::MovingRows share{rows.data + n0 * 2, rows.row_bytes, rows.type};
+        for (std::size_t g = 0; g < kGroup; ++g)
+          pe::matmul_pass_fast_rows(o.st.data(), share, {dst.data + n0, dst.row_floats}, {kShape.k, kShape.m, n},
+                                    true, 1);
+      });
+    }
+    benchmark::DoNotOptimize(o.dst.get());
+    benchmark::ClobberMemory();
+  }
+  state.counters["MAC/s"] = benchmark::Counter(kMacs * kGroup, benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_rows_group_region_per_matmul(benchmark::State& state) { run_rows_group(state, false); }
+void BM_rows_group_one_team(benchmark::State& state) { run_rows_group(state, true); }
+BENCHMARK(BM_rows_group_region_per_matmul)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_rows_group_one_team)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_fast_with_moving_decode)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_reference)->Unit(benchmark::kMicrosecond);
 
