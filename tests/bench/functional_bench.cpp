@@ -15,6 +15,8 @@
 // OpenBLAS starts its thread pool when the library loads, and idle pool threads spin for a while: measure the
 // platform with OPENBLAS_NUM_THREADS=1 (no pool) and OpenBLAS in a run of its own (--no-platform --no-kernel) with
 // OPENBLAS_NUM_THREADS=T, as scripts/bench-functional.py does.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -54,6 +56,14 @@ double process_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Page faults the process has taken: a fresh page costs a fault on first touch, and on some virtual machines that
+// fault is far dearer than the write (docs/performance.md), so a small GEMM's wall time can be mostly its faults.
+long process_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt + u.ru_majflt;
 }
 
 // The (K, M, N) of every Matmul micro-op of the plan, in program order, as the firmware lowers them.
@@ -181,9 +191,11 @@ int sc_main(int argc, char** argv) {
   if (!no_platform) {
     const auto t0 = Clock::now();
     const double cpu0 = process_cpu_seconds();
+    const long faults0 = process_page_faults();
     const platform::GemmRun run = platform::run_gemm_plan(plan, a, b, config, {});
     platform_s = seconds_since(t0);
     out["platform_cpu_s"] = process_cpu_seconds() - cpu0;
+    out["platform_page_faults"] = process_page_faults() - faults0;
     if (run.error || run.timed_out) {
       std::fprintf(stderr, "functional_bench: the platform run failed at step %zu: %s\n", run.failed_step,
                    run.error ? run.error->describe().c_str() : "timeout");
