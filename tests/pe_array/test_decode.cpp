@@ -1,10 +1,14 @@
 // Operand decode: dtype/fp32_mode validation, every code of every narrow format, the fp32 modes, the Low_High split,
 // and the claim that products of decoded narrow operands are exact in fp32.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "force_target.h"
 #include "test_util.h"
 
 namespace {
@@ -83,6 +87,29 @@ TEST(pe_array_Decode, EveryCodeMatchesNumerics) {
     for (std::size_t code = 0; code < codes; ++code)
       ASSERT_EQ(bits(out[code]), bits(num::decode(c.format, static_cast<std::uint32_t>(code))))
           << num::format_info(c.format).name << " code " << code;
+  }
+}
+
+// bf16 decodes a vector at a time where the address allows (widen_bf16) and element by element at an odd one: every
+// code at an even and an odd address, on every SIMD target, against the numerics library.
+TEST(pe_array_Decode, Bf16EveryCodeOnEveryTargetAtAnyAddress) {
+  const std::size_t codes = 65536;
+  std::vector<std::uint8_t> buffer(2 * codes + 1);
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+    for (std::size_t code = 0; code < codes; ++code) {
+      buffer[offset + 2 * code] = static_cast<std::uint8_t>(code);
+      buffer[offset + 2 * code + 1] = static_cast<std::uint8_t>(code >> 8);
+    }
+    for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      ForceTarget force(target);
+      std::vector<float> out(codes + 1, from_bits(0x7F800001u));  // one float past the end stays untouched
+      ASSERT_TRUE(pe::decode_operands({Generation::MARIANA, Dtype::BFLOAT16, Fp32Mode::None}, buffer.data() + offset,
+                                      codes, out.data()));
+      for (std::size_t code = 0; code < codes; ++code)
+        ASSERT_EQ(bits(out[code]), bits(num::decode(num::Format::BF16, static_cast<std::uint32_t>(code))))
+            << hwy::TargetName(target) << ", offset " << offset << ", code " << code;
+      ASSERT_EQ(bits(out[codes]), 0x7F800001u) << hwy::TargetName(target) << ": wrote past the end";
+    }
   }
 }
 

@@ -31,6 +31,7 @@
 
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/fast_kernel.h"
+#include "src/simd_decode.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace pevp::pe {
@@ -130,11 +131,12 @@ struct Bf16Rows {
     const hn::RebindToUnsigned<D> du32;
     const hn::Rebind<std::uint16_t, D> du16;
     const size_t L = hn::Lanes(d);
-    // data and stride_bytes are even (PassFastRows checks), so src is a u16 array; any vector alignment.
+    // data and stride_bytes are even (PassFastRows and decode_bf16 check), so src is a u16 array; src and o may
+    // have any vector alignment (o is the aligned pack, or decode_operands' caller's array).
     const auto* src = reinterpret_cast<const std::uint16_t*>(data + k * stride_bytes) + n0;
     size_t j = 0;
     for (; j + L <= cols; j += L)
-      hn::Store(hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du32, hn::LoadU(du16, src + j)))), d, o + j);
+      hn::StoreU(hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du32, hn::LoadU(du16, src + j)))), d, o + j);
     for (; j < cols; ++j) {
       std::uint16_t h;
       std::memcpy(&h, src + j, 2);
@@ -268,6 +270,9 @@ void PassFastRows(const float* stationary, const MovingRows& moving, const DstRo
   Pass(stationary, rows, dst.data, dst.row_floats, s, accumulate, threads);
 }
 
+// decode_operands' bf16 decoder for an even address (widen_bf16 in simd_decode.h).
+void WidenBf16(const std::uint8_t* src, size_t count, float* dst) { Bf16Rows{src, 0}.Row(D(), 0, 0, count, dst); }
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -281,6 +286,7 @@ namespace pevp::pe {
 HWY_EXPORT(PassFast);
 HWY_EXPORT(PassFastRows);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(WidenBf16);
 
 void matmul_pass_fast(const float* stationary, const float* moving, float* dst, const MatmulShape& shape,
                       bool accumulate, unsigned threads) {
@@ -296,6 +302,10 @@ bool matmul_pass_fast_rows(const float* stationary, const MovingRows& moving, co
 }
 
 const char* matmul_fast_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+void widen_bf16(const std::uint8_t* src, std::size_t count, float* dst) {
+  HWY_DYNAMIC_DISPATCH(WidenBf16)(src, count, dst);
+}
 
 }  // namespace pevp::pe
 #endif  // HWY_ONCE

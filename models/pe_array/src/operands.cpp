@@ -1,10 +1,12 @@
 // Operand decode for the PE array: SBUF bytes of a matmul input dtype -> fp32 (see compute.h).
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/compute.h"
+#include "src/simd_decode.h"
 
 namespace pevp::pe {
 
@@ -26,6 +28,8 @@ bool is_matmul_input(isa::Dtype d) {
 // The decoders, one per format, each a loop the compiler vectorises (element loads through memcpy: the buffers
 // have no alignment). Each writes exactly `count` floats.
 void decode_bf16(const std::uint8_t* src, std::size_t count, float* dst) {
+  // A stationary of a whole array is 16 K values per LdWeights: the SIMD widening where the address allows a u16 view.
+  if (reinterpret_cast<std::uintptr_t>(src) % 2 == 0) return widen_bf16(src, count, dst);
   for (std::size_t i = 0; i < count; ++i) {
     std::uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);

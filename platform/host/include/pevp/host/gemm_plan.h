@@ -212,15 +212,15 @@ void check_operands(const GemmPlan& plan, const EncodedOperand& a, const Encoded
 // `offset`. Throws HostError when the load's ranges or element size do not fit its operand.
 std::vector<std::uint8_t> load_payload(const SbufLoad& load, const EncodedOperand& a, const EncodedOperand& b);
 
-// The same bytes without a copy where the operand holds them as rows already: row i of the load is at
-// data + i * stride. For B (whose rows are the load's rows) the view points into b.bytes; for A (stored transposed
-// in SBUF, so each row is a gather) and for element pairs (double_row) it points into `scratch`, which is filled like load_payload's result. Valid
-// while the operand and `scratch` are. Throws HostError as load_payload does. A's gather runs on up to `threads`
-// host threads (pe::for_each_share; the same bytes for every count).
 // A host thread joins a bulk copy of the driver (pe::for_each_share) only for at least this many bytes: below, forming
 // the team costs more than the copy. A's gather, dearer per byte, takes a quarter of it.
 constexpr std::size_t kMinCopyShareBytes = std::size_t{64} << 10;
 
+// The same bytes as load_payload without a copy where the operand holds them as rows already: row i of the load is
+// at data + i * stride. For B (whose rows are the load's rows) the view points into b.bytes; for A (stored
+// transposed in SBUF, so each row is a gather) and for element pairs (double_row) it points into `scratch`, which is
+// filled like load_payload's result. Valid while the operand and `scratch` are. Throws HostError as load_payload
+// does. A's gather runs on up to `threads` host threads (pe::for_each_share; the same bytes for every count).
 struct LoadRows {
   const std::uint8_t* data = nullptr;
   std::size_t stride = 0;
