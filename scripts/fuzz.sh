@@ -4,6 +4,8 @@
 # targets and the sanitizers.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]      # targets: decode assemble npy config regs sweep protocol checkpoint (default: all)
+#   scripts/fuzz.sh --runs N [TARGET ...]       # each target until N executions instead, however long that takes (the
+#                                               # long runs of docs/reliability.md: --runs 10000000, under nice -n 19)
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
 # report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 when clang or its libFuzzer runtime is
@@ -12,12 +14,24 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${PEVP_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 cxx="${PEVP_FUZZ_CXX:-/usr/bin/clang++}"
-seconds="${1:-60}"
-shift || true
-if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
-  echo "fuzz.sh: SECONDS must be a positive whole number, not '$seconds'" >&2
-  exit 2
+runs=""
+if [ "${1:-}" = "--runs" ]; then
+  runs="${2:-}"
+  shift 2 || shift $#
+  if ! [[ "$runs" =~ ^[0-9]+$ ]] || [ "$runs" -eq 0 ]; then
+    echo "fuzz.sh: --runs needs a positive whole number of executions, not '$runs'" >&2
+    exit 2
+  fi
+  seconds=0
+else
+  seconds="${1:-60}"
+  shift || true
+  if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
+    echo "fuzz.sh: SECONDS must be a positive whole number, not '$seconds'" >&2
+    exit 2
+  fi
 fi
+budget="$([ -n "$runs" ] && echo "$runs runs" || echo "${seconds}s")"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol checkpoint)
 
@@ -69,17 +83,20 @@ for t in "${targets[@]}"; do
   rm -rf "$run"
   mkdir -p "$run/corpus" "$run/artifacts"
   cp -R "$root/tests/fuzz/corpus/$t/." "$run/corpus/"   # a copy: the repository's seeds stay as they are
-  args=(-max_total_time="$seconds" -max_len="$(max_len_of "$t")" -timeout=25 -rss_limit_mb=2048
-        -print_final_stats=1 -artifact_prefix="$run/artifacts/")
+  args=(-max_len="$(max_len_of "$t")" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
+        -artifact_prefix="$run/artifacts/")
+  if [ -n "$runs" ]; then args+=(-runs="$runs"); else args+=(-max_total_time="$seconds"); fi
   [ -f "$root/tests/fuzz/$t.dict" ] && args+=(-dict="$root/tests/fuzz/$t.dict")
-  echo "== fuzz_$t: ${seconds}s, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l)"
+  echo "== fuzz_$t: $budget, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l)"
   status=0
+  started=$SECONDS
   (cd "$run" && "$bin" "${args[@]}" corpus) >"$run/log" 2>&1 || status=$?
+  elapsed=$((SECONDS - started))
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log" | tail -1)"
   cov="$(grep -E '^#[0-9]+' "$run/log" | tail -1 | sed -n 's/.* cov: \([0-9]*\) .*/\1/p')"
-  summary+=("$(printf '%-14s %-8s %12s execs %8s exec/s  cov %s' "fuzz_$t" "$([ $status -eq 0 ] && echo ok || echo CRASH)" \
-    "${execs:-?}" "${rate:-?}" "${cov:-?}")")
+  summary+=("$(printf '%-14s %-8s %12s execs %8s exec/s  cov %-6s %6s s' "fuzz_$t" \
+    "$([ $status -eq 0 ] && echo ok || echo CRASH)" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$elapsed")")
   if [ "$status" -eq 0 ]; then
     continue
   fi
@@ -97,7 +114,7 @@ for t in "${targets[@]}"; do
   if [ -n "$first" ]; then tail -n +"$((first > 3 ? first - 3 : 1))" "$run/log"; else tail -n 100 "$run/log"; fi
 done
 
-echo "== summary (${seconds}s per target)"
+echo "== summary ($budget per target)"
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz.sh: crashed: ${failed[*]}"
