@@ -5,7 +5,9 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]      # targets: decode assemble npy config regs sweep protocol checkpoint (default: all)
 #   scripts/fuzz.sh --runs N [TARGET ...]       # each target until N executions instead, however long that takes (the
-#                                               # long runs of docs/reliability.md: --runs 10000000, under nice -n 19)
+#                                               # long runs of docs/reliability.md: --runs 10000000, under nice -n 19,
+#                                               # in a build directory of their own: PEVP_FUZZ_BUILD_DIR=build-fuzz-long,
+#                                               # since a run holds its directory's lock, which .ci/run waits for)
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
 # report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 when clang or its libFuzzer runtime is
@@ -18,16 +20,16 @@ runs=""
 if [ "${1:-}" = "--runs" ]; then
   runs="${2:-}"
   shift 2 || shift $#
-  if ! [[ "$runs" =~ ^[0-9]+$ ]] || [ "$runs" -eq 0 ]; then
-    echo "fuzz.sh: --runs needs a positive whole number of executions, not '$runs'" >&2
+  if ! [[ "$runs" =~ ^[0-9]{1,18}$ ]] || [ "$runs" -eq 0 ]; then
+    echo "fuzz.sh: --runs needs a positive whole number of executions (at most 18 digits), not '$runs'" >&2
     exit 2
   fi
   seconds=0
 else
   seconds="${1:-60}"
   shift || true
-  if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
-    echo "fuzz.sh: SECONDS must be a positive whole number, not '$seconds'" >&2
+  if ! [[ "$seconds" =~ ^[0-9]{1,18}$ ]] || [ "$seconds" -eq 0 ]; then
+    echo "fuzz.sh: SECONDS must be a positive whole number (at most 18 digits), not '$seconds'" >&2
     exit 2
   fi
 fi

@@ -91,24 +91,37 @@ TEST(pe_array_Decode, EveryCodeMatchesNumerics) {
 }
 
 // bf16 decodes a vector at a time where the address allows (widen_bf16) and element by element at an odd one: every
-// code at an even and an odd address, on every SIMD target, against the numerics library.
+// code at even and odd addresses (offsets 0, 1, 2, 6), on every SIMD target, against the numerics library, NaN
+// payloads and -0 included; then every count from 0 to 70 (no whole vector, whole vectors, and every tail length of
+// the widest target), each writing exactly `count` floats.
 TEST(pe_array_Decode, Bf16EveryCodeOnEveryTargetAtAnyAddress) {
+  const pe::OperandType bf16{Generation::MARIANA, Dtype::BFLOAT16, Fp32Mode::None};
+  const float kSentinel = from_bits(0x7F800001u);
   const std::size_t codes = 65536;
-  std::vector<std::uint8_t> buffer(2 * codes + 1);
-  for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+  std::vector<std::uint8_t> buffer(2 * codes + 8);
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{6}}) {
     for (std::size_t code = 0; code < codes; ++code) {
       buffer[offset + 2 * code] = static_cast<std::uint8_t>(code);
       buffer[offset + 2 * code + 1] = static_cast<std::uint8_t>(code >> 8);
     }
     for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
       ForceTarget force(target);
-      std::vector<float> out(codes + 1, from_bits(0x7F800001u));  // one float past the end stays untouched
-      ASSERT_TRUE(pe::decode_operands({Generation::MARIANA, Dtype::BFLOAT16, Fp32Mode::None}, buffer.data() + offset,
-                                      codes, out.data()));
+      std::vector<float> out(codes + 1, kSentinel);
+      ASSERT_TRUE(pe::decode_operands(bf16, buffer.data() + offset, codes, out.data()));
       for (std::size_t code = 0; code < codes; ++code)
         ASSERT_EQ(bits(out[code]), bits(num::decode(num::Format::BF16, static_cast<std::uint32_t>(code))))
             << hwy::TargetName(target) << ", offset " << offset << ", code " << code;
-      ASSERT_EQ(bits(out[codes]), 0x7F800001u) << hwy::TargetName(target) << ": wrote past the end";
+      ASSERT_EQ(bits(out[codes]), bits(kSentinel)) << hwy::TargetName(target) << ": wrote past the end";
+      for (std::size_t count = 0; count <= 70; ++count) {
+        const std::size_t first = 0xFF80 - count;  // codes around -Inf and the negative NaNs
+        std::vector<float> some(count + 1, kSentinel);
+        ASSERT_TRUE(pe::decode_operands(bf16, buffer.data() + offset + 2 * first, count, some.data()));
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_EQ(bits(some[i]), bits(num::decode(num::Format::BF16, static_cast<std::uint32_t>(first + i))))
+              << hwy::TargetName(target) << ", offset " << offset << ", " << count << " values, value " << i;
+        ASSERT_EQ(bits(some[count]), bits(kSentinel))
+            << hwy::TargetName(target) << ", offset " << offset << ": " << count << " values wrote past the end";
+      }
     }
   }
 }

@@ -28,8 +28,9 @@ bool is_matmul_input(isa::Dtype d) {
 // The decoders, one per format, each a loop the compiler vectorises (element loads through memcpy: the buffers
 // have no alignment). Each writes exactly `count` floats.
 void decode_bf16(const std::uint8_t* src, std::size_t count, float* dst) {
-  // A stationary of a whole array is 16 K values per LdWeights: the SIMD widening where the address allows a u16 view.
-  if (reinterpret_cast<std::uintptr_t>(src) % 2 == 0) return widen_bf16(src, count, dst);
+  // A stationary of a whole array is 16 K values per LdWeights: the SIMD widening where the address allows u16 loads
+  // (and the run is long enough to pay for the dispatch; a tagged load decodes one value at a time).
+  if (count >= 16 && reinterpret_cast<std::uintptr_t>(src) % 2 == 0) return widen_bf16(src, count, dst);
   for (std::size_t i = 0; i < count; ++i) {
     std::uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);
