@@ -124,7 +124,9 @@ struct EncodedRows {
 // The moving operand as bf16 in memory, the platform's default dtype: a bf16 value is the high half of its fp32
 // bits, so each row's columns widen to u32 and shift left by 16 -- the same bits as decode_operands' bf16 decoder,
 // a vector of columns at a time where the indirect call per row did it element by element (6.8 % of a
-// two-thread 4096^3 run).
+// two-thread 4096^3 run). decode_bf16 (the RowDecoder EncodedRows would call) widens the same way through
+// widen_bf16; inlined here it also saves that call and its dispatch per packed row (4 % of a 128 x 128 x 512 bf16
+// matmul: BM_rows_group_region_per_matmul/1, 3.15 against 3.28 ms per group).
 struct Bf16Rows {
   const std::uint8_t* data;
   size_t stride_bytes;
