@@ -14,6 +14,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 
@@ -390,40 +391,67 @@ def connect(endpoint, timeout=None):
 
 
 class Server:
-    """A `pe-vp serve` process on a private Unix socket, ended with the context (or stop())."""
+    """A `pe-vp serve` process on a private Unix socket, ended with the context (or stop()).
+
+    The server's stdout and stderr go to files in a private directory, opened for appending: after its first line
+    the server keeps writing (an Info line per fault on stdout, --log-firmware on stderr), and a pipe nobody drains
+    would fill and stop it mid-request. stdout() and stderr() read them, also after stop()."""
+
+    START_SECONDS = 60
 
     def __init__(self, pe_vp=None, gen="MARIANA", settings=(), endpoint=None, args=()):
-        self._dir = None
         binary = pe_vp or os.environ.get("PEVP_BIN") or shutil.which("pe-vp")
         if not binary:
             raise PevpError(1, "no pe-vp: pass pe_vp=, set PEVP_BIN or put pe-vp on PATH")
+        self._dir = tempfile.mkdtemp(prefix="pevp-")
+        self._logs = {"stdout": os.path.join(self._dir, "stdout"), "stderr": os.path.join(self._dir, "stderr")}
+        self._kept = None  # the logs' text, kept when stop() removes the directory
         if endpoint is None:
-            self._dir = tempfile.mkdtemp(prefix="pevp-")
             endpoint = "unix:" + os.path.join(self._dir, "vp.sock")
         command = [binary, "serve", "--gen", gen, "--listen", endpoint, *args]
         for s in settings:
             command += ["--set", s]
-        # stderr (dropped clients, --log-firmware) goes to a file, so a chatty server never blocks on a full pipe.
-        self._stderr = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
-        line = self.process.stdout.readline()
+        # O_APPEND: the server's writes always land at the end, whatever this process reads meanwhile.
+        with open(self._logs["stdout"], "ab") as out, open(self._logs["stderr"], "ab") as err:
+            self.process = subprocess.Popen(command, stdout=out, stderr=err)
+        line = self._first_line()
         if "listening on " not in line:
-            self.process.wait(timeout=10)
             why = "pe-vp serve did not start: %s%s" % (line, self.stderr())
             self.stop()
             raise PevpError(6, why)
         self.endpoint = line.split("listening on ", 1)[1].split(" ")[0].strip()
 
+    def _first_line(self):
+        """The server's first stdout line, once written; what it wrote if it ended first or was too slow to start."""
+        deadline = time.monotonic() + self.START_SECONDS
+        while True:
+            ended = self.process.poll() is not None
+            text = self.stdout()
+            if "\n" in text or ended:
+                return text.split("\n", 1)[0]
+            if time.monotonic() > deadline:
+                return "(no line on stdout within %d s) " % self.START_SECONDS
+            time.sleep(0.01)
+
     def connect(self, timeout=None):
         return connect(self.endpoint, timeout)
 
+    def _log(self, name):
+        if self._kept is not None:
+            return self._kept[name]
+        with open(self._logs[name], "r", errors="replace") as f:
+            return f.read()
+
+    def stdout(self):
+        """What the server wrote on stdout so far: its listening line, then a line per fault and its exit line."""
+        return self._log("stdout")
+
     def stderr(self):
-        """What the server wrote on stderr so far."""
-        self._stderr.seek(0)
-        return self._stderr.read()
+        """What the server wrote on stderr so far: dropped clients, warnings, --log-firmware."""
+        return self._log("stderr")
 
     def stop(self, timeout=10):
-        """Ends the server (SIGTERM) and returns its exit status."""
+        """Ends the server (SIGTERM) and returns its exit status. Its output stays readable."""
         if self.process.poll() is None:
             self.process.terminate()
         try:
@@ -431,9 +459,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             status = self.process.wait()
-        self.process.stdout.close()
-        self._stderr.close()
-        if self._dir:
+        if self._kept is None:
+            self._kept = {name: self._log(name) for name in self._logs}
             shutil.rmtree(self._dir, ignore_errors=True)
         return status
 

@@ -21,35 +21,54 @@
 
 namespace {
 
-// A server process for the run, its endpoint read from the line it prints once it listens.
+// A server process for the run, its endpoint read from the line it prints once it listens. Its stdout goes to a
+// file, not a pipe: the server keeps writing after that line (a line per fault, its exit line), and a pipe this
+// process stopped reading would block it, or kill it with SIGPIPE once closed.
 struct ServerProcess {
   pid_t pid = -1;
   std::string endpoint;
+  std::string log_path;
   explicit ServerProcess(const std::string& listen) {
-    int out[2];
-    if (::pipe(out) != 0) std::abort();
+    char path[] = "/tmp/pevp_remote_bench_XXXXXX";
+    const int log = ::mkstemp(path);
+    if (log < 0) fail("cannot create the server's log file");
+    log_path = path;
     pid = ::fork();
     if (pid == 0) {
-      ::dup2(out[1], 1);
-      ::close(out[0]);
+      ::dup2(log, 1);
       ::execl(PEVP_CLI, PEVP_CLI, "serve", "--listen", listen.c_str(), static_cast<char*>(nullptr));
       std::_Exit(127);
     }
-    ::close(out[1]);
-    std::string line;
-    char c;
-    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    ::close(out[0]);
+    ::close(log);
+    const std::string line = first_line();
     const auto at = line.find("listening on ");
-    if (at == std::string::npos) {
-      std::fprintf(stderr, "remote_bench: the server did not start: %s\n", line.c_str());
-      std::exit(1);
-    }
+    if (at == std::string::npos) fail("the server did not start: " + line);
     endpoint = line.substr(at + 13, line.find(' ', at + 13) - at - 13);
   }
   ~ServerProcess() {
     ::kill(pid, SIGTERM);
     ::waitpid(pid, nullptr, 0);
+    ::unlink(log_path.c_str());
+  }
+
+ private:
+  // The log's first line once written; what there is if the server ended first or took over a minute.
+  std::string first_line() const {
+    for (int waited_ms = 0;; waited_ms += 10) {
+      std::string text;
+      if (std::FILE* f = std::fopen(log_path.c_str(), "r")) {
+        for (int c; (c = std::fgetc(f)) != EOF && c != '\n';) text += static_cast<char>(c);
+        const bool whole = !std::feof(f);
+        std::fclose(f);
+        if (whole) return text;
+      }
+      if (::waitpid(pid, nullptr, WNOHANG) == pid || waited_ms > 60000) return text;
+      ::usleep(10000);
+    }
+  }
+  static void fail(const std::string& why) {
+    std::fprintf(stderr, "remote_bench: %s\n", why.c_str());
+    std::exit(1);
   }
 };
 

@@ -576,6 +576,25 @@ class Listening(unittest.TestCase):
         self.assertRegex(log, r"fw \[ *[0-9.]+ us\] instr 1: S: Matmul")
         self.assertRegex(log, r"matmul tile rows 0-127 cols 0-127: start [0-9.]+ us")
 
+    def test_a_server_that_logs_more_than_a_pipe_holds_keeps_serving(self):
+        """Each fault is an Info line on the server's stdout; far more of them than a pipe holds (64 KiB) must not
+        stop the server mid-request, as they did when the launcher read only its first line from a pipe."""
+        faults = 600
+        with pevp.serve(pe_vp=PEVP_BIN) as server, server.connect(timeout=60) as vp:
+            vp.arm()
+            bad = bytearray(vp.assemble(PROGRAM)[:64])
+            bad[0] = 0xEE  # no generation has this opcode
+            for _ in range(faults):
+                vp.submit(bytes(bad))
+                self.assertTrue(vp.wait_idle().error)
+                vp.clear_error()
+                vp.clear_done()
+            self.assertEqual(vp.read_reg("vp", "seq_status.error"), 0)
+            logged = server.stdout()
+        self.assertEqual(len([l for l in logged.splitlines() if l.endswith("[opcode.unknown]")]), faults,
+                         logged[-2000:])
+        self.assertGreater(len(logged), 64 << 10)
+
     def test_shutdown_request_and_idle_timeout(self):
         with pevp.serve(pe_vp=PEVP_BIN, args=["--idle-timeout-ms", "200"]) as server:
             s = raw_socket(server.endpoint)
@@ -584,7 +603,7 @@ class Listening(unittest.TestCase):
             vp = server.connect()
             vp.shutdown()
             self.assertEqual(server.process.wait(timeout=30), 0)
-            self.assertIn("shut down by client", server.process.stdout.read())
+            self.assertIn("shut down by client", server.stdout())
 
 
 if __name__ == "__main__":
