@@ -3,37 +3,63 @@
 # one for SECONDS (default 60) on a copy of its seed corpus, with its dictionary. docs/reliability.md describes the
 # targets and the sanitizers.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET ...]      # targets: decode assemble npy config regs sweep protocol checkpoint (default: all)
-#   scripts/fuzz.sh --runs N [TARGET ...]       # each target until N executions instead, however long that takes (the
-#                                               # long runs of docs/reliability.md: --runs 10000000, under nice -n 19,
-#                                               # in a build directory of their own: PEVP_FUZZ_BUILD_DIR=build-fuzz-long,
-#                                               # since a run holds its directory's lock, which .ci/run waits for)
+#   scripts/fuzz.sh [OPTIONS] [SECONDS] [TARGET ...]
+#     targets: decode assemble npy config regs sweep protocol checkpoint (default: all); SECONDS per target (default
+#     60, none with --runs)
+#   --runs N      each target until N executions (with SECONDS too: whichever comes first). The long runs of
+#                 docs/reliability.md: --runs 10000000 under nice -n 19, in a build directory of their own
+#                 (PEVP_FUZZ_BUILD_DIR=build-fuzz-long), since a run holds its directory's lock, which .ci/run waits for
+#   --jobs N      N worker processes on one shared corpus (libFuzzer's -fork=N; the executions are summed)
+#   --corpus DIR  keep and grow each target's corpus in DIR/<target>/ (created, the seeds copied in) instead of a
+#                 fresh copy of the seeds: a campaign longer than one sitting resumes from what the last run found
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
-# report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 when clang or its libFuzzer runtime is
-# missing. Installs nothing: the Debian packages are listed in docs/reliability.md.
+# report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 on a bad argument or when clang or its
+# libFuzzer runtime is missing. Installs nothing: the Debian packages are listed in docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${PEVP_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 cxx="${PEVP_FUZZ_CXX:-/usr/bin/clang++}"
+
+usage_error() {
+  echo "fuzz.sh: $1" >&2
+  echo "usage: scripts/fuzz.sh [--runs N] [--jobs N] [--corpus DIR] [SECONDS] [TARGET ...]" >&2
+  exit 2
+}
+# A positive whole number of at most 18 digits (bash arithmetic is 64-bit).
+check_count() {
+  [[ "$2" =~ ^[0-9]{1,18}$ ]] && [ "$2" -gt 0 ] || usage_error "$1 needs a positive whole number (at most 18 digits), not '$2'"
+}
 runs=""
-if [ "${1:-}" = "--runs" ]; then
-  runs="${2:-}"
-  shift 2 || shift $#
-  if ! [[ "$runs" =~ ^[0-9]{1,18}$ ]] || [ "$runs" -eq 0 ]; then
-    echo "fuzz.sh: --runs needs a positive whole number of executions (at most 18 digits), not '$runs'" >&2
-    exit 2
-  fi
-  seconds=0
-else
-  seconds="${1:-60}"
-  shift || true
-  if ! [[ "$seconds" =~ ^[0-9]{1,18}$ ]] || [ "$seconds" -eq 0 ]; then
-    echo "fuzz.sh: SECONDS must be a positive whole number (at most 18 digits), not '$seconds'" >&2
-    exit 2
-  fi
+jobs=1
+corpus_root=""
+seconds=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs | --jobs | --corpus) [ $# -ge 2 ] || usage_error "$1 needs a value" ;;&
+    --runs) check_count --runs "$2"; runs="$2"; shift 2 ;;
+    --jobs) check_count --jobs "$2"; jobs="$2"; shift 2 ;;
+    --corpus)
+      [ -n "$2" ] || usage_error "--corpus needs a directory"
+      corpus_root="$(realpath -m -- "$2")"
+      [ ! -e "$corpus_root" ] || [ -d "$corpus_root" ] || usage_error "--corpus: '$2' exists and is not a directory"
+      shift 2 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    -*) usage_error "unknown option '$1'" ;;
+    *) break ;;
+  esac
+done
+# The first operand is SECONDS when it starts with a digit (a target name never does).
+if [[ "${1:-}" =~ ^[0-9+] ]]; then
+  check_count SECONDS "$1"
+  seconds="$1"
+  shift
+elif [ -z "$runs" ]; then
+  seconds=60
 fi
-budget="$([ -n "$runs" ] && echo "$runs runs" || echo "${seconds}s")"
+if [ "$jobs" -gt 256 ]; then usage_error "--jobs $jobs: at most 256 worker processes"; fi
+budget="${runs:+$runs runs}${runs:+${seconds:+ or }}${seconds:+${seconds}s}"
+[ "$jobs" -eq 1 ] || budget+=", $jobs jobs"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol checkpoint)
 
@@ -83,20 +109,39 @@ for t in "${targets[@]}"; do
   bin="$build/tests/fuzz/fuzz_$t"
   run="$build/fuzz-runs/$t"
   rm -rf "$run"
-  mkdir -p "$run/corpus" "$run/artifacts"
-  cp -R "$root/tests/fuzz/corpus/$t/." "$run/corpus/"   # a copy: the repository's seeds stay as they are
+  mkdir -p "$run/artifacts"
+  corpus="${corpus_root:+$corpus_root/$t}"
+  corpus="${corpus:-$run/corpus}"
+  mkdir -p "$corpus"
+  before=$(find "$corpus" -maxdepth 1 -type f | wc -l)
+  cp -R "$root/tests/fuzz/corpus/$t/." "$corpus/"   # a copy: the repository's seeds stay as they are
   args=(-max_len="$(max_len_of "$t")" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$run/artifacts/")
-  if [ -n "$runs" ]; then args+=(-runs="$runs"); else args+=(-max_total_time="$seconds"); fi
+  [ -z "$runs" ] || args+=(-runs="$runs")
+  [ -z "$seconds" ] || args+=(-max_total_time="$seconds")
+  [ "$jobs" -eq 1 ] || args+=(-fork="$jobs")
   [ -f "$root/tests/fuzz/$t.dict" ] && args+=(-dict="$root/tests/fuzz/$t.dict")
-  echo "== fuzz_$t: $budget, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l)"
+  echo "== fuzz_$t: $budget, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l)$([ -z "$corpus_root" ] ||
+    echo ", corpus $corpus ($before files before)")"
   status=0
   started=$SECONDS
-  (cd "$run" && "$bin" "${args[@]}" corpus) >"$run/log" 2>&1 || status=$?
+  (cd "$run" && "$bin" "${args[@]}" "$corpus") >"$run/log" 2>&1 || status=$?
   elapsed=$((SECONDS - started))
-  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -1)"
-  rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log" | tail -1)"
-  cov="$(grep -E '^#[0-9]+' "$run/log" | tail -1 | sed -n 's/.* cov: \([0-9]*\) .*/\1/p')"
+  if [ "$jobs" -eq 1 ]; then
+    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -1)"
+    rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log" | tail -1)"
+    cov="$(grep -E '^#[0-9]+' "$run/log" | tail -1 | sed -n 's/.* cov: \([0-9]*\) .*/\1/p')"
+  else
+    # Fork mode prints no final statistics, and its "cov:" counts features, not edges: the executions are the last
+    # progress line's, and the edges those of a replay of the grown corpus, as a single-process run counts them.
+    execs="$(grep -E '^#[0-9]+:' "$run/log" | tail -1 | sed -n 's/^#\([0-9]*\):.*/\1/p')"
+    rate="$([ -n "$execs" ] && [ "$elapsed" -gt 0 ] && echo $((execs / elapsed)) || true)"
+    cov=""
+    if [ "$status" -eq 0 ]; then
+      cov="$( (cd "$run" && "$bin" -runs=0 -max_len="$(max_len_of "$t")" "$corpus") 2>&1 |
+        sed -n 's/^#[0-9]*[[:space:]]*INITED cov: \([0-9]*\) .*/\1/p' | tail -1)"
+    fi
+  fi
   summary+=("$(printf '%-14s %-8s %12s execs %8s exec/s  cov %-6s %6s s' "fuzz_$t" \
     "$([ $status -eq 0 ] && echo ok || echo CRASH)" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$elapsed")")
   if [ "$status" -eq 0 ]; then
