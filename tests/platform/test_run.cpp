@@ -269,6 +269,34 @@ TEST(Run, AFaultPastTheQueueDepthIsReportedAsTheFault) {
   fs::remove_all(scratch("").parent_path());
 }
 
+// The program goes on after clear_error from the instruction after the fault, however long it is: the driver holds
+// what the stopped queue refused and writes it once the error is cleared.
+TEST(Run, AScriptThatClearsAFaultRunsTheRestOfAProgramLongerThanTheQueue) {
+  auto prog = long_program(299);  // 300 instructions
+  isa::RawInstruction bad = prog[1];
+  bad[0] = 0x77;  // no PE opcode
+  prog.insert(prog.begin() + 20, bad);
+  write_bin(scratch("p.bin"), prog);
+  write_text(scratch("recover.txt"),
+             "submit\n"
+             "expect_fault opcode.unknown\n"
+             "clear_error\n"
+             "wait\n"
+             "expect vp retired_cnt_lsb 300   # every instruction but the rejected one\n"
+             "expect vp iq_status.level 0\n");
+  platform::RunCommand cmd;
+  cmd.gen = kGen;
+  cmd.program = scratch("p.bin").string();
+  cmd.regs = scratch("recover.txt").string();
+  platform::VpConfig c = platform::preset(kGen);
+  c.platform.seq.queue_depth = 1;  // every record of every burst waits for its own room
+  cmd.config = c;
+  const Result r = run(cmd);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("fault as expected: instruction 20:"), std::string::npos) << r.out;
+  fs::remove_all(scratch("").parent_path());
+}
+
 TEST(Run, AFailedExpectationExitsWithStatus1NamingTheLine) {
   write_bin(scratch("p.bin"), one_matmul(32, 32, 32));
   write_text(scratch("regs.txt"), "wait\nexpect vp retired_cnt_lsb 5\n");
@@ -323,6 +351,16 @@ TEST(Run, BadInputsAreFoundBeforeSimulatingWithStatus2) {
           "129 rows from partition 0 leave the 128 PSUM partitions");
   write_text(scratch("r7.txt"), "write vp irq_enable.done 2\n");
   expect2(with([&](auto& c) { c.regs = scratch("r7.txt").string(); }), "value 2 does not fit vp:seq_ctrl.irq_enable.done (1 bits");
+  write_text(scratch("r9.txt"), "submit\nexpect_fault mm.no_such_rule\n");
+  expect2(with([&](auto& c) { c.regs = scratch("r9.txt").string(); }), "r9.txt:2: expect_fault: no rule 'mm.no_such_rule'");
+  {
+    platform::VpConfig rtl = platform::preset(kGen);
+    rtl.csrs_impl = platform::CsrsImpl::Rtl;  // known to hold no checkpoint before anything is built
+    expect2(with([&](auto& c) { c.config = rtl; c.checkpoint = scratch("ck.bin").string(); }),
+            "--checkpoint: the CSR block is the register RTL (csrs.impl = rtl)");
+    expect2(with([&](auto& c) { c.config = rtl; c.restore = scratch("ck.bin").string(); }),
+            "--restore: the CSR block is the register RTL (csrs.impl = rtl)");
+  }
   write_text(scratch("r8.txt"), "read vp iq_status.levl\n");
   expect2(with([&](auto& c) { c.regs = scratch("r8.txt").string(); }), "iq_status has no field 'levl'");
   write_text(scratch("empty.pes"), "# nothing\n");

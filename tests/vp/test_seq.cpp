@@ -1011,7 +1011,8 @@ TEST(FaultOrder, ASecondFaultWhileStoppedIsReportedAfterTheFirst) {
 // ==== programs longer than the instruction queue ==================================================================
 // submit() returns at once and the driver's feeder writes the rest as the queue makes room, so the caller can set
 // the semaphores the program waits on while most of it is still unwritten, and a fault anywhere in a long program
-// is reported as that fault -- the feeder does not hang on a queue stopped by it (D-IQ-STOPPED).
+// is reported as that fault -- the feeder does not hang on a queue stopped by it (D-IQ-STOPPED): it holds the
+// rest and writes it after clear_error.
 namespace {
 constexpr unsigned kShortQueue = 8;
 
@@ -1045,7 +1046,7 @@ TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
     const Small f(g);
     std::optional<platform::ErrorInfo> record;
     platform::Completion c;
-    std::size_t dropped = 0, level = 0;
+    std::size_t held = 0, unsubmitted = 0, level = 0;
     vp.run([&](platform::Driver& d) {
       d.arm();
       Bench bench(d, g);
@@ -1054,7 +1055,8 @@ TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
       d.submit(long_program(f, 60, bad_at));  // 62 instructions, a queue of 8
       c = d.wait_idle(kTimeout);
       record = d.error_record();
-      dropped = d.dropped();
+      held = d.held();
+      unsubmitted = d.unsubmitted();
       level = d.read_field("vp", "iq_status", "level");
     });
     EXPECT_TRUE(c.error);
@@ -1063,14 +1065,80 @@ TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
     EXPECT_EQ(record->index, bad_at);
     EXPECT_EQ(record->rule, "mm.in_dtype");
     EXPECT_EQ(c.retired, bad_at);
-    // Whatever the queue held at the fault stays in it; the rest was never written.
+    // Whatever the queue held at the fault stays in it; the driver holds exactly the rest (the queue said how many
+    // records of the refused burst it took).
     EXPECT_LE(level, kShortQueue);
-    EXPECT_GE(dropped + level, 62u - bad_at) << "every instruction from the fault on is queued or dropped";
-    EXPECT_GT(dropped, 0u);
+    EXPECT_EQ(held + level, 62u - bad_at - 1) << "every instruction after the fault is queued or held, once";
+    EXPECT_EQ(held, unsubmitted);
+    EXPECT_GT(held, 0u);
   }
 }
 // At the head, inside the first queueful, and past the queue depth.
 INSTANTIATE_TEST_SUITE_P(LongPrograms, FaultInALongProgram, ::testing::Values(0u, 5u, 41u));
+
+// After clear_error the program goes on from the instruction after the fault, as it would with a queue long enough
+// for it: the feeder writes what it held.
+TEST_P(FaultInALongProgram, ClearErrorResumesTheRestOfTheProgram) {
+  const Generation g = Generation::MARIANA;
+  const unsigned bad_at = GetParam();
+  platform::VirtualPlatform vp(short_queue(g));
+  const Small f(g);
+  platform::Completion first, second;
+  std::optional<platform::ErrorInfo> record;
+  std::size_t held_at_fault = 0, held_after = 0, unsubmitted_after = 0;
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(2);
+    f.load(bench, rng);
+    d.submit(long_program(f, 60, bad_at));  // 62 instructions, a queue of 8
+    first = d.wait_idle(kTimeout);
+    record = d.error_record();
+    held_at_fault = d.held();
+    d.clear_error();
+    second = d.wait_idle(kTimeout);
+    held_after = d.held();
+    unsubmitted_after = d.unsubmitted();
+  });
+  ASSERT_TRUE(first.error);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->index, bad_at);
+  EXPECT_GT(held_at_fault, 0u);
+  EXPECT_TRUE(second.done);
+  EXPECT_FALSE(second.error);
+  EXPECT_FALSE(second.timed_out);
+  EXPECT_EQ(second.retired, 61u) << "every instruction but the rejected one";
+  EXPECT_EQ(held_after, 0u);
+  EXPECT_EQ(unsubmitted_after, 0u);
+}
+
+// discard_unwritten() forgets the held rest: clear_error then runs only what the queue holds.
+TEST(LongPrograms, DiscardUnwrittenDropsTheHeldRest) {
+  const Generation g = Generation::MARIANA;
+  const unsigned bad_at = 5;
+  platform::VirtualPlatform vp(short_queue(g));
+  const Small f(g);
+  platform::Completion c;
+  std::size_t held = 0, discarded = 0, level = 0;
+  vp.run([&](platform::Driver& d) {
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(2);
+    f.load(bench, rng);
+    d.submit(long_program(f, 60, bad_at));
+    d.wait_idle(kTimeout);
+    held = d.held();
+    level = d.read_field("vp", "iq_status", "level");
+    discarded = d.discard_unwritten();
+    d.clear_error();
+    c = d.wait_idle(kTimeout);
+  });
+  EXPECT_GT(held, 0u);
+  EXPECT_EQ(discarded, held);
+  EXPECT_TRUE(c.done);
+  EXPECT_FALSE(c.error);
+  EXPECT_EQ(c.retired, bad_at + level) << "the instructions before the fault and those the queue held";
+}
 
 TEST(LongPrograms, TheCallerSetsASemaphoreWhileTheProgramIsStillBeingWritten) {
   const Generation g = Generation::CAYMAN;

@@ -10,6 +10,7 @@
 
 #include "pevp/isa/enums.h"
 #include "pevp/isa/rules.h"
+#include "pevp/seq/iq_write_status.h"
 
 namespace pevp::seq {
 
@@ -177,6 +178,8 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
     return;
   }
   const unsigned n = len / isa::kInstructionBytes;
+  IqWriteStatus* const status = trans.get_extension<IqWriteStatus>();
+  if (status != nullptr) status->queued = 0;
   if (space() < n && !in_thread_context()) {
     SC_REPORT_WARNING(kMsgType, ("instruction queue full: " + std::to_string(n) + " instructions, " +
                                  std::to_string(space()) + " free; nothing queued").c_str());
@@ -198,7 +201,9 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
       if (error_) {
         // Stopped on a fault, nothing makes room until the driver clears it: the
         // write completes with an error instead of hanging its initiator
-        // (D-IQ-STOPPED). The records before this one are queued.
+        // (D-IQ-STOPPED). The records before this one are queued, and the
+        // initiator learns how many through IqWriteStatus.
+        if (status != nullptr) status->queued = i;
         SC_REPORT_WARNING(kMsgType, ("instruction queue full and the SEQ stopped on a fault: " + std::to_string(i) +
                                      " of the write's " + std::to_string(n) + " instructions queued")
                                         .c_str());
@@ -209,6 +214,7 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
   }
   // The write itself takes no time of its own here (the bus and the driver
   // annotate theirs); the caller's delay is left as it came.
+  if (status != nullptr) status->queued = n;
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -3,6 +3,7 @@
 #include "pevp/files/output_file.h"
 
 #include "pevp/isa/hex.h"
+#include "pevp/isa/rules.h"
 
 #include <cctype>
 #include <limits>
@@ -198,6 +199,10 @@ std::vector<ScriptLine> parse_script(const std::string& text, const std::string&
       s.op = ScriptLine::Op::Wait;
     } else if (w[0] == "expect_fault") {
       want(2, "expect_fault RULE");
+      // A rule the table lacks can never be the fault: say so before simulating.
+      if (isa::rule_number(w[1]) == isa::kUnknownRule)
+        throw std::invalid_argument(where + "expect_fault: no rule '" + w[1] +
+                                    "' (the rules and their numbers: docs/errors.md)");
       s.op = ScriptLine::Op::ExpectFault;
       s.name = w[1];
     } else if (w[0] == "clear_error") {
@@ -238,6 +243,10 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
   std::vector<std::pair<Place, isa::Dtype>> dumps;
   std::optional<CheckpointImage> restored;
   try {
+    if (!cmd.restore.empty() || !cmd.checkpoint.empty()) {
+      if (const std::string why = checkpoint_unsupported(vpc); !why.empty())
+        throw std::invalid_argument(std::string(cmd.restore.empty() ? "--checkpoint" : "--restore") + ": " + why);
+    }
     if (!cmd.restore.empty()) {
       // Read and checked here, so a bad checkpoint costs no simulation and no partial run.
       std::string error;
@@ -350,9 +359,10 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         waited = true;
         if (last.error) {
           const auto& rec = vp.platform().seq.error();
-          const std::string dropped =
-              d.dropped() ? "; " + std::to_string(d.dropped()) + " later instruction(s) were never queued" : "";
-          throw RunFailure(1, "the program faulted: " + (rec ? rec->message : std::string("(no record)")) + dropped);
+          const std::size_t held = d.held();
+          const std::string unqueued =
+              held ? "; " + std::to_string(held) + " later instruction(s) were never queued" : "";
+          throw RunFailure(1, "the program faulted: " + (rec ? rec->message : std::string("(no record)")) + unqueued);
         }
         if (last.timed_out)
           throw RunFailure(1, "the SEQ did not settle within 1 s of simulated time (a semaphore nobody sets?)");

@@ -11,6 +11,7 @@
 
 #include "pevp/isa/rules.h"
 #include "pevp/regfile/apb_prot.h"
+#include "pevp/seq/iq_write_status.h"
 #include "tpb_arr_seq_cluster_host_visible_regs.h"
 #include "tpb_arr_seq_top_host_visible_regs.h"
 #include "tpb_arr_seq_top_protected_regs.h"
@@ -133,7 +134,7 @@ Driver::Driver(tlm::tlm_initiator_socket<>& socket, const AddressMap& map,
     : socket_(socket), map_(map), irq_(irq) {}
 
 void Driver::access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged,
-                    sc_core::sc_time& delay) {
+                    sc_core::sc_time& delay, seq::IqWriteStatus* iq_status) {
   tlm::tlm_generic_payload trans;
   regfile::ApbProt prot(privileged);
   trans.set_command(cmd);
@@ -145,8 +146,10 @@ void Driver::access(tlm::tlm_command cmd, std::uint64_t address, void* data, std
   trans.set_dmi_allowed(false);
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   trans.set_extension(&prot);
+  if (iq_status != nullptr) trans.set_extension(iq_status);
   socket_->b_transport(trans, delay);
   trans.clear_extension(&prot);
+  if (iq_status != nullptr) trans.clear_extension(iq_status);
   if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
     // The time the failed access took still passes.
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
@@ -162,6 +165,13 @@ void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, 
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   access(cmd, address, data, bytes, privileged, delay);
   if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  // Every way this driver clears the error (clear_error(), a field or register
+  // write by name, write32) lets a held feeder go on.
+  namespace cmd_reg = regs::vp_seq::seq_ctrl::seq_cmd;
+  if (cmd == tlm::TLM_WRITE_COMMAND && bytes == 4 &&
+      address == map_.vp_seq() + regs::vp_seq::offsets::seq_ctrl_seq_cmd &&
+      (*static_cast<const std::uint32_t*>(data) & cmd_reg::clear_error::kMask) != 0)
+    error_cleared_.notify(sc_core::SC_ZERO_TIME);
 }
 
 std::uint32_t Driver::read32(std::uint64_t address, bool privileged) {
@@ -274,8 +284,9 @@ void Driver::feed() {
   // write costs a bus transaction whatever its length. The window
   // back-pressures this thread while the queue is full (Seq::b_transport waits
   // for space), so the feeder needs no polling of iq_status.space. A queue
-  // stopped on an error makes no room: the feeder waits with it, and goes on
-  // once the error is cleared.
+  // stopped on an error makes no room: it refuses the rest of the burst and
+  // says how many records it took (D-IQ-STOPPED); the feeder keeps the others
+  // and holds until this driver clears the error, then goes on.
   const std::size_t kBurst = std::max<std::size_t>(1, map_.iq_size / isa::kInstructionBytes);
   std::vector<std::uint8_t> buf;
   try {
@@ -284,25 +295,42 @@ void Driver::feed() {
       buf.resize(n * isa::kInstructionBytes);
       for (std::size_t j = 0; j < n; ++j)
         std::copy(pending_[j].begin(), pending_[j].end(), buf.begin() + j * isa::kInstructionBytes);
+      seq::IqWriteStatus status;
+      std::exception_ptr refused;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       try {
-        write(map_.iq, buf.data(), buf.size());
+        access(tlm::TLM_WRITE_COMMAND, map_.iq, buf.data(), buf.size(), false, delay, &status);
       } catch (const BusError& e) {
-        // The SEQ stopped on a fault with the queue full (D-IQ-STOPPED): the
-        // fault is the news, which wait_idle() reports; the rest is dropped.
-        if (e.status != tlm::TLM_GENERIC_ERROR_RESPONSE || !read_field("vp", "seq_status", "error")) throw;
-        dropped_ += pending_.size();
-        pending_.clear();
-        break;
+        if (e.status != tlm::TLM_GENERIC_ERROR_RESPONSE) throw;
+        refused = std::current_exception();  // handled below: no wait() inside a handler
       }
-      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
+      if (!refused && delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);  // a failed access has waited its own
+      const std::size_t queued = refused ? std::min<std::size_t>(status.queued, n) : n;
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(queued));
+      if (!refused) continue;
+      // The SEQ stopped on a fault with the queue full: the fault is the news,
+      // which wait_idle() reports; the feeder holds the rest until it is cleared.
+      if (!read_field("vp", "seq_status", "error")) std::rethrow_exception(refused);
+      holding_ = true;
+      fed_.notify(sc_core::SC_ZERO_TIME);
+      sc_core::wait(error_cleared_);
+      holding_ = false;
     }
   } catch (...) {
     feeder_failure_ = std::current_exception();
-    dropped_ += pending_.size();
     pending_.clear();
+    holding_ = false;
   }
   feeding_ = false;
   fed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+std::size_t Driver::discard_unwritten() {
+  const std::size_t n = pending_.size();
+  pending_.clear();
+  // A held feeder finds nothing left when it wakes and ends.
+  if (holding_) error_cleared_.notify(sc_core::SC_ZERO_TIME);
+  return n;
 }
 
 void Driver::rethrow_feeder_failure() {
@@ -315,11 +343,13 @@ void Driver::rethrow_feeder_failure() {
 Completion Driver::wait_idle(sc_core::sc_time timeout) {
   const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
   // While the feeder writes, the bus is left to it: the feeder ends when the
-  // program is queued or the SEQ stopped on a fault (the queue then refuses
-  // it), so no polling is needed to notice either. A program that waits for a
-  // semaphore nobody sets holds the feeder too: the timeout covers both.
-  while (feeding_ && sc_core::sc_time_stamp() < deadline) sc_core::wait(deadline - sc_core::sc_time_stamp(), fed_);
+  // program is queued, or holds when the SEQ stopped on a fault (the queue then
+  // refuses the rest), so no polling is needed to notice either. A program that
+  // waits for a semaphore nobody sets holds the feeder in its write too: the
+  // timeout covers both. Done counts only with nothing left to write.
   for (;;) {
+    while (feeding_ && !holding_ && sc_core::sc_time_stamp() < deadline)
+      sc_core::wait(deadline - sc_core::sc_time_stamp(), fed_);
     const std::uint32_t st = read32(map_.vp_seq() + regs::vp_seq::offsets::seq_ctrl_seq_status);
     Completion c;
     c.done = (st >> 2) & 1;

@@ -675,6 +675,10 @@ constexpr const char* kNoCheckpointWithRtl =
     "use csrs.impl = tlm";
 }  // namespace
 
+std::string checkpoint_unsupported(const VpConfig& config) {
+  return config.csrs_impl == CsrsImpl::Rtl ? kNoCheckpointWithRtl : "";
+}
+
 std::vector<std::uint8_t> save_checkpoint(const Platform& p) {
   if (p.csrs.has_external_faces()) throw CheckpointError(std::string("cannot save a checkpoint: ") + kNoCheckpointWithRtl);
   if (const std::string why = idle_point_violation(p); !why.empty())

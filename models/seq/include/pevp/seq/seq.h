@@ -5,7 +5,10 @@
 // 64-byte-aligned offset queues n instructions in order (single writes and
 // bursts alike). When the queue lacks space, a write from an SC_THREAD waits for
 // it (back-pressure); from anywhere else it fails with TLM_GENERIC_ERROR_RESPONSE
-// and queues nothing. vp_seq iq_status shows level and space.
+// and queues nothing. A write waiting for room while the SEQ is stopped on a
+// fault fails too, with the records before the one that found no room queued
+// (D-IQ-STOPPED); an initiator that attaches IqWriteStatus learns how many.
+// vp_seq iq_status shows level and space.
 //
 // The loop, per instruction in order: decode + validate (isa::decode; with
 // everything else the 64 bytes alone decide, prepared once and cached by them:

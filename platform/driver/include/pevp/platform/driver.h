@@ -34,6 +34,10 @@
 #include "pevp/platform/address_map.h"
 #include "pevp/regfile/desc.h"
 
+namespace pevp::seq {
+class IqWriteStatus;  // pevp/seq/iq_write_status.h
+}
+
 namespace pevp::platform {
 
 class BusError : public std::runtime_error {
@@ -131,17 +135,23 @@ class Driver {
   // longer than the queue is still being written, and a fault stops the
   // program, not the caller. A further submit() appends to what is still to
   // be written; program order is kept. When the SEQ stops on a fault while a
-  // burst waits for room, the queue refuses the burst (D-IQ-STOPPED) and the
-  // feeder drops what it has not written (dropped()): submit it again after
-  // clear_error() if the program is to go on.
+  // burst waits for room, the queue refuses the rest of the burst
+  // (D-IQ-STOPPED) and says how many of its records it took (IqWriteStatus):
+  // the feeder holds the others, with the rest of the program, and writes them
+  // once this driver clears the error (clear_error(), or a write of
+  // seq_cmd.clear_error through it), so the program goes on from the
+  // instruction after the fault as it would with a queue long enough for it.
   void submit(const std::vector<isa::RawInstruction>& program);
   // Instructions submitted whose write into the queue has not completed (the
-  // burst being written counts whole until the queue took all of it).
+  // burst being written counts whole until the queue took all of it; a held
+  // remainder counts exactly).
   std::size_t unsubmitted() const { return pending_.size(); }
-  // Instructions dropped since the driver started, because the SEQ stopped on a
-  // fault before they could be written (at most: a refused burst may have had
-  // some of its records queued).
-  std::size_t dropped() const { return dropped_; }
+  // Instructions the feeder holds because the queue, stopped on a fault, refused
+  // them: exactly those not yet queued; 0 while the feeder writes or is done.
+  std::size_t held() const { return holding_ ? pending_.size() : 0; }
+  // Forgets every instruction not yet written (a held remainder included), so
+  // that clear_error() resumes only what the queue holds; returns how many.
+  std::size_t discard_unwritten();
   // Waits until seq_status shows error, or done with every submitted
   // instruction written (interrupt, else polling every poll_interval), at most
   // `timeout` of simulated time. A bus error of the feeder is rethrown here.
@@ -157,8 +167,9 @@ class Driver {
  private:
   void transport(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged);
   // One access without synchronising: its annotated time is added to `delay`.
+  // `iq_status`, for a write into the instruction queue, learns how many records the queue took.
   void access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged,
-              sc_core::sc_time& delay);
+              sc_core::sc_time& delay, seq::IqWriteStatus* iq_status = nullptr);
   RegisterRef field_ref(std::string_view face, std::string_view reg, std::string_view field) const;
   void feed();  // the feeder thread's body: writes pending_ in bursts
   void rethrow_feeder_failure();
@@ -167,9 +178,10 @@ class Driver {
   AddressMap map_;
   const sc_core::sc_signal_in_if<bool>& irq_;
   std::deque<isa::RawInstruction> pending_;  // submitted, not yet written
-  bool feeding_ = false;                      // the feeder thread is running
-  sc_core::sc_event fed_;                     // the feeder finished
-  std::size_t dropped_ = 0;
+  bool feeding_ = false;                      // the feeder thread is running (writing or holding)
+  bool holding_ = false;                      // ... and waits for the error to be cleared
+  sc_core::sc_event fed_;                     // the feeder finished, or began to hold
+  sc_core::sc_event error_cleared_;           // this driver wrote seq_cmd.clear_error
   std::exception_ptr feeder_failure_;         // a bus error the feeder met
 };
 

@@ -52,6 +52,10 @@ class CheckpointError : public std::runtime_error {
 // 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
 inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
 
+// Why a platform of configuration `config` can neither save nor restore a checkpoint, or "" when it can: known
+// before the platform is built, so a command can refuse --checkpoint / --restore before it simulates.
+std::string checkpoint_unsupported(const VpConfig& config);
+
 // Why `platform` is not at an idle point now ("3 instruction(s) in flight ..."), or "" when it is.
 std::string idle_point_violation(const Platform& platform);
 
