@@ -255,6 +255,27 @@ TEST(JsonErrors, WrongTypes) {
             "seq.quantum_ns = \"2 us\": expected a number of nanoseconds, got a string");
 }
 
+// JSON has one number type: 1e2 and 64.0 are whole numbers, and an integer past 64 bits (2^64) parses as a double.
+// A count key takes the first two as integers and holds the third to its range; neither is "a fraction".
+TEST(JsonErrors, AWholeNumberWrittenAsADoubleIsAnInteger) {
+  const VpConfig c = from_json(json::parse(R"({"timing": {"fp32_factor": 1e2}, "seq": {"queue_depth": 64.0},
+                                              "address_map": {"apb_size": 3.2768e4}})"));
+  EXPECT_EQ(c.platform.arr_seq.timing.fp32_factor, 100u);
+  EXPECT_EQ(c.platform.seq.queue_depth, 64u);
+  EXPECT_EQ(c.platform.map.apb_size, 0x8000u);
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"fp32_factor": 18446744073709551616}})")); },
+                         "timing.fp32_factor"),
+            "timing.fp32_factor = 1.8446744073709552e+19: out of range (1..1048576)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"timing": {"fp32_factor": 1e300}})")); }, "timing.fp32_factor"),
+            "timing.fp32_factor = 1e+300: out of range (1..1048576)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"queue_depth": 1e6}})")); }, "seq.queue_depth"),
+            "seq.queue_depth = 1000000.0: out of range (1..65536)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"queue_depth": -1e2}})")); }, "seq.queue_depth"),
+            "seq.queue_depth = -100.0: out of range (1..65536)");
+  EXPECT_EQ(config_error([] { from_json(json::parse(R"({"seq": {"queue_depth": 1.5e0}})")); }, "seq.queue_depth"),
+            "seq.queue_depth = 1.5: expected an integer (1..65536), got a fraction");
+}
+
 TEST(JsonErrors, OutOfRange) {
   EXPECT_EQ(config_error([] { from_json(json::parse(R"({"arr_seq": {"ififo_depth": 0}})")); }, "arr_seq.ififo_depth"),
             "arr_seq.ififo_depth = 0: out of range (1..65536)");

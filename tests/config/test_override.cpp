@@ -193,9 +193,9 @@ TEST(OverrideErrors, RangeAndModelChecksAreFromJsons) {
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=0"); }, "seq.queue_depth"),
             "seq.queue_depth = 0: out of range (1..65536)");
   EXPECT_EQ(config_error([&] { apply_override(c, "tensor_engine.clock_ghz=20000 MHz"); }, "tensor_engine.clock_ghz"),
-            "tensor_engine.clock_ghz = 20.0: out of range (0.1..10 GHz)");
+            "tensor_engine.clock_ghz = \"20000 MHz\": out of range (0.1..10 GHz)");
   EXPECT_EQ(config_error([&] { apply_override(c, "sbuf.access_latency_ns=2 ms"); }, "sbuf.access_latency_ns"),
-            "sbuf.access_latency_ns = 2000000.0: out of range (0..1000000 ns)");
+            "sbuf.access_latency_ns = \"2 ms\": out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([&] { apply_override(c, "geometry.sbuf_partition_bytes=1000"); },
                          "geometry.sbuf_partition_bytes"),
             "geometry.sbuf_partition_bytes = 1000: must be a multiple of 4096, at least 4096");
@@ -207,6 +207,23 @@ TEST(OverrideErrors, RangeAndModelChecksAreFromJsons) {
   EXPECT_NE(config_error([&] { apply_override(c, "address_map.iq=0x3000000"); }, "address_map.iq")
                 .find("overlaps the apb window"),
             std::string::npos);
+  test::expect_same(c, preset(Generation::MARIANA));
+}
+
+// A time or clock is checked against the text as given, before its unit is converted: "1e308 s" is 1e317 ns, an
+// infinity as a double, which the JSON of the override held as null and the message showed as "= null".
+TEST(OverrideErrors, ATimeOrClockOutOfRangeIsNamedAsGiven) {
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(config_error([&] { apply_override(c, "sbuf.access_latency_ns=1e308 s"); }, "sbuf.access_latency_ns"),
+            "sbuf.access_latency_ns = \"1e308 s\": out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=1e300 ms"); }, "seq.quantum_ns"),
+            "seq.quantum_ns = \"1e300 ms\": out of range (0..1000000 ns)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "sbuf.beat_latency_ns=0.1 ps"); }, "sbuf.beat_latency_ns"),
+            "sbuf.beat_latency_ns = \"0.1 ps\": below the simulation time resolution (1 ps)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "tensor_engine.clock_ghz=1e308 MHz"); }, "tensor_engine.clock_ghz"),
+            "tensor_engine.clock_ghz = \"1e308 MHz\": out of range (0.1..10 GHz)");
+  EXPECT_EQ(config_error([&] { apply_overrides(c, {"sbuf.access_latency_ns=1e308 s"}); }, "sbuf.access_latency_ns"),
+            "sbuf.access_latency_ns = \"1e308 s\": out of range (0..1000000 ns)");
   test::expect_same(c, preset(Generation::MARIANA));
 }
 
@@ -251,11 +268,11 @@ TEST(OverrideErrors, ThrottleFraction) {
 TEST(OverrideErrors, SeqQuantumIsNeverNegative) {
   VpConfig c = preset(Generation::MARIANA);
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=-1"); }, "seq.quantum_ns"),
-            "seq.quantum_ns = -1.0: out of range (0..1000000 ns)");
+            "seq.quantum_ns = \"-1\": out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=-2 us"); }, "seq.quantum_ns"),
-            "seq.quantum_ns = -2000.0: out of range (0..1000000 ns)");
+            "seq.quantum_ns = \"-2 us\": out of range (0..1000000 ns)");
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.quantum_ns=2 ms"); }, "seq.quantum_ns"),
-            "seq.quantum_ns = 2000000.0: out of range (0..1000000 ns)");
+            "seq.quantum_ns = \"2 ms\": out of range (0..1000000 ns)");
   test::expect_same(c, preset(Generation::MARIANA));
 }
 

@@ -430,6 +430,17 @@ std::uint64_t json_uint(const Leaf& l, const json& v) {
     if (parse_uint(v.get<std::string>(), out)) return out;
     bad(l.path(), v.dump(), expect + range);
   }
+  if (v.is_number_float()) {
+    // JSON has one number type: a writer may spell a whole number with an exponent or a fraction part (1e2,
+    // 64.0), and a parser turns an integer beyond 64 bits (2^64 = 18446744073709551616) into a double. Such a
+    // value is an integer, so it is held to the key's range like any other, not refused as a fraction.
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d) {
+      constexpr double kTwo64 = 18446744073709551616.0;
+      if (d >= 0 && d < kTwo64) return static_cast<std::uint64_t>(d);
+      bad(l.path(), v.dump(), "out of range" + (range.empty() ? std::string(d < 0 ? " (>= 0)" : " (< 2^64)") : range));
+    }
+  }
   bad(l.path(), v.dump(), expect + range + ", " + (v.is_number_float() ? std::string("got a fraction") : got(v)));
 }
 
@@ -709,6 +720,9 @@ json override_patch(std::string_view assignment) {
       if (u == std::end(units))
         bad(key, shown, "expected a time such as 20, \"20 ns\" or \"1.5 us\" (units ps, ns, us, ms, s)");
       v = n * u->second;
+      // Checked here, against the text as given: from_json would see only the converted number, which for "1e308 s"
+      // is an infinity and prints as null.
+      check_time(*leaf, n * u->second, shown);
       break;
     }
     case Kind::Ghz: {
@@ -717,6 +731,7 @@ json override_patch(std::string_view assignment) {
       const bool ok = parse_quantity(value, n, unit) && (unit.empty() || unit == "ghz" || unit == "mhz");
       if (!ok) bad(key, shown, "expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
       v = unit == "mhz" ? n / 1000.0 : n;
+      check_clock(*leaf, unit == "mhz" ? n / 1000.0 : n, shown);  // as for a time: the value as the user wrote it
       break;
     }
     case Kind::Fraction: {
