@@ -241,4 +241,51 @@ TEST(Npy, MissingFileAndUnwritablePath) {
   EXPECT_THROW(host::write_npy(temp_path("inconsistent.npy"), inconsistent), host::NpyError);
 }
 
+// The header is read and checked first: a shape whose data would pass the host-memory limit is refused before a
+// byte of data is read (the file here is sparse: 40 GB of nothing on disk), and read_npy_header gives the shape
+// alone for a command's estimate.
+TEST(Npy, AShapePastTheHostMemoryLimitIsRefusedFromTheHeader) {
+  const std::string path = temp_path("huge.npy");
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }";
+  write_file(path, npy_file(header, {}));
+  const std::uint64_t data_offset = 10 + header.size();
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(data_offset + 40000000000ull)), 0);
+  const host::NpyArray h = host::read_npy_header(path);
+  EXPECT_EQ(h.shape, (std::vector<std::size_t>{100000, 100000}));
+  EXPECT_EQ(h.item_bytes, 4u);
+  EXPECT_TRUE(h.data.empty());
+  try {
+    host::read_npy(path);
+    FAIL() << "read";
+  } catch (const host::NpyError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": shape (100000, 100000) of '<f4' needs 40000000000 bytes of data, more "
+                                            "than the 17179869184-byte host-memory limit for a .npy file");
+  }
+  // Within the limit, a regular file whose size disagrees with the shape is refused from its size.
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(data_offset + 8)), 0);
+  const std::string small = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }";
+  write_file(path, npy_file(small, f4_data({1, 2})));
+  EXPECT_THROW(host::read_npy(path), host::NpyError);
+  std::remove(path.c_str());
+}
+
+// Every part of a header a message quotes is cut to 160 characters: the whole header, a key, the descr.
+TEST(Npy, LongHeaderPartsAreCutInMessages) {
+  const std::string long_descr = "{'descr': '" + std::string(20000, 'x') + "', 'fortran_order': False, 'shape': (2, 2), }";
+  const std::string long_key = "{'" + std::string(5000, 'k') + "': 1}";
+  const std::string long_key_no_colon = "{'" + std::string(5000, 'k') + "' 1}";
+  const std::string twice = "{'descr': '<f4', 'descr': '<f4'" + std::string(5000, ' ') + "}";
+  for (const std::string& header : {long_descr, long_key, long_key_no_colon, twice}) {
+    const auto bytes = npy_file(header, f4_data({0, 0, 0, 0}));
+    try {
+      host::parse_npy(bytes.data(), bytes.size(), "long.npy");
+      ADD_FAILURE() << "accepted";
+    } catch (const host::NpyError& e) {
+      const std::string msg = e.what();
+      EXPECT_LT(msg.size(), 600u) << msg.substr(0, 300);
+      EXPECT_NE(msg.find("characters)"), std::string::npos) << msg.substr(0, 300);
+    }
+  }
+}
+
 }  // namespace

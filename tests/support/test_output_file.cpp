@@ -4,20 +4,27 @@
 // with the path and the system's reason.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "pevp/files/input_file.h"
 #include "pevp/files/output_file.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using pevp::files::check_output;
+using pevp::files::read_file;
+using pevp::files::same_file_twice;
 using pevp::files::write_file;
 
 class OutputFile : public ::testing::Test {
@@ -131,6 +138,147 @@ TEST_F(OutputFile, BytesAreWrittenExactly) {
   std::string error;
   ASSERT_TRUE(write_file(f.string(), bytes, sizeof bytes, &error)) << error;
   EXPECT_EQ(read(f), std::string(reinterpret_cast<const char*>(bytes), sizeof bytes));
+}
+
+// /dev/fd/N, /proc/self/fd/N, /dev/stdout: the descriptor is written where it stands -- a file opened for
+// appending keeps what it held and is not replaced, a pipe gets the bytes.
+TEST_F(OutputFile, ADescriptorNameIsWrittenAtItsPositionNotReplaced) {
+  const fs::path f = dir_ / "log.txt";
+  { std::ofstream(f) << "IMPORTANT\n"; }
+  struct stat before {};
+  ASSERT_EQ(::stat(f.c_str(), &before), 0);
+  const int fd = ::open(f.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  std::string error;
+  ASSERT_TRUE(put("/dev/fd/" + std::to_string(fd), "one\n", &error)) << error;
+  ASSERT_TRUE(put("/proc/self/fd/" + std::to_string(fd), "two\n", &error)) << error;
+  const fs::path link = dir_ / "to_fd";  // through a symlink as well
+  fs::create_symlink("/dev/fd/" + std::to_string(fd), link);
+  ASSERT_TRUE(put(link, "three\n", &error)) << error;
+  EXPECT_GE(::fcntl(fd, F_GETFD), 0) << "the descriptor stays open";
+  ::close(fd);
+  EXPECT_EQ(read(f), "IMPORTANT\none\ntwo\nthree\n");
+  struct stat after {};
+  ASSERT_EQ(::stat(f.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the file was replaced";
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().string().find("partial"), std::string::npos) << e.path();
+
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  ASSERT_TRUE(put("/proc/self/fd/" + std::to_string(p[1]), "piped", &error)) << error;
+  ::close(p[1]);
+  char buf[16] = {};
+  EXPECT_EQ(::read(p[0], buf, sizeof buf), 5);
+  EXPECT_EQ(std::string(buf), "piped");
+  ::close(p[0]);
+
+  EXPECT_FALSE(put("/dev/fd/987654", "x", &error));
+  EXPECT_EQ(error, "/dev/fd/987654: descriptor 987654 is not open");
+}
+
+// The temporary file is created under a unique name, exclusively: a symlink planted at the old fixed name
+// (<target>.partial) is neither followed nor removed, and nothing is left behind on success or failure.
+TEST_F(OutputFile, APlantedSymlinkAtTheTemporaryNameIsNotFollowed) {
+  const fs::path victim = dir_ / "victim", target = dir_ / "t1.npy";
+  { std::ofstream(victim) << "VICTIM"; }
+  fs::create_symlink(victim, dir_ / "t1.npy.partial");
+  std::string error;
+  ASSERT_TRUE(put(target, "data", &error)) << error;
+  EXPECT_EQ(read(victim), "VICTIM");
+  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(target)));
+  EXPECT_EQ(read(target), "data");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "t1.npy.partial")));
+  // A new file gets the mode a plain create would give it, not mkstemp's 0600.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(static_cast<mode_t>(fs::status(target).permissions()), 0666 & ~mask);
+  // An emitter that throws leaves no temporary.
+  EXPECT_THROW(write_file(target.string(), [](std::ostream&) { throw std::runtime_error("emit"); }, &error),
+               std::runtime_error);
+  EXPECT_EQ(read(target), "data");
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 3u) << "victim, t1.npy, the planted link: no temporary left";
+}
+
+TEST_F(OutputFile, ConcurrentWritersOfOneFileDoNotCollide) {
+  const fs::path target = dir_ / "shared.json";
+  std::vector<std::thread> writers;
+  std::vector<std::string> errors(4);
+  for (int w = 0; w < 4; ++w)
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 25; ++i)
+        if (!put(target, std::string(100000, static_cast<char>('a' + w)), &errors[w])) return;
+      errors[w].clear();
+    });
+  for (std::thread& t : writers) t.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  const std::string last = read(target);
+  ASSERT_EQ(last.size(), 100000u);
+  EXPECT_EQ(last.find_first_not_of(last[0]), std::string::npos) << "one writer's whole content";
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 1u) << "no temporary left";
+}
+
+// A file nobody may write is refused, not replaced by the rename; check_output says so before any write.
+TEST_F(OutputFile, AReadOnlyFileIsRefusedAndKept) {
+  const fs::path f = dir_ / "ro.json";
+  { std::ofstream(f) << "KEEP"; }
+  fs::permissions(f, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  std::string error;
+  EXPECT_FALSE(put(f, "new", &error));
+  EXPECT_EQ(error, f.string() + ": the file is read-only");
+  EXPECT_EQ(read(f), "KEEP");
+  EXPECT_EQ(check_output(f.string()), f.string() + ": the file is read-only");
+  const fs::path link = dir_ / "ro_link";  // the file a link names decides
+  fs::create_symlink(f, link);
+  EXPECT_EQ(check_output(link.string()), link.string() + ": the file is read-only");
+  EXPECT_EQ(check_output("/dev/null"), "") << "a device is written in place whatever its mode";
+  EXPECT_EQ(check_output(dir_.string()), dir_.string() + ": is a directory");
+  EXPECT_EQ(check_output((dir_ / "no" / "x").string()),
+            (dir_ / "no" / "x").string() + ": no such directory '" + (dir_ / "no").string() + "'");
+  EXPECT_EQ(check_output((dir_ / "fresh").string()), "");
+  EXPECT_EQ(check_output(""), "(empty path): no output file given");
+}
+
+// One file named twice, however spelled: a relative name of a file not there yet against ./ and absolute
+// spellings of it, and two hard links of one file.
+TEST_F(OutputFile, TwoSpellingsOfOneFileAreTheSameFile) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_NE(same_file_twice({{"--out", "fresh1"}, {"--stats-json", "./fresh1"}}), "");
+  EXPECT_NE(same_file_twice({{"--out", "f2"}, {"--stats-json", (dir_ / "f2").string()}}), "");
+  EXPECT_NE(same_file_twice({{"--out", "sub/../f3"}, {"--trace", "f3"}}), "");
+  { std::ofstream("hl1") << "x"; }
+  fs::create_hard_link("hl1", "hl2");
+  EXPECT_EQ(same_file_twice({{"--trace", "hl1"}, {"--vcd", "hl2"}}),
+            "--trace and --vcd both name 'hl2' (as 'hl1'): give each output its own file");
+  EXPECT_EQ(same_file_twice({{"--out", "a"}, {"--trace", "b"}, {"--vcd", "/dev/stdout"}, {"--stats-json", "/dev/stdout"}}),
+            "")
+      << "distinct files, and a descriptor named twice (written in place, nothing replaced)";
+  fs::current_path(cwd);
+}
+
+// Every input stops at its kind's limit: a regular file from its size (a sparse one costs nothing), a device or
+// FIFO once the limit is passed.
+TEST(InputFile, AFileLargerThanItsKindsLimitIsRefused) {
+  constexpr pevp::files::InputKind kSmall{"a test input", 100};
+  std::string error;
+  EXPECT_FALSE(read_file("/dev/zero", &error, kSmall));
+  EXPECT_EQ(error, "/dev/zero: larger than the 100-byte limit for a test input");
+  const fs::path f = fs::temp_directory_path() / ("pevp_input_" + std::to_string(::getpid()));
+  { std::ofstream(f) << std::string(100, 'x'); }
+  const auto at_limit = read_file(f.string(), &error, kSmall);
+  ASSERT_TRUE(at_limit) << error;
+  EXPECT_EQ(at_limit->size(), 100u);
+  fs::resize_file(f, std::uint64_t{40} << 30);  // sparse: 40 GiB of nothing
+  EXPECT_FALSE(read_file(f.string(), &error));
+  EXPECT_EQ(error, f.string() + ": larger than the 268435456-byte limit for a program, script or configuration file");
+  fs::remove(f);
+  EXPECT_FALSE(read_file(fs::temp_directory_path().string(), &error));
+  EXPECT_EQ(error, fs::temp_directory_path().string() + ": is a directory");
 }
 
 }  // namespace

@@ -533,7 +533,9 @@ pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, path, "path"); s != PEVP_OK) return s;
   std::string error;
-  const std::optional<std::string> text = files::read_file(path, &error);
+  // Read no further than a frame carries (a FIFO or /dev/zero would otherwise grow without bound).
+  constexpr files::InputKind kFrameCheckpoint{"a checkpoint sent in one frame", remote::kMaxTransferBytes};
+  const std::optional<std::string> text = files::read_file(path, &error, kFrameCheckpoint);
   if (!text) return fail(vp, PEVP_ERR_ARGUMENT, "checkpoint " + error);
   if (text->size() > remote::kMaxTransferBytes)
     return fail(vp, PEVP_ERR_ARGUMENT, std::string("checkpoint ") + path + ": " + std::to_string(text->size()) +

@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <new>
 #include <stdexcept>
 #include <systemc>
 #include <tlm>
@@ -800,6 +801,8 @@ int run_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::ostrea
   mode.cycles = cmd.cycles;
   try {
     run_bench(face, cmd, mode, r);
+  } catch (const std::bad_alloc&) {
+    throw;  // sc_main reports it: "pe-vp: out of host memory", status 2, not a mismatch
   } catch (const std::exception& e) {
     err << "pe-vp cosim-check: " << e.what() << '\n';
     if (result) *result = r;

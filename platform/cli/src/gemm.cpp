@@ -6,13 +6,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <random>
 #include <sstream>
 
 #include <sys/mman.h>
 
+#include "pevp/files/input_file.h"
 #include "pevp/files/output_file.h"
 #include "pevp/host/error.h"
 #include "pevp/host/gemm_plan.h"
@@ -258,7 +261,7 @@ CsrWrite parse_csr_write(const AddressMap& map, const std::string& text) {
   unsigned long long v = 0;
   try {
     v = std::stoull(value, &used, 0);
-  } catch (const std::exception&) {
+  } catch (const std::logic_error&) {  // invalid_argument, out_of_range: not a number; bad_alloc goes on
     used = 0;
   }
   if (value.empty() || used != value.size() || value[0] == '-')
@@ -307,7 +310,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     // an allocation, for random and for given operands alike (the products are
     // in double, so they cannot wrap).
     const auto fits_host = [&](std::size_t m, std::size_t k, std::size_t n) {
-      constexpr double kLimitGiB = 16.0;
+      constexpr double kLimitGiB = static_cast<double>(files::kHostMemoryLimitBytes >> 30);
       const double md = static_cast<double>(m), kd = static_cast<double>(k), nd = static_cast<double>(n);
       const double gib = (8.0 * (md * kd + kd * nd) + 4.0 * md * nd + (cmd.check ? 24.0 * md * nd : 0.0)) /
                          (1024.0 * 1024.0 * 1024.0);
@@ -318,7 +321,27 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       return false;
     };
     if (data && cmd.a_path.empty() && !fits_host(m, k, n)) return 2;
+    // The outputs first: a directory, a missing folder or a read-only file is refused before the operands are
+    // read and the simulation run, as `pe-vp run` does (the write after the run would otherwise fail it).
+    if (!cmd.out_path.empty())
+      if (const std::string bad = files::check_output(cmd.out_path); !bad.empty()) {
+        err << "pe-vp gemm: --out " << bad << '\n';
+        return 2;
+      }
     if (!cmd.a_path.empty()) {
+      // The estimate from the headers' shapes, before the data is read: a file too large to hold is refused at
+      // once (the reader alone would refuse it only past the 16 GiB of a single file).
+      // Regular files only: a FIFO (--a <(...)) can be read once, so its shape is weighed as it is read, within
+      // the reader's own limit for one file.
+      const auto regular = [](const std::string& p) {
+        std::error_code ec;
+        return std::filesystem::is_regular_file(p, ec);
+      };
+      if (data && regular(cmd.a_path) && regular(cmd.b_path)) {
+        const host::NpyArray ha = host::read_npy_header(cmd.a_path), hb = host::read_npy_header(cmd.b_path);
+        if (ha.shape.size() == 2 && hb.shape.size() == 2 && !fits_host(ha.shape[0], ha.shape[1], hb.shape[1]))
+          return 2;
+      }
       a = host::read_npy_matrix(cmd.a_path);
       b = host::read_npy_matrix(cmd.b_path);
       if (a.cols != b.rows) {
@@ -455,6 +478,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       ea = host::encode_operand(a, cmd.gen, options.dtype);
       eb = host::encode_operand(b, cmd.gen, options.dtype);
     }
+  } catch (const std::bad_alloc&) {
+    throw;  // sc_main's "out of host memory" (docs/reliability.md), not an argument error naming std::bad_alloc
   } catch (const std::exception& e) {
     err << "pe-vp gemm: " << e.what() << '\n';
     return 2;
@@ -494,6 +519,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     const host::GemmOptions walk_options = plan.options;
     const StepWalk steps = [&](const StepSink& sink) { host::walk_gemm(shape, walk_options, sink); };
     run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress, csrs);
+  } catch (const std::bad_alloc&) {
+    throw;  // the host ran out of memory, the driver program did not fail: sc_main reports it
   } catch (const std::exception& e) {
     err << "pe-vp gemm: the driver program failed: " << e.what() << '\n';
     return 3;

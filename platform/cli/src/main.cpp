@@ -13,6 +13,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <new>
 #include <optional>
 
 #include "pevp/capi/server.h"
@@ -68,10 +69,23 @@ int run_disasm(const std::string& gen, const std::string& path, bool json, const
   return static_cast<int>(status);
 }
 
-// The generation a source's first `.gen NAME` directive names, or "" (also when the file cannot be read: the
-// assembler then reports that).
-std::string gen_directive(const std::string& path) {
-  std::ifstream f(path);
+// Every option naming a file or folder: an empty value is refused with the option's name ("--out: an empty
+// path ..."), status 2. It is what an unset shell variable gives (--out "$OUT"), and a command that took it as
+// "no file" went on, wrote nothing and said nothing.
+const CLI::Validator kPath(
+    [](std::string& value) {
+      return value.empty() ? std::string("an empty path (an unset shell variable?): give a file or folder name")
+                           : std::string();
+    },
+    "PATH", "a non-empty path");
+
+// The generation a source's first `.gen NAME` directive names, or "" (with `*error` set when the file cannot be
+// read). Read through the reader's size limit: a line-by-line read of /dev/zero, which has no line end, grew
+// without bound.
+std::string gen_directive(const std::string& path, std::string* error) {
+  const std::optional<std::string> text = files::read_file(path, error);
+  if (!text) return "";
+  std::istringstream f(*text);
   std::string line;
   while (std::getline(f, line)) {
     std::istringstream words(line);
@@ -92,7 +106,7 @@ int run_command(int argc, char* argv[]) {
   std::string config_path;
   std::vector<std::string> overrides;
   bool dump_config = false;
-  app.add_option("--config", config_path, "JSON configuration file (applied on the generation's preset)");
+  app.add_option("--config", config_path, "JSON configuration file (applied on the generation's preset)")->check(kPath);
   app.add_option("--set", overrides, "key=value override, e.g. --set arr_seq.ififo_depth=4 (repeatable)");
   app.add_flag("--dump-config", dump_config, "Print the effective configuration as JSON and exit");
   app.fallthrough();
@@ -101,13 +115,13 @@ int run_command(int argc, char* argv[]) {
   bool json = false;
   auto* disasm = app.add_subcommand("disasm", "Decode a binary stream of 64-byte instruction records");
   disasm->add_option("--gen", gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->required();
-  disasm->add_option("file", path, "Binary file of 64-byte records")->required();
+  disasm->add_option("file", path, "Binary file of 64-byte records")->check(kPath)->required();
   disasm->add_flag("--json", json, "One JSON object per instruction (JSON Lines)");
 
   std::string out_dir;
   auto* demo = app.add_subcommand(
       "demo", "Decode, check and run a sample instruction stream for every generation (each in a pe-vp run process)");
-  demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here");
+  demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here")->check(kPath);
 
   std::string regfile_name = "top";
   bool regs_json = false;
@@ -160,9 +174,9 @@ int run_command(int argc, char* argv[]) {
   gemm->add_option("--sparsity", gemm_cmd.sparsity,
                    "N:M structured sparsity (bf16 / fp16): prune A to N of every M contraction values on the host and "
                    "run MATMUL_SPARSE; 4:16, 4:12, 4:8, 2:8, 2:4, 1:4, 1:2");
-  gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)");
-  gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)");
-  gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy");
+  gemm->add_option("--a", gemm_cmd.a_path, "A as a 2-D .npy (f2/f4/f8)")->check(kPath);
+  gemm->add_option("--b", gemm_cmd.b_path, "B as a 2-D .npy (f2/f4/f8)")->check(kPath);
+  gemm->add_option("--out", gemm_cmd.out_path, "Write C here as fp32 .npy")->check(kPath);
   gemm->add_option("--seed", gemm_cmd.seed, "Seed of the random operands")
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
@@ -188,16 +202,19 @@ int run_command(int argc, char* argv[]) {
     sub->add_option("--mode", mode,
                     "functional (no time), timing (no data: for sweeps) or both (default); same as --set mode=...")
         ->check(CLI::IsMember({"functional", "timing", "both"}, CLI::ignore_case));
-    sub->add_option("--trace", o.trace_path, "Write a Perfetto / Chrome trace-event timeline (JSON) here");
-    sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here");
+    sub->add_option("--trace", o.trace_path, "Write a Perfetto / Chrome trace-event timeline (JSON) here")->check(kPath);
+    sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here")->check(kPath);
     sub->add_option("--stats-json", o.stats_json_path,
-                    "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here");
+                    "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here")
+        ->check(kPath);
     sub->add_option("--micro-op-log", o.micro_op_log_path,
                     "Write one JSON line per micro-op here (its instruction, opcode, tile, PSUM banks and its ready, "
-                    "issue, start, complete and response cycles; docs/cosim-reference.md)");
+                    "issue, start, complete and response cycles; docs/cosim-reference.md)")
+        ->check(kPath);
     sub->add_option("--csr-fst", o.csr_fst_prefix,
                     "With csrs.impl = rtl: FST waveforms of the CSR faces' RTL, PREFIX.top.fst, PREFIX.cluster.fst, "
-                    "PREFIX.protected.fst (docs/cosim.md)");
+                    "PREFIX.protected.fst (docs/cosim.md)")
+        ->check(kPath);
     sub->add_option("--threads", threads,
                     "Host threads for the PE array's arithmetic (default: every CPU this process may use; 1: one "
                     "thread). Results and simulated time are the same for every count")
@@ -227,8 +244,8 @@ int run_command(int argc, char* argv[]) {
   bool sweep_quiet = false;
   auto* sweep = app.add_subcommand(
       "sweep", "Run an exploration sweep: every point of SPEC as its own simulation, merged into CSV, JSON and plots");
-  sweep->add_option("spec", sweep_cmd.spec_path, "The sweep spec (.toml or .json; docs/sweeps.md)");
-  sweep->add_option("--out", sweep_cmd.out_dir, "Folder of the sweep: its plan, one record per point, the results")
+  sweep->add_option("spec", sweep_cmd.spec_path, "The sweep spec (.toml or .json; docs/sweeps.md)")->check(kPath);
+  sweep->add_option("--out", sweep_cmd.out_dir, "Folder of the sweep: its plan, one record per point, the results")->check(kPath)
       ->required();
   sweep->add_option("--backend", sweep_cmd.backend, "local (a process pool) or slurm (an sbatch job array)")
       ->capture_default_str()
@@ -255,14 +272,16 @@ int run_command(int argc, char* argv[]) {
   std::vector<std::string> run_loads, run_dumps;
   auto* run = app.add_subcommand("run", "Run a program on the virtual platform (load, arm, script, run, dump)");
   run->add_option("--gen", run_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
-  run->add_option("program", run_cmd.program, "Program: .bin (64-byte records) or .pes (assembly)")->required();
-  run->add_option("--load", run_loads, "FILE.npy@ADDR:DTYPE -- rows to consecutive partitions from ADDR");
-  run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32");
-  run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait");
+  run->add_option("program", run_cmd.program, "Program: .bin (64-byte records) or .pes (assembly)")->check(kPath)->required();
+  run->add_option("--load", run_loads, "FILE.npy@ADDR:DTYPE -- rows to consecutive partitions from ADDR")->check(kPath);
+  run->add_option("--dump", run_dumps, "ADDR:RxC:DTYPE=FILE.npy -- R partitions x C elements, written as fp32")->check(kPath);
+  run->add_option("--regs", run_cmd.regs, "Register script: write/read/expect FACE NAME [VALUE], submit, wait")->check(kPath);
   run->add_option("--restore", run_cmd.restore,
-                  "Start from this checkpoint (docs/checkpoint.md): restored, then the loads, script and program");
+                  "Start from this checkpoint (docs/checkpoint.md): restored, then the loads, script and program")
+        ->check(kPath);
   run->add_option("--checkpoint", run_cmd.checkpoint,
-                  "Save a checkpoint here when the program is done and the SEQ idle (before the dumps)");
+                  "Save a checkpoint here when the program is done and the SEQ idle (before the dumps)")
+        ->check(kPath);
   add_timing_options(run, run_cmd.outputs);
   run->get_option("--regs")->description(
       "Register script: write/read/expect/poll FACE NAME [VALUE], submit, wait, expect_fault RULE, clear_error, "
@@ -280,7 +299,8 @@ int run_command(int argc, char* argv[]) {
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   cosim->add_option("--fst", cosim_cmd.fst,
-                    "FST waveform written around the first mismatch (default cosim-check-<regfile>-seed<S>.fst)");
+                    "FST waveform written around the first mismatch (default cosim-check-<regfile>-seed<S>.fst)")
+        ->check(kPath);
   cosim->add_option("--window", cosim_cmd.window, "The waveform covers this many cycles before and after it")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
@@ -358,6 +378,8 @@ int run_command(int argc, char* argv[]) {
     if (gen_given && config.gen() != generation_or_exit(gen_text))
       throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +
                                   std::string(isa::name(config.gen())));
+  } catch (const std::bad_alloc&) {
+    throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
   } catch (const std::exception& e) {
     std::cerr << "pe-vp: " << e.what() << '\n';
     return 2;
@@ -370,7 +392,12 @@ int run_command(int argc, char* argv[]) {
   }
   if (*assemble) {
     if (asm_gen.empty()) {
-      asm_gen = gen_directive(asm_in);
+      std::string error;
+      asm_gen = gen_directive(asm_in, &error);
+      if (!error.empty()) {
+        std::cerr << "pe-vp asm: " << error << '\n';
+        return 2;
+      }
       if (asm_gen.empty()) {
         std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
         return 2;
@@ -385,6 +412,8 @@ int run_command(int argc, char* argv[]) {
     try {
       for (const auto& l : run_loads) run_cmd.loads.push_back(platform::parse_load(l));
       for (const auto& d : run_dumps) run_cmd.dumps.push_back(platform::parse_dump(d));
+    } catch (const std::bad_alloc&) {
+      throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
     } catch (const std::exception& e) {
       std::cerr << "pe-vp run: " << e.what() << '\n';
       return 2;
@@ -394,6 +423,8 @@ int run_command(int argc, char* argv[]) {
   if (*serve) {
     try {
       serve_options.endpoint = remote::parse_endpoint(serve_listen);
+    } catch (const std::bad_alloc&) {
+      throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
     } catch (const std::exception& e) {
       std::cerr << "pe-vp serve: --listen " << e.what() << '\n';
       return 2;
@@ -430,6 +461,8 @@ int run_command(int argc, char* argv[]) {
     } catch (const std::invalid_argument& e) {  // the configuration, not the run: a usage error
       std::cerr << "pe-vp calibrate: " << e.what() << '\n';
       return 2;
+    } catch (const std::bad_alloc&) {
+      throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
     } catch (const std::exception& e) {
       std::cerr << "pe-vp calibrate: " << e.what() << '\n';
       return 3;

@@ -26,6 +26,14 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+// A part of a header a message quotes, cut to 160 characters: a header may be up to 4 GiB long, and every part
+// of it -- the whole, a key, the descr -- may be most of that.
+std::string cut(const std::string& text) {
+  constexpr std::size_t kMaxEcho = 160;
+  if (text.size() <= kMaxEcho) return text;
+  return text.substr(0, kMaxEcho) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 // The header dict parser. Positions in messages count from the first byte of the header text.
 class HeaderParser {
  public:
@@ -48,10 +56,10 @@ class HeaderParser {
       const std::size_t key_at = i_;
       const std::string key = parse_string("a dict key");
       skip_ws();
-      expect(':', "expected ':' after the key '" + key + "'");
+      expect(':', "expected ':' after the key '" + cut(key) + "'");
       skip_ws();
       auto duplicate = [&](bool seen) {
-        if (seen) fail(key_at, "the key '" + key + "' appears twice");
+        if (seen) fail(key_at, "the key '" + cut(key) + "' appears twice");
       };
       if (key == "descr") {
         duplicate(descr.has_value());
@@ -63,14 +71,14 @@ class HeaderParser {
         duplicate(shape.has_value());
         shape = parse_shape();
       } else {
-        fail(key_at, "unknown key '" + key + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')");
+        fail(key_at, "unknown key '" + cut(key) + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')");
       }
       skip_ws();
       if (peek() == ',') {
         ++i_;
         skip_ws();
       } else if (peek() != '}') {
-        fail(i_, "expected ',' or '}' after the value of '" + key + "'");
+        fail(i_, "expected ',' or '}' after the value of '" + cut(key) + "'");
       }
     }
     ++i_;  // '}'
@@ -89,12 +97,7 @@ class HeaderParser {
   [[noreturn]] void fail_missing(const char* key) const {
     throw NpyError(name_ + ": header dict has no '" + key + "' key (header: " + echo() + ")");
   }
-  // The header as a message quotes it: a header may be up to 4 GiB long.
-  std::string echo() const {
-    constexpr std::size_t kMaxEcho = 160;
-    if (s_.size() <= kMaxEcho) return s_;
-    return s_.substr(0, kMaxEcho) + "... (" + std::to_string(s_.size()) + " characters)";
-  }
+  std::string echo() const { return cut(s_); }
   char peek() const {
     if (i_ >= s_.size()) fail(i_, "the header ends inside the dict");
     return s_[i_];
@@ -173,15 +176,30 @@ float narrow_to_float(double x) {
 
 }  // namespace
 
-NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
+namespace {
+
+// The length of the magic, version and header length field, once the first 8 bytes are checked.
+std::size_t prefix_bytes(const std::uint8_t* data, std::size_t size, const std::string& name) {
   if (size < kMagicBytes + 2 || std::memcmp(data, kMagic, kMagicBytes) != 0)
     throw NpyError(name + ": not a .npy file (it does not start with the magic \\x93NUMPY and a version)");
   const unsigned major = data[6], minor = data[7];
   if (!((major == 1 || major == 2) && minor == 0))
     throw NpyError(name + ": .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
                    " is not supported (1.0 and 2.0 are)");
-  const std::size_t len_bytes = major == 1 ? 2 : 4;
-  const std::size_t prefix = kMagicBytes + 2 + len_bytes;
+  return kMagicBytes + 2 + (major == 1 ? 2 : 4);
+}
+
+// A checked header: the array without its data, where the data starts and how many bytes it must have.
+struct Header {
+  NpyArray array;
+  std::size_t data_offset = 0;
+  std::size_t data_bytes = 0;
+};
+
+// Needs the bytes up to the end of the header; what follows it is not looked at.
+Header parse_header(const std::uint8_t* data, std::size_t size, const std::string& name) {
+  const std::size_t prefix = prefix_bytes(data, size, name);
+  const std::size_t len_bytes = prefix - kMagicBytes - 2;
   if (size < prefix)
     throw NpyError(name + ": truncated: the file ends inside the " + std::to_string(len_bytes) +
                    "-byte header length field");
@@ -198,7 +216,8 @@ NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
   }
   const auto fields = HeaderParser(header, name).parse();
 
-  NpyArray out;
+  Header h;
+  NpyArray& out = h.array;
   out.descr = fields.descr;
   out.shape = fields.shape;
   std::size_t item = 0;
@@ -207,7 +226,7 @@ NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
   if (fields.descr == "<f8") item = 8;
   if (item == 0) {
     const bool big = !fields.descr.empty() && fields.descr[0] == '>';
-    throw NpyError(name + ": dtype descr '" + fields.descr + "' is not supported" +
+    throw NpyError(name + ": dtype descr '" + cut(fields.descr) + "' is not supported" +
                    (big ? " (big-endian; save it as little-endian, e.g. a.astype('<f4'))" : "") +
                    "; readable are '<f2', '<f4' and '<f8'");
   }
@@ -222,13 +241,57 @@ NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
       throw NpyError(name + ": shape " + shape_text(fields.shape) + " is too large to address");
     count *= d;
   }
-  const std::size_t have = size - prefix - header_len;
-  if (have != count * item)
-    throw NpyError(name + ": data is " + std::to_string(have) + " bytes but shape " + shape_text(fields.shape) +
-                   " of '" + fields.descr + "' needs " + std::to_string(count * item) + " bytes");
   out.item_bytes = item;
-  out.data.assign(data + prefix + header_len, data + size);
-  return out;
+  h.data_offset = prefix + header_len;
+  h.data_bytes = count * item;
+  return h;
+}
+
+[[noreturn]] void wrong_data_size(const std::string& name, std::uint64_t have, const Header& h) {
+  throw NpyError(name + ": data is " + std::to_string(have) + " bytes but shape " + shape_text(h.array.shape) +
+                 " of '" + h.array.descr + "' needs " + std::to_string(h.data_bytes) + " bytes");
+}
+
+// Reads a .npy file piece by piece: the header first, then -- once its shape is known to fit the host-memory
+// limit and, for a regular file, the file's size to match it -- the data. A sparse 40 GB file or /dev/zero
+// costs a few bytes, not the host's memory.
+NpyArray read_npy_file(const std::string& path, bool header_only) {
+  files::InputFile in;
+  std::string error;
+  if (!in.open(path, &error)) throw NpyError(error);
+  std::string bytes;
+  const auto more = [&](std::uint64_t n) {
+    if (!in.read(n, bytes, &error)) throw NpyError(error);
+  };
+  const auto view = [&] { return reinterpret_cast<const std::uint8_t*>(bytes.data()); };
+  more(kMagicBytes + 2);
+  const std::size_t prefix = prefix_bytes(view(), bytes.size(), path);
+  more(prefix - bytes.size());
+  if (bytes.size() == prefix) more(load_le(view() + kMagicBytes + 2, prefix - kMagicBytes - 2));
+  Header h = parse_header(view(), bytes.size(), path);
+  if (header_only) return std::move(h.array);  // the caller weighs the shape (pe-vp gemm's estimate)
+  const std::uint64_t limit = files::kNpyInput.max_bytes;
+  if (h.data_bytes > limit - h.data_offset)
+    throw NpyError(path + ": shape " + shape_text(h.array.shape) + " of '" + h.array.descr + "' needs " +
+                   std::to_string(h.data_bytes) + " bytes of data, more than the " + std::to_string(limit) +
+                   "-byte host-memory limit for " + files::kNpyInput.what);
+  if (in.regular_size() && *in.regular_size() != h.data_offset + h.data_bytes)
+    wrong_data_size(path, *in.regular_size() < h.data_offset ? 0 : *in.regular_size() - h.data_offset, h);
+  // One byte more than the shape needs tells trailing bytes (of a FIFO) from none.
+  more(std::uint64_t{h.data_bytes} + 1);
+  if (bytes.size() != h.data_offset + h.data_bytes) wrong_data_size(path, bytes.size() - h.data_offset, h);
+  h.array.data.assign(view() + h.data_offset, view() + bytes.size());
+  return std::move(h.array);
+}
+
+}  // namespace
+
+NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
+  Header h = parse_header(data, size, name);
+  const std::size_t have = size - h.data_offset;
+  if (have != h.data_bytes) wrong_data_size(name, have, h);
+  h.array.data.assign(data + h.data_offset, data + size);
+  return std::move(h.array);
 }
 
 double NpyArray::value(std::size_t i) const {
@@ -241,12 +304,9 @@ double NpyArray::value(std::size_t i) const {
   return d;
 }
 
-NpyArray read_npy(const std::string& path) {
-  std::string error;
-  const std::optional<std::string> bytes = files::read_file(path, &error);
-  if (!bytes) throw NpyError(error);
-  return parse_npy(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(), path);
-}
+NpyArray read_npy(const std::string& path) { return read_npy_file(path, false); }
+
+NpyArray read_npy_header(const std::string& path) { return read_npy_file(path, true); }
 
 Matrix to_matrix(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 2)

@@ -1,34 +1,78 @@
 #include "pevp/files/input_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <system_error>
 
 namespace pevp::files {
+namespace {
 
-std::optional<std::string> read_file(const std::string& path, std::string* error) {
-  const auto fail = [&](const std::string& why) -> std::optional<std::string> {
-    if (error) *error = (path.empty() ? std::string("(empty path)") : path) + ": " + why;
-    return std::nullopt;
+std::string reason(int e) { return e ? std::string(": ") + std::strerror(e) : std::string(); }
+
+std::string named(const std::string& path) { return path.empty() ? std::string("(empty path)") : path; }
+
+}  // namespace
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool InputFile::open(const std::string& path, std::string* error) {
+  path_ = path;
+  const auto fail = [&](const std::string& why) {
+    if (error) *error = named(path) + ": " + why;
+    return false;
   };
   if (path.empty()) return fail("no input file given");
-  std::error_code ec;
-  // Opening a directory succeeds on Linux and fails only at the first read,
-  // with a stream exception that names no file: ask first.
-  if (std::filesystem::is_directory(path, ec)) return fail("is a directory");
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot open" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
-  std::string bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure& e) {
-    return fail(std::string("read error: ") + e.what());
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd_ < 0) return fail("cannot open" + reason(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return fail("cannot open" + reason(errno));
+  // Opening a directory succeeds on Linux and fails only at the first read: say what it is.
+  if (S_ISDIR(st.st_mode)) return fail("is a directory");
+  if (S_ISREG(st.st_mode)) size_ = static_cast<std::uint64_t>(st.st_size);
+  return true;
+}
+
+bool InputFile::read(std::uint64_t bytes, std::string& out, std::string* error) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  while (bytes > 0) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kChunk));
+    const std::size_t at = out.size();
+    out.resize(at + want);
+    const ssize_t got = ::read(fd_, &out[at], want);
+    if (got < 0) {
+      out.resize(at);
+      if (errno == EINTR) continue;
+      if (error) *error = named(path_) + ": read error" + reason(errno);
+      return false;
+    }
+    out.resize(at + static_cast<std::size_t>(got));
+    if (got == 0) break;  // the end of the file
+    bytes -= static_cast<std::uint64_t>(got);
   }
-  if (in.bad()) return fail("read error" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+  return true;
+}
+
+std::optional<std::string> read_file(const std::string& path, std::string* error, const InputKind& kind) {
+  InputFile in;
+  if (!in.open(path, error)) return std::nullopt;
+  const auto too_large = [&] {
+    if (error)
+      *error = path + ": larger than the " + std::to_string(kind.max_bytes) + "-byte limit for " + kind.what;
+    return std::nullopt;
+  };
+  // A regular file says its size: refused before a byte is read (a sparse file costs nothing).
+  if (in.regular_size() && *in.regular_size() > kind.max_bytes) return too_large();
+  std::string bytes;
+  if (in.regular_size()) bytes.reserve(static_cast<std::size_t>(*in.regular_size()));
+  // One byte past the limit tells a file at the limit from a larger one (a FIFO, /dev/zero, a file growing).
+  if (!in.read(kind.max_bytes + 1, bytes, error)) return std::nullopt;
+  if (bytes.size() > kind.max_bytes) return too_large();
   return bytes;
 }
 

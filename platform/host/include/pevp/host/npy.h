@@ -33,7 +33,11 @@ struct NpyArray {
 
 // Parses the bytes of a .npy file; `name` is what error messages call it.
 NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name);
+// Reads the file: the header is checked first, and a shape whose data would pass the host-memory limit
+// (files::kNpyInput) is refused before any data is read, as is a regular file whose size disagrees with it.
 NpyArray read_npy(const std::string& path);
+// Only the header: descr, shape and item_bytes, no data (a command's host-memory estimate before reading).
+NpyArray read_npy_header(const std::string& path);
 
 // A 2-D array as an fp32 matrix. '<f2' and '<f4' convert exactly; '<f8' rounds to nearest-even fp32 (beyond the fp32
 // range to +-Inf, as numpy's astype(float32) does; NaN stays a quiet NaN of the same sign). A 1-D array is an error

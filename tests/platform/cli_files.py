@@ -1,0 +1,274 @@
+"""Files the user names, through the pe-vp binary (docs/reliability.md, "output files", "input files", "host memory"):
+descriptor names (/dev/stdout, /dev/fd/N) written in place at their position; the temporary file of an atomic
+replacement never a planted symlink; every input read only up to its kind's limit (/dev/zero, a sparse file); an
+allocation failure reported as out of host memory; two spellings of one output file refused; empty paths refused
+naming the option; long .npy header parts cut; gemm's outputs checked before the simulation; a read-only output
+refused. Run with /usr/bin/python3 (ctest: cli.files)."""
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+PEVP = os.environ["PEVP_BIN"]
+EXAMPLE = os.environ["PEVP_EXAMPLE"]  # platform/examples/single_matmul
+ENV = dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1", OPENBLAS_NUM_THREADS="1")
+GEMM = ["gemm", "--m", "32", "--k", "32", "--n", "32", "--no-check", "--quiet", "--threads", "1"]
+RUN = ["run", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"),
+       "--load", os.path.join(EXAMPLE, "st.npy") + "@0x0:bf16", "--load", os.path.join(EXAMPLE, "mv.npy") + "@0x1000:bf16"]
+DUMP = "0x2000000:32x48:fp32="
+
+
+def run(args, cwd, timeout=120, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run([PEVP, *args], cwd=cwd, env=ENV, stderr=subprocess.PIPE, timeout=timeout, **kw)
+
+
+def read(path, mode="rb"):
+    with open(path, mode) as f:
+        return f.read()
+
+
+def npy_bytes(header_dict, data=b""):
+    """A version 1.0 .npy file with the given header dict text (padded as numpy pads) and data."""
+    header = header_dict.encode()
+    total = (10 + len(header) + 1 + 63) // 64 * 64
+    header += b" " * (total - 10 - len(header) - 1) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data
+
+
+def sanitized():
+    """AddressSanitizer reserves terabytes of address space: an address-space limit cannot apply to it."""
+    with open(PEVP, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+class Files(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pevp_cli_files_")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    # 1. /dev/stdout, /dev/fd/N: the open descriptor, written where it stands.
+    def test_descriptor_names_are_written_in_place(self):
+        piped = run(["asm", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "-o", "/dev/stdout"], self.dir)
+        self.assertEqual(piped.returncode, 0, piped.stderr)
+        self.assertNotIn(b"temporary", piped.stderr)
+        plain = run(["asm", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "-o", "x.bin"], self.dir)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        records = read(self.path("x.bin"))
+        self.assertGreater(len(records), 0)
+        self.assertTrue(piped.stdout.startswith(records + b"pe-vp asm: wrote"), piped.stdout[-100:])
+
+        stats = run(GEMM + ["--stats-json", "/dev/stdout"], self.dir)
+        self.assertEqual(stats.returncode, 0, stats.stderr)
+        self.assertIn(b'"cycles"', stats.stdout)
+
+        log = self.path("log.txt")
+        with open(log, "wb") as f:
+            f.write(b"IMPORTANT\n")
+        inode = os.stat(log).st_ino
+        with open(log, "ab") as f:  # the shell's >>
+            r = run(GEMM + ["--stats-json", "/dev/stdout"], self.dir, stdout=f)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = read(log)
+        self.assertTrue(text.startswith(b"IMPORTANT\n"), text[:200])
+        self.assertIn(b"pe-vp gemm:", text, "the command's own lines stay")
+        self.assertIn(b'"cycles"', text)
+        self.assertEqual(os.stat(log).st_ino, inode, "the file was replaced, not appended to")
+
+        # /dev/fd/N and /proc/self/fd/N of a descriptor the command inherited, opened for appending.
+        for name in ("/dev/fd/{}", "/proc/self/fd/{}"):
+            out = self.path("fd.txt")
+            with open(out, "wb") as f:
+                f.write(b"HEAD")
+            fd = os.open(out, os.O_WRONLY | os.O_APPEND)
+            try:
+                r = run(GEMM + ["--out", name.format(fd)], self.dir, pass_fds=(fd,))
+            finally:
+                os.close(fd)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            data = read(out)
+            self.assertTrue(data.startswith(b"HEAD\x93NUMPY"), (name, data[:20]))
+
+    # 2. The temporary file beside a replaced output is unique and created exclusively.
+    def test_a_planted_symlink_at_the_temporary_name_is_not_followed(self):
+        victim = self.path("victim")
+        with open(victim, "w") as f:
+            f.write("VICTIM")
+        os.symlink(victim, self.path("t1.npy.partial"))
+        r = run(GEMM + ["--out", "t1.npy"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(read(victim, "r"), "VICTIM")
+        self.assertFalse(os.path.islink(self.path("t1.npy")))
+        self.assertEqual(read(self.path("t1.npy"))[:6], b"\x93NUMPY")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["t1.npy", "t1.npy.partial", "victim"], "no temporary left")
+        mode = stat.S_IMODE(os.stat(self.path("t1.npy")).st_mode)
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(mode, 0o666 & ~umask, "a new file gets the mode a plain create gives, not mkstemp's 0600")
+
+    # 3. Every input read whole stops at its kind's limit.
+    def test_inputs_stop_at_their_size_limit(self):
+        limit = (2 << 30) if not sanitized() else None  # the reads must not hold more than the limit
+
+        def bounded():
+            if limit:
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+        cases = [
+            (["asm", "--gen", "MARIANA", "/dev/zero", "-o", "x.bin"], "/dev/zero: larger than the"),
+            (["asm", "/dev/zero", "-o", "x.bin"], "/dev/zero: larger than the"),
+            (["run", "--gen", "MARIANA", "/dev/zero"], "/dev/zero: larger than the"),
+            (["--config", "/dev/zero", "--dump-config"], "/dev/zero: larger than the"),
+            (["run", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "--regs", "/dev/zero"],
+             "/dev/zero: larger than the"),
+            (["run", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "--restore", "/dev/zero"],
+             "/dev/zero: larger than the"),
+            (["disasm", "--gen", "MARIANA", "/dev/zero"], "/dev/zero: larger than the"),
+            (["run", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "--load", "/dev/zero@0x0:bf16"],
+             "/dev/zero: not a .npy file"),
+        ]
+        for args, expected in cases:
+            r = run(args, self.dir, timeout=60, preexec_fn=bounded)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(expected.encode(), r.stderr, args)
+
+        # A sparse text file is refused from its size, before a byte is read.
+        big = self.path("big.pes")
+        with open(big, "wb") as f:
+            f.truncate(1 << 30)
+        r = run(["asm", "--gen", "MARIANA", big, "-o", "x.bin"], self.dir, timeout=60, preexec_fn=bounded)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"big.pes: larger than the 268435456-byte limit for a program, script or configuration file",
+                      r.stderr)
+
+        # A sparse 40 GB .npy: refused from its header's shape, at once.
+        huge = self.path("huge.npy")
+        with open(huge, "wb") as f:
+            head = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }")
+            f.write(head)
+            f.truncate(len(head) + 4 * 100000 * 100000)
+        start = time.monotonic()
+        r = run(["gemm", "--a", huge, "--b", huge, "--no-check"], self.dir, timeout=60, preexec_fn=bounded)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"pe-vp gemm: M=100000, K=100000, N=100000 needs about", r.stderr)
+        self.assertIn(b"GiB of host memory for the operands (limit 16.0 GiB)", r.stderr)
+        r = run(RUN[:4] + ["--load", huge + "@0x0:bf16"], self.dir, timeout=60, preexec_fn=bounded)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"huge.npy: shape (100000, 100000) of '<f4' needs 40000000000 bytes of data, more than the "
+                      b"17179869184-byte host-memory limit for a .npy file", r.stderr)
+        self.assertLess(time.monotonic() - start, 30, "the data was read")
+
+    def test_a_fifo_npy_operand_is_read_once(self):
+        """A FIFO (--a <(...)) can be read once: the header-first read must not open it twice."""
+        data = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (32, 32), }", b"\0\0\x80\x3f" * 1024)
+        writers = []
+        for name in ("fa.npy", "fb.npy"):
+            os.mkfifo(self.path(name))
+            def feed(path=self.path(name)):
+                with open(path, "wb") as f:
+                    f.write(data)
+            writers.append(threading.Thread(target=feed, daemon=True))
+            writers[-1].start()
+        r = run(["gemm", "--a", "fa.npy", "--b", "fb.npy", "--quiet", "--threads", "1"], self.dir, timeout=60)
+        for w in writers:
+            w.join(5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"bit-exact", r.stdout)
+
+    # 4. An allocation failure is the documented out-of-host-memory error, status 2.
+    def test_an_allocation_failure_is_out_of_host_memory(self):
+        if sanitized():
+            self.skipTest("an address-space limit does not apply under AddressSanitizer")
+        for kib, args in [(2000000, ["gemm", "--m", "32768", "--k", "32768", "--n", "1", "--no-check", "--quiet"]),
+                          (90000, GEMM)]:
+            def limited(kib=kib):
+                resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+            r = run(args, self.dir, timeout=120, preexec_fn=limited)
+            self.assertEqual(r.returncode, 2, (kib, r.stderr))
+            self.assertIn(b"pe-vp: out of host memory", r.stderr, kib)
+            self.assertNotIn(b"std::bad_alloc", r.stderr)
+
+    # 5. Two outputs in one file, however spelled: relative, ./, absolute, a hard link.
+    def test_two_outputs_naming_one_file_are_refused(self):
+        with open(self.path("hl1"), "w") as f:
+            f.write("x")
+        os.link(self.path("hl1"), self.path("hl2"))
+        cases = [
+            (GEMM + ["--out", "fresh1", "--stats-json", "./fresh1"], b"--out and --stats-json both name './fresh1'"),
+            (GEMM + ["--out", "f2", "--stats-json", self.path("f2")], b"--out and --stats-json both name"),
+            (GEMM + ["--trace", "hl1", "--vcd", "hl2"], b"--trace and --vcd both name 'hl2' (as 'hl1')"),
+            (RUN + ["--dump", DUMP + "o3", "--dump", DUMP + "./o3"], b"both name './o3'"),
+            (RUN + ["--trace", "o4", "--checkpoint", "./o4"], b"--trace and --checkpoint both name './o4'"),
+        ]
+        for args, expected in cases:
+            r = run(args, self.dir)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(expected, r.stderr, args)
+        for name in ("fresh1", "f2", "o3", "o4"):
+            self.assertFalse(os.path.exists(self.path(name)), name)
+
+    # 6. An empty path (an unset shell variable) is refused naming the option.
+    def test_empty_paths_are_refused_naming_the_option(self):
+        for args, option in [(GEMM + ["--out", ""], "--out"), (GEMM + ["--trace", ""], "--trace"),
+                             (GEMM + ["--stats-json", ""], "--stats-json"), (["--config", "", "--dump-config"], "--config"),
+                             (["demo", "--out-dir", ""], "--out-dir"), (RUN + ["--regs", ""], "--regs"),
+                             (RUN + ["--checkpoint", ""], "--checkpoint"), (["gemm", "--a", "", "--b", ""], "--a")]:
+            r = run(args, self.dir)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn((option + ": an empty path").encode(), r.stderr, args)
+
+    # 7. A long .npy header part is cut in the message.
+    def test_long_npy_header_parts_are_cut(self):
+        for name, header in [("longdescr.npy", "{'descr': '" + "x" * 20000 + "', 'fortran_order': False, 'shape': (2, 2), }"),
+                             ("longkey.npy", "{'" + "k" * 5000 + "': 1}"),
+                             ("longkey2.npy", "{'" + "k" * 5000 + "' 1}")]:
+            with open(self.path(name), "wb") as f:
+                f.write(npy_bytes(header, b"\0" * 16))
+            r = run(["gemm", "--a", name, "--b", name, "--no-check"], self.dir)
+            self.assertEqual(r.returncode, 2, r.stderr[:300])
+            self.assertLess(len(r.stderr), 800, (name, r.stderr[:400]))
+            self.assertIn(b"characters)", r.stderr, name)
+
+    # 8. gemm checks --out before the operands and the simulation, as run does.
+    def test_gemm_refuses_a_bad_out_before_simulating(self):
+        os.mkdir(self.path("d"))
+        for out, expected in [("d", b"pe-vp gemm: --out d: is a directory"),
+                              ("missing_zz/x.npy", b"pe-vp gemm: --out missing_zz/x.npy: no such directory 'missing_zz'")]:
+            r = run(GEMM + ["--out", out], self.dir)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(expected, r.stderr)
+            self.assertNotIn(b"platform:", r.stdout, "the simulation ran")
+
+    # 9. A read-only output file is refused, not replaced.
+    def test_a_read_only_output_is_refused(self):
+        ro = self.path("ro.npy")
+        with open(ro, "w") as f:
+            f.write("KEEP")
+        os.chmod(ro, 0o444)
+        for option in ("--out", "--stats-json", "--trace"):
+            r = run(GEMM + [option, "ro.npy"], self.dir)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(b"ro.npy: the file is read-only", r.stderr)
+            self.assertNotIn(b"platform:", r.stdout, "refused before the simulation")
+        self.assertEqual(read(ro, "r"), "KEEP")
+        r = run(["asm", "--gen", "MARIANA", os.path.join(EXAMPLE, "program.pes"), "-o", "ro.npy"], self.dir)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"ro.npy: the file is read-only", r.stderr)
+        self.assertEqual(read(ro, "r"), "KEEP")
+        os.symlink("/dev/null", self.path("null"))  # a device behind a link is still written in place
+        r = run(GEMM + ["--out", "null"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
