@@ -638,7 +638,42 @@ TEST(SpecErrors, UnknownFileExtension) {
 TEST(SpecErrors, UnreadableFile) {
   TempDir dir("unreadable");
   const std::string absent = (dir.path / "absent.toml").string();
-  EXPECT_EQ(spec_error_of([&] { read_spec(absent); }), absent + ": cannot read the file");
+  EXPECT_EQ(spec_error_of([&] { read_spec(absent); }), absent + ": cannot open: No such file or directory");
+}
+
+// A directory opens and reads as nothing: a TOML spec then said "workload: missing" and a JSON one leaked
+// nlohmann's "[json.exception.parse_error.101] ...". Now the file and the reason.
+TEST(SpecErrors, ADirectoryIsNamedAsOne) {
+  TempDir dir("directory");
+  for (const char* name : {"d.toml", "d.json"}) {
+    const std::string path = (dir.path / name).string();
+    fs::create_directories(path);
+    EXPECT_EQ(spec_error_of([&] { read_spec(path); }), path + ": is a directory");
+  }
+  // A topology that is a directory: was "no layers".
+  fs::create_directories(dir.path / "topo.csv");
+  EXPECT_EQ(spec_error_of([&] {
+              parse_spec("[[workload]]\nscalesim_conv = \"topo.csv\"\n", SpecFormat::Toml, "s.toml", dir.path.string());
+            }),
+            "s.toml: workload[0]: " + (dir.path / "topo.csv").string() + ": is a directory");
+}
+
+// A spec linked to /dev/zero was read whole (std::bad_alloc under a memory limit); it is refused at the limit.
+TEST(SpecErrors, ASpecIsReadToItsLimitAndNoFurther) {
+  TempDir dir("zero");
+  const std::string link = (dir.path / "zero.toml").string();
+  fs::create_symlink("/dev/zero", link);
+  EXPECT_EQ(spec_error_of([&] { read_spec(link); }),
+            link + ": larger than the 16777216-byte limit for a sweep spec");
+}
+
+TEST(SpecErrors, AnUnreadableSpecSaysWhy) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads a file whatever its mode";
+  TempDir dir("mode");
+  const std::string path = (dir.path / "s.toml").string();
+  write_file(path, kWorkload);
+  fs::permissions(path, fs::perms::none);
+  EXPECT_EQ(spec_error_of([&] { read_spec(path); }), path + ": cannot open: Permission denied");
 }
 
 TEST(SpecErrors, ReadSpecNamesTheFileInMessages) {
@@ -660,8 +695,7 @@ TEST(SpecErrors, MissingTopologyIsWrappedAndResolvedAgainstTheBase) {
   EXPECT_EQ(spec_error_of([&] {
               parse_spec("[[workload]]\nscalesim_conv = \"none.csv\"\n", SpecFormat::Toml, "s.toml", base);
             }),
-            "s.toml: workload[0]: " + (dir.path / "none.csv").string() +
-                ": cannot open SCALE-Sim topology: No such file or directory");
+            "s.toml: workload[0]: " + (dir.path / "none.csv").string() + ": cannot open: No such file or directory");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -240,6 +240,56 @@ TEST(SweepRun, RefusesWhatItCannotSweep) {
   EXPECT_NE(collect_nothing.err.find("no sweep here"), std::string::npos) << collect_nothing.err;
 }
 
+// Every file a sweep reads is named with the reason it cannot be used, status 2: a directory read as an empty file
+// said "workload: missing" (TOML), leaked "[json.exception.parse_error.101]" (JSON) or "no layers" (a topology); a
+// link to /dev/zero was read whole and ended in "pe-vp sweep: std::bad_alloc", status 3, under a memory limit.
+TEST(SweepRun, AnInputItCannotReadIsNamedWithTheReason) {
+  const std::string dir = scratch("inputs");
+  fs::create_directories(dir + "/d.toml");
+  fs::create_directories(dir + "/d.json");
+  fs::create_directories(dir + "/topo.csv");
+  fs::create_symlink("/dev/zero", dir + "/zero.toml");
+  const std::string topo = write(dir + "/t.toml", "[[workload]]\nscalesim_conv = \"topo.csv\"\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {dir + "/d.toml", dir + "/d.toml: is a directory"},
+      {dir + "/d.json", dir + "/d.json: is a directory"},
+      {dir + "/none.toml", dir + "/none.toml: cannot open: No such file or directory"},
+      {dir + "/zero.toml", dir + "/zero.toml: larger than the 16777216-byte limit for a sweep spec"},
+      {topo, topo + ": workload[0]: " + dir + "/topo.csv: is a directory"},
+  };
+  for (const auto& [spec, message] : cases) {
+    SCOPED_TRACE(spec);
+    const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "pe-vp sweep: " + message + "\n");
+    EXPECT_FALSE(fs::exists(dir + "/out/sweep.json"));
+  }
+  // --collect reads the plan the sweep wrote: a directory in its place says so, not a JSON parse error.
+  fs::create_directories(dir + "/c/sweep.json");
+  const Result c = pe_vp("sweep --collect --out " + dir + "/c", dir);
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err, "pe-vp sweep: " + dir + "/c/sweep.json: is a directory\n");
+}
+
+// The host running out of memory during a sweep is pe-vp's one error for it (status 2), not a backend failure
+// (status 3) that prints "std::bad_alloc". A 1,000,000-point plan under a 512 MiB address-space limit runs out.
+TEST(SweepRun, OutOfHostMemoryIsTheDocumentedError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: an address-space limit cannot apply to it";
+#endif
+  const std::string dir = scratch("memory");
+  std::string values;
+  for (int i = 1; i <= 1000; ++i) values += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string spec = write(dir + "/big.toml", "[[workload]]\ngemms = [{ m = 64, k = 64, n = 64 }]\n[grid]\n"
+                                                    "sbuf_budget = [" + values + "]\n\"timing.psum_rmw_cycles\" = [" +
+                                                    values + "]\n");
+  const Result r = sh("ulimit -v 524288; " + std::string(PEVP_CLI) + " sweep " + spec + " --out " + dir +
+                          "/out --no-plots --quiet",
+                      dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, "pe-vp: out of host memory\n");
+}
+
 // SCALE-Sim's ws model by hand: ceil(K / R) x ceil(M / C) folds of 2R + C + N - 2 cycles (N streamed).
 struct FoldCase {
   const char* name;

@@ -253,8 +253,36 @@ TEST(ScaleSimTopology, ReadsAFileFromDisk) {
 
 TEST(ScaleSimTopology, MissingFileIsAnError) {
   const std::string path = "/nonexistent/pevp/topology.csv";
-  EXPECT_EQ(workload_error_of([&] { read_scalesim_topology(path, TopologyKind::Conv); }),
-            path + ": cannot open SCALE-Sim topology: No such file or directory");
+  EXPECT_EQ(workload_error_of([&] { read_scalesim_topology(path, TopologyKind::Conv); }), path + ": cannot open: No such file or directory");
+}
+
+// A directory opens and reads as nothing: it was reported as a topology with "no layers". Now the file and the
+// reason, as for every input file of a sweep.
+TEST(ScaleSimTopology, ADirectoryIsNamedAsOne) {
+  const std::string dir = ::testing::TempDir() + "/pevp_topology_dir_" + std::to_string(::getpid()) + ".csv";
+  fs::create_directories(dir);
+  EXPECT_EQ(workload_error_of([&] { read_scalesim_topology(dir, TopologyKind::Gemm); }), dir + ": is a directory");
+  fs::remove_all(dir);
+}
+
+// A device that never ends (a link to /dev/zero) is refused after the limit, while reading: its size is 0 to stat,
+// and reading it whole exhausted the host's memory (std::bad_alloc).
+TEST(ScaleSimTopology, AFileIsReadToItsLimitAndNoFurther) {
+  const std::string link = ::testing::TempDir() + "/pevp_topology_zero_" + std::to_string(::getpid()) + ".csv";
+  fs::remove(link);
+  fs::create_symlink("/dev/zero", link);
+  EXPECT_EQ(workload_error_of([&] { read_scalesim_topology(link, TopologyKind::Conv); }),
+            link + ": larger than the 16777216-byte limit for a SCALE-Sim topology");
+  EXPECT_EQ(workload_error_of([&] { read_input_file(link, 100, "a test file"); }),
+            link + ": larger than the 100-byte limit for a test file");
+  fs::remove(link);
+  // Exactly the limit is read; one byte more is refused.
+  const std::string file = ::testing::TempDir() + "/pevp_topology_limit_" + std::to_string(::getpid());
+  std::ofstream(file, std::ios::binary) << std::string(100, 'x');
+  EXPECT_EQ(read_input_file(file, 100, "a test file"), std::string(100, 'x'));
+  EXPECT_EQ(workload_error_of([&] { read_input_file(file, 99, "a test file"); }),
+            file + ": larger than the 99-byte limit for a test file");
+  fs::remove(file);
 }
 
 TEST(ScaleSimTopology, RejectsANonIntegerField) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -52,6 +53,8 @@ VpConfig effective_config(const sweep::Point& p, const std::string& source) {
         apply_override(config, q.name + "=" + sweep::value_text(q.value));
     apply_override(config, "mode=" + param_or(p, "mode", "timing"));
     validate(config);
+  } catch (const std::bad_alloc&) {
+    throw;  // not the spec's fault: pe-vp's out-of-host-memory error (main.cpp), not a configuration message
   } catch (const std::exception& e) {
     throw sweep::SpecError(source + ": the configuration " + describe(p) + ": " + e.what());
   }
@@ -77,6 +80,8 @@ sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
         if (pp.args[i] == "--csr") {
           try {
             parse_csr_write(config.platform.map, pp.args[i + 1]);
+          } catch (const std::bad_alloc&) {
+            throw;
           } catch (const std::exception& e) {
             throw sweep::SpecError(spec.source + ": the configuration " + describe(p) + ": " + e.what());
           }
@@ -105,11 +110,21 @@ sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
   return plan;
 }
 
+// The plan a sweep wrote: at most 1,000,000 points of about 1 KiB each, so the bound is the plan of the largest sweep.
+constexpr std::size_t kMaxPlanBytes = std::size_t{4} << 30;
+
 sweep::SweepPlan read_plan(const std::string& dir) {
-  std::ifstream f(plan_path(dir));
-  if (!f) throw sweep::SpecError(plan_path(dir) + ": no sweep here (run pe-vp sweep SPEC --out " + dir + " first)");
+  std::error_code ec;
+  if (!fs::exists(plan_path(dir), ec))
+    throw sweep::SpecError(plan_path(dir) + ": no sweep here (run pe-vp sweep SPEC --out " + dir + " first)");
+  std::string text;
   try {
-    return sweep::plan_from_json(json::parse(f), plan_path(dir));
+    text = sweep::read_input_file(plan_path(dir), kMaxPlanBytes, "a sweep plan");
+  } catch (const sweep::WorkloadError& e) {  // a directory or an unreadable file: its reason, not a JSON error
+    throw sweep::SpecError(e.what());
+  }
+  try {
+    return sweep::plan_from_json(json::parse(text), plan_path(dir));
   } catch (const json::exception& e) {
     throw sweep::SpecError(plan_path(dir) + ": " + e.what());
   }
@@ -137,6 +152,8 @@ std::string run_plots(const std::string& dir, const std::vector<std::string>& ex
   int status = 0;
   try {
     status = sweep::run_process(argv, log, log);
+  } catch (const std::bad_alloc&) {
+    throw;
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -251,6 +268,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       std::string id;
       try {
         id = sweep::submit_slurm(chunks, o);
+      } catch (const std::bad_alloc&) {
+        throw;
       } catch (const std::exception& e) {
         err << "pe-vp sweep: " << e.what() << '\n';
         return 3;
@@ -265,6 +284,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       try {
         sweep::run_local(plan, todo, {cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()},
                          [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
+      } catch (const std::bad_alloc&) {
+        throw;
       } catch (const std::exception& e) {
         err << "pe-vp sweep: " << e.what() << '\n';
         return 3;
@@ -275,6 +296,10 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
   } catch (const sweep::SpecError& e) {
     err << "pe-vp sweep: " << e.what() << '\n';
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Out of host memory is pe-vp's one documented error for it (sc_main: "pe-vp: out of host memory", status 2),
+    // not a backend failure (status 3) named "std::bad_alloc".
+    throw;
   } catch (const std::exception& e) {
     err << "pe-vp sweep: " << e.what() << '\n';
     return 3;

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -333,12 +331,14 @@ SweepSpec read_spec(const std::string& path) {
   if (ext == ".toml") format = SpecFormat::Toml;
   else if (ext == ".json") format = SpecFormat::Json;
   else throw SpecError(path + ": unknown spec format '" + ext + "' (.toml or .json)");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw SpecError(path + ": cannot read the file");
-  std::ostringstream text;
-  text << f.rdbuf();
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxInputBytes, "a sweep spec");
+  } catch (const WorkloadError& e) {
+    throw SpecError(e.what());
+  }
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return parse_spec(text.str(), format, path, dir.empty() ? "." : dir);
+  return parse_spec(text, format, path, dir.empty() ? "." : dir);
 }
 
 std::vector<Point> expand(const SweepSpec& spec) {

@@ -275,14 +275,34 @@ Network parse_topology(std::string_view text, const std::string& source, RowToGe
   return network;
 }
 
-std::string read_whole_file(const std::string& path) {
+}  // namespace
+
+std::string read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  const auto fail = [&](const std::string& why) { return WorkloadError(path + ": " + why); };
+  std::error_code ec;
+  // Opening a directory succeeds and only reading it fails (or, with a stream, reads nothing: an empty spec would
+  // be reported as one missing its keys); ask first.
+  if (std::filesystem::is_directory(path, ec)) throw fail("is a directory");
+  errno = 0;
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw WorkloadError(path + ": cannot open SCALE-Sim topology: " + std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw WorkloadError(path + ": cannot read SCALE-Sim topology");
-  return text.str();
+  if (!file) throw fail("cannot open" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+  // In chunks, counting: the size a stat reports is 0 for /dev/zero and a FIFO, so only the read itself can bound
+  // what is held in memory.
+  std::string text;
+  char chunk[1 << 16];
+  while (file) {
+    errno = 0;
+    file.read(chunk, sizeof chunk);
+    const auto got = static_cast<std::size_t>(file.gcount());
+    if (text.size() + got > max_bytes)
+      throw fail("larger than the " + std::to_string(max_bytes) + "-byte limit for " + what);
+    text.append(chunk, got);
+  }
+  if (file.bad()) throw fail("read error" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+  return text;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------------------------
 // ResNet-50
@@ -576,7 +596,7 @@ Network parse_scalesim_gemm_topology(std::string_view text, const std::string& s
 }
 
 Network read_scalesim_topology(const std::string& path, TopologyKind kind) {
-  const std::string text = read_whole_file(path);
+  const std::string text = read_input_file(path, kMaxInputBytes, "a SCALE-Sim topology");
   return kind == TopologyKind::Conv ? parse_scalesim_conv_topology(text, path)
                                     : parse_scalesim_gemm_topology(text, path);
 }

@@ -66,7 +66,8 @@ struct SweepSpec {
 enum class SpecFormat { Toml, Json };
 // `base_dir`: where topology paths are relative to.
 SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string& source, const std::string& base_dir);
-// The format from the extension (.toml, .json); throws SpecError for another or an unreadable file.
+// The format from the extension (.toml, .json); throws SpecError for another, or naming the file and the reason when
+// it cannot be read (read_input_file: missing, a directory, unreadable, larger than kMaxInputBytes).
 SweepSpec read_spec(const std::string& path);
 
 // One simulation: a layer of a workload under one combination of the swept parameters.

@@ -60,6 +60,7 @@
 //   - A file without a single layer is an error.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -123,8 +124,19 @@ enum class TopologyKind { Conv, Gemm };
 Network parse_scalesim_conv_topology(std::string_view text, const std::string& source_name);
 Network parse_scalesim_gemm_topology(std::string_view text, const std::string& source_name);
 
-// Read and parse a SCALE-Sim topology file (`scale.py -t FILE`, with `-i gemm` for TopologyKind::Gemm).
+// Read and parse a SCALE-Sim topology file (`scale.py -t FILE`, with `-i gemm` for TopologyKind::Gemm), read with
+// read_input_file and the limit kMaxInputBytes.
 Network read_scalesim_topology(const std::string& path, TopologyKind kind);
+
+// The most a sweep spec or a topology file may hold: a topology of ~300,000 layers or a spec with as many GEMMs, far
+// past any network, and small enough that reading it cannot exhaust the host (a link to /dev/zero, a wrong file).
+inline constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;
+
+// The whole file at `path`, read in bounded chunks. A WorkloadError names the file and the reason, in the words of
+// files::read_file (support/files): "<path>: is a directory", "<path>: cannot open: <system reason>", "<path>: read
+// error: <system reason>", or "<path>: larger than the <max_bytes>-byte limit for <what>" -- found while reading, so
+// a device or FIFO that never ends is refused too, after at most max_bytes + 64 KiB bytes.
+std::string read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what);
 
 // The built-in networks, by name: resnet50, bert_base, llama2_7b.
 std::vector<std::string> builtin_network_names();
