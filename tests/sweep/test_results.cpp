@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pevp/sweep/results.h"
+#include "pevp/sweep/runner.h"
 #include "pevp/sweep/spec.h"
 #include "pevp/sweep/workload.h"
 
@@ -592,6 +593,28 @@ TEST(SweepRecords, OkRecordTakesTheFiguresFromTheStats) {
                                           {"scalesim", {{"folds", 2}}}}));
   EXPECT_EQ(failed_record("e", 7, 1.5),
             (json{{"status", "failed"}, {"error", "e"}, {"exit_status", 7}, {"wall_s", 1.5}}));
+}
+
+// A Slurm task's chunk list: a missing one says so, one that is a directory says that (it was a JSON parse error of
+// an empty text), a present one gives its chunk.
+TEST(SweepChunks, ReadChunkNamesAFileItCannotUse) {
+  TempDir dir("chunks");
+  const std::string out = dir.path.string(), path = out + "/slurm/chunks.json";
+  const auto error_of = [&](std::size_t chunk) -> std::string {
+    try {
+      read_chunk(out, chunk);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  EXPECT_EQ(error_of(0), path + ": no such file (was the sweep submitted with --backend slurm?)");
+  fs::create_directories(path);
+  EXPECT_EQ(error_of(0), path + ": is a directory");
+  fs::remove(path);
+  std::ofstream(path) << "[[0, 1], [2]]";
+  EXPECT_EQ(read_chunk(out, 1), (std::vector<std::size_t>{2}));
+  EXPECT_EQ(error_of(2), path + ": chunk 2 does not exist (2 chunks)");
 }
 
 }  // namespace

@@ -208,10 +208,19 @@ std::string submit_slurm(const std::vector<std::vector<std::size_t>>& chunks, co
 
 std::vector<std::size_t> read_chunk(const std::string& out_dir, std::size_t chunk) {
   const std::string path = slurm_dir(out_dir) + "/chunks.json";
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot read (was the sweep submitted with --backend slurm?)");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw std::runtime_error(path + ": no such file (was the sweep submitted with --backend slurm?)");
+  std::string text;
   try {
-    const json chunks = json::parse(f);
+    // A directory or an unreadable file says so, not a JSON parse error. The bound is far past any chunk list (an
+    // index per point, at most 1,000,000 points).
+    text = read_input_file(path, kMaxInputBytes, "a Slurm chunk list");
+  } catch (const WorkloadError& e) {
+    throw std::runtime_error(e.what());
+  }
+  try {
+    const json chunks = json::parse(text);
     if (chunk >= chunks.size())
       throw std::runtime_error(path + ": chunk " + std::to_string(chunk) + " does not exist (" +
                                std::to_string(chunks.size()) + " chunks)");
