@@ -178,6 +178,7 @@ class LockStep : public sc_core::sc_module {
 
   bool finished() const { return finished_; }
   const std::string& error() const { return error_; }
+  bool out_of_memory() const { return out_of_memory_; }
 
  private:
   static apb::ApbCheckerConfig checker_config() {
@@ -262,6 +263,8 @@ class LockStep : public sc_core::sc_module {
         check_state();
       }
       finished_ = true;
+    } catch (const std::bad_alloc&) {
+      out_of_memory_ = true;  // rethrown on the main stack: an exception leaving an SC_THREAD becomes an sc_report
     } catch (const std::exception& e) {
       error_ = e.what();
     }
@@ -576,6 +579,7 @@ class LockStep : public sc_core::sc_module {
   bool finished_ = false;
   bool stopped_ = false;
   std::string error_;
+  bool out_of_memory_ = false;
 
   // Master.
   Phase phase_ = Phase::Idle;
@@ -615,6 +619,7 @@ void run_bench(Face face, const CosimCheckCommand& cmd, const Mode& mode, CosimC
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (bench->out_of_memory()) throw std::bad_alloc();  // sc_main: "pe-vp: out of host memory", status 2
   if (!bench->error().empty()) throw std::runtime_error(bench->error());
   if (!bench->finished() && !(r.first_mismatch_cycle && mode.stop_on_mismatch))
     throw std::runtime_error("the lock-step run ended at cycle " + std::to_string(r.cycles) + " before its end");
@@ -708,7 +713,8 @@ class Replayer {
       CosimCheckResult r;
       run_bench(face, cmd, m, r);
     } catch (const std::exception& e) {
-      const std::string why = e.what();
+      // What the parent prints after "the waveform": say what ran out rather than "std::bad_alloc".
+      const std::string why = dynamic_cast<const std::bad_alloc*>(&e) ? "out of host memory" : e.what();
       for (std::size_t done = 0; done < why.size();) {
         const ssize_t n = ::send(fd, why.data() + done, why.size() - done, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
