@@ -2,6 +2,8 @@
 // and every SCALE-Sim quirk reproduced here are described at the top of workload.h.
 #include "pevp/sweep/workload.h"
 
+#include "pevp/files/input_file.h"
+
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -278,28 +281,13 @@ Network parse_topology(std::string_view text, const std::string& source, RowToGe
 }  // namespace
 
 std::string read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what) {
-  const auto fail = [&](const std::string& why) { return WorkloadError(path + ": " + why); };
-  std::error_code ec;
-  // Opening a directory succeeds and only reading it fails (or, with a stream, reads nothing: an empty spec would
-  // be reported as one missing its keys); ask first.
-  if (std::filesystem::is_directory(path, ec)) throw fail("is a directory");
-  errno = 0;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw fail("cannot open" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
-  // In chunks, counting: the size a stat reports is 0 for /dev/zero and a FIFO, so only the read itself can bound
-  // what is held in memory.
-  std::string text;
-  char chunk[1 << 16];
-  while (file) {
-    errno = 0;
-    file.read(chunk, sizeof chunk);
-    const auto got = static_cast<std::size_t>(file.gcount());
-    if (text.size() + got > max_bytes)
-      throw fail("larger than the " + std::to_string(max_bytes) + "-byte limit for " + what);
-    text.append(chunk, got);
-  }
-  if (file.bad()) throw fail("read error" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
-  return text;
+  // Through pe-vp's one reader of user files (support/files), with the sweep's own limit: a directory, a missing or
+  // unreadable file and one past the limit are named there, the limit checked while reading (a regular file from its
+  // size, a device such as /dev/zero once the limit is passed).
+  std::string error;
+  std::optional<std::string> text = files::read_file(path, &error, files::InputKind{what.c_str(), max_bytes});
+  if (!text) throw WorkloadError(error);
+  return std::move(*text);
 }
 
 namespace {

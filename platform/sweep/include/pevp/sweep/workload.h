@@ -132,10 +132,10 @@ Network read_scalesim_topology(const std::string& path, TopologyKind kind);
 // past any network, and small enough that reading it cannot exhaust the host (a link to /dev/zero, a wrong file).
 inline constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;
 
-// The whole file at `path`, read in bounded chunks. A WorkloadError names the file and the reason, in the words of
-// files::read_file (support/files): "<path>: is a directory", "<path>: cannot open: <system reason>", "<path>: read
-// error: <system reason>", or "<path>: larger than the <max_bytes>-byte limit for <what>" -- found while reading, so
-// a device or FIFO that never ends is refused too, after at most max_bytes + 64 KiB bytes.
+// The whole file at `path`, read through files::read_file (support/files) with the limit `max_bytes`. A
+// WorkloadError names the file and the reason: "<path>: is a directory", "<path>: cannot open: <system reason>",
+// "<path>: read error: <system reason>", or "<path>: larger than the <max_bytes>-byte limit for <what>" -- checked
+// while reading, so a device or FIFO that never ends is refused too.
 std::string read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what);
 
 // The built-in networks, by name: resnet50, bert_base, llama2_7b.
