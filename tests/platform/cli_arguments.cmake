@@ -54,6 +54,11 @@ expect_refused("--threads: expected an integer in 1..4096, got '4097'" ${PEVP} r
 expect_refused("--threads: expected an integer in 1..4096, got '-2'" ${PEVP} gemm ${small} --threads -2)
 # Directories as inputs name the file.
 expect_refused("pe-vp asm: a_directory: is a directory" ${PEVP} asm --gen MARIANA a_directory -o x.bin)
+# Without --gen too: the source is read before its .gen directive is looked for (it said "no --gen and no .gen
+# directive in the source").
+expect_refused("pe-vp asm: a_directory: is a directory" ${PEVP} asm a_directory -o x.bin)
+# A sweep's spec the same way, before its format (it said "unknown spec format ''").
+expect_refused("pe-vp sweep: a_directory: is a directory" ${PEVP} sweep a_directory --out sweep_out)
 expect_refused("pe-vp disasm: a_directory: is a directory" ${PEVP} disasm --gen MARIANA a_directory)
 expect_refused("pe-vp gemm: a_directory: is a directory" ${PEVP} gemm --a a_directory --b a_directory --no-check)
 expect_refused("pe-vp run: a_directory: is a directory" ${PEVP} run --gen MARIANA a_directory)

@@ -650,6 +650,11 @@ TEST(SpecErrors, ADirectoryIsNamedAsOne) {
     fs::create_directories(path);
     EXPECT_EQ(spec_error_of([&] { read_spec(path); }), path + ": is a directory");
   }
+  // The file before its format: a folder or a missing file says that, not "unknown spec format".
+  fs::create_directories(dir.path / "specs");
+  EXPECT_EQ(spec_error_of([&] { read_spec((dir.path / "specs").string()); }), (dir.path / "specs").string() + ": is a directory");
+  const std::string yaml = (dir.path / "absent.yaml").string();
+  EXPECT_EQ(spec_error_of([&] { read_spec(yaml); }), yaml + ": cannot open: No such file or directory");
   // A topology that is a directory: was "no layers".
   fs::create_directories(dir.path / "topo.csv");
   EXPECT_EQ(spec_error_of([&] {

@@ -326,17 +326,19 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
 }
 
 SweepSpec read_spec(const std::string& path) {
-  const std::string ext = std::filesystem::path(path).extension().string();
-  SpecFormat format;
-  if (ext == ".toml") format = SpecFormat::Toml;
-  else if (ext == ".json") format = SpecFormat::Json;
-  else throw SpecError(path + ": unknown spec format '" + ext + "' (.toml or .json)");
+  // The file first: one that is missing or a directory has no format to speak of (a folder "specs" named as the
+  // spec said "unknown spec format ''"). The read is bounded, so a wrong file costs at most the limit.
   std::string text;
   try {
     text = read_input_file(path, kMaxInputBytes, "a sweep spec");
   } catch (const WorkloadError& e) {
     throw SpecError(e.what());
   }
+  const std::string ext = std::filesystem::path(path).extension().string();
+  SpecFormat format;
+  if (ext == ".toml") format = SpecFormat::Toml;
+  else if (ext == ".json") format = SpecFormat::Json;
+  else throw SpecError(path + ": unknown spec format '" + ext + "' (.toml or .json)");
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return parse_spec(text, format, path, dir.empty() ? "." : dir);
 }
