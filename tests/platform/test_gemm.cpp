@@ -194,6 +194,25 @@ TEST(GemmCommand, StreamsWhenTheOperandsDoNotFitTheSbufBudget) {
   EXPECT_GT(std::stoul(s.substr(start + 1, at - start - 1)), 1u) << s;
 }
 
+// A configuration in range but so slow that one instruction outlasts the step's progress window: the failure names
+// the window and what sets the pace, not a bare "timeout".
+TEST(GemmCommand, AStepThatOutlastsItsProgressWindowSaysWhy) {
+  platform::GemmCommand cmd;
+  cmd.gen = isa::Generation::MARIANA;
+  cmd.m = 32, cmd.k = 32, cmd.n = 1024;  // two matmuls of 5 s simulated each
+  cmd.dtype = "fp32";
+  cmd.check = false;
+  platform::VpConfig c = platform::preset(cmd.gen);
+  platform::apply_overrides(c, {"timing.fp32_factor=1048576", "tensor_engine.clock_ghz=0.1"});
+  cmd.config = c;
+  std::ostringstream out, err;
+  EXPECT_EQ(platform::run_gemm(cmd, out, err), 3) << out.str() << err.str();
+  EXPECT_NE(err.str().find("step 0: the SEQ did not settle: no instruction retired in 1 s of simulated time"),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("timing.*, tensor_engine.clock_ghz"), std::string::npos) << err.str();
+}
+
 TEST(GemmCommand, Bf16ErrorAgainstFp64IsWithinTheBf16Bound) {
   // Seeded random operands in [-1, 1): bf16 rounding of each operand is within
   // 2^-9 relative, so |c - ref| <= ~2 * 2^-9 * sum|a||b| plus fp32 accumulation.

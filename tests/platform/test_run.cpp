@@ -361,6 +361,11 @@ TEST(Run, BadInputsAreFoundBeforeSimulatingWithStatus2) {
     expect2(with([&](auto& c) { c.config = rtl; c.restore = scratch("ck.bin").string(); }),
             "--restore: the CSR block is the register RTL (csrs.impl = rtl)");
   }
+  // Outputs the write after the run would refuse are refused before it.
+  expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:4x4:fp32=" + scratch("").string())}; }),
+          "--dump " + scratch("").string() + ": is a directory");
+  expect2(with([&](auto& c) { c.dumps = {platform::parse_dump("0x2000000:4x4:fp32=/no/such/dir/x.npy")}; }),
+          "--dump /no/such/dir/x.npy: no such directory '/no/such/dir'");
   write_text(scratch("r8.txt"), "read vp iq_status.levl\n");
   expect2(with([&](auto& c) { c.regs = scratch("r8.txt").string(); }), "iq_status has no field 'levl'");
   write_text(scratch("empty.pes"), "# nothing\n");

@@ -34,6 +34,10 @@ namespace pevp::platform {
 
 namespace {
 
+// How long a GEMM step may go without an instruction retiring before it is called stuck, in simulated time. A
+// function, not a constant: an sc_time built during static initialisation would fix the time resolution.
+sc_core::sc_time step_progress_window() { return sc_core::sc_time(1, sc_core::SC_SEC); }
+
 std::optional<isa::Fp32Mode> parse_fp32_mode(const std::string& s) {
   if (s == "low") return isa::Fp32Mode::Low;
   if (s == "high") return isa::Fp32Mode::High;
@@ -197,7 +201,14 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
                      config.geometry.sbuf_partition_bytes, rows.data, rows.stride, per, load.partitions());
       }
       d.submit(step.program);
-      const Completion c = d.wait_idle();
+      // A step waits on no semaphore, so it cannot deadlock, but an extreme timing configuration (in range, e.g.
+      // timing.fp32_factor at its top with a slow clock) makes it longer than one wait_idle window: wait on while
+      // instructions keep retiring, and call it stuck only after a whole window without one.
+      Completion c = d.wait_idle(step_progress_window());
+      for (std::uint64_t seen = c.retired; c.timed_out && !c.error; seen = c.retired) {
+        c = d.wait_idle(step_progress_window());
+        if (c.retired == seen) break;
+      }
       if (c.error || c.timed_out) {
         r.error = d.error_record();
         r.timed_out = c.timed_out;
@@ -528,7 +539,12 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run.error || run.timed_out) {
     err << "pe-vp gemm: step " << run.failed_step << ": "
-        << (run.error ? run.error->describe() : std::string("the SEQ did not settle (timeout)")) << '\n';
+        << (run.error ? run.error->describe()
+                      : "the SEQ did not settle: no instruction retired in " +
+                            std::string(step_progress_window().to_string()) +
+                            " of simulated time (the step's progress window; a timing configuration this slow -- "
+                            "timing.*, tensor_engine.clock_ghz -- needs a shorter GEMM)")
+        << '\n';
     return 3;
   }
   out << "  platform: " << run.retired << " instructions retired; perf counters (" << run.counter_tiles << "): weight_load "

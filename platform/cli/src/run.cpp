@@ -250,18 +250,17 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     if (!cmd.restore.empty()) {
       // Read and checked here, so a bad checkpoint costs no simulation and no partial run.
       std::string error;
-      const std::optional<std::string> bytes = files::read_file(cmd.restore, &error);
+      const std::optional<std::string> bytes = files::read_file(cmd.restore, &error, checkpoint_input(vpc));
       if (!bytes) throw CheckpointError("checkpoint " + error);
       restored = read_checkpoint(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(), vpc, cmd.restore);
     }
-    if (!cmd.checkpoint.empty()) {
-      std::error_code ec;
-      const std::filesystem::path dir = std::filesystem::path(cmd.checkpoint).parent_path();
-      if (std::filesystem::is_directory(cmd.checkpoint, ec))
-        throw std::invalid_argument("--checkpoint " + cmd.checkpoint + ": is a directory");
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-        throw std::invalid_argument("--checkpoint " + cmd.checkpoint + ": no such directory '" + dir.string() + "'");
-    }
+    // The writer's own checks (a directory, a missing folder, a read-only file, a symlink loop) before simulating,
+    // so an output the write after the run would refuse costs no run.
+    if (!cmd.checkpoint.empty())
+      if (const std::string bad = files::check_output(cmd.checkpoint); !bad.empty())
+        throw std::invalid_argument("--checkpoint " + bad);
+    for (const DumpSpec& d : cmd.dumps)
+      if (const std::string bad = files::check_output(d.file); !bad.empty()) throw std::invalid_argument("--dump " + bad);
     program = read_program(cmd.program, cmd.gen, vpc.geometry);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
@@ -318,6 +317,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     // --restore may name the --checkpoint file: it is read before simulating, and the save replaces it atomically.
     outputs.push_back({"--checkpoint", cmd.checkpoint});
     if (const std::string twice = files::same_file_twice(outputs); !twice.empty()) throw std::invalid_argument(twice);
+  } catch (const std::bad_alloc&) {
+    throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
     return 2;
@@ -463,6 +464,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     err << "pe-vp run: " << e.what() << '\n';
     write_outputs();
     return 2;
+  } catch (const std::bad_alloc&) {
+    throw;  // the host ran out of memory, the program did not fail: sc_main reports it (status 2)
   } catch (const std::exception& e) {
     err << "pe-vp run: " << e.what() << '\n';
     write_outputs();

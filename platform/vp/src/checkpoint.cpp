@@ -675,6 +675,13 @@ constexpr const char* kNoCheckpointWithRtl =
     "use csrs.impl = tlm";
 }  // namespace
 
+files::InputKind checkpoint_input(const VpConfig& config) {
+  constexpr std::uint64_t kPageHeaderBytes = 64, kRestBytes = std::uint64_t{256} << 20;
+  const auto stored = [&](std::uint64_t bytes) { return bytes + (bytes / kPageBytes + 1) * kPageHeaderBytes; };
+  const std::uint64_t max = stored(config.sbuf.size()) + stored(config.psum.size()) + kRestBytes;
+  return {"a checkpoint of this configuration", std::min(max, files::kHostMemoryLimitBytes)};
+}
+
 std::string checkpoint_unsupported(const VpConfig& config) {
   return config.csrs_impl == CsrsImpl::Rtl ? kNoCheckpointWithRtl : "";
 }
@@ -827,7 +834,7 @@ void restore_checkpoint(Platform& p, const std::vector<std::uint8_t>& bytes, con
 
 void restore_checkpoint_file(Platform& p, const std::string& path) {
   std::string error;
-  const std::optional<std::string> bytes = files::read_file(path, &error);
+  const std::optional<std::string> bytes = files::read_file(path, &error, checkpoint_input(p.vp_config()));
   if (!bytes) throw CheckpointError("checkpoint " + error);
   apply_checkpoint(p, read_checkpoint(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(),
                                       p.vp_config(), path));

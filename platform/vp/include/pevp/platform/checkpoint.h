@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pevp/files/input_file.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/platform.h"
 
@@ -55,6 +56,12 @@ inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
 // Why a platform of configuration `config` can neither save nor restore a checkpoint, or "" when it can: known
 // before the platform is built, so a command can refuse --checkpoint / --restore before it simulates.
 std::string checkpoint_unsupported(const VpConfig& config);
+
+// The most bytes a checkpoint of a platform of `config` can hold -- SBUF and PSUM whole with a page header per
+// 4 KiB page, and 256 MiB for everything else (CSRs, stationaries, queue, timeline, configuration) -- as the
+// input kind its reader is bounded by, so a checkpoint path naming /dev/zero or a huge file is refused before it
+// fills the host's memory.
+files::InputKind checkpoint_input(const VpConfig& config);
 
 // Why `platform` is not at an idle point now ("3 instruction(s) in flight ..."), or "" when it is.
 std::string idle_point_violation(const Platform& platform);
