@@ -39,6 +39,9 @@ WORK_MARKER = ".pevp-golden-work"
 # depends on the host.
 WALL_RE = re.compile(r"wall \S+ s, \S+ G simulated MACs per wall second")
 WALL_SUB = "wall <stripped> s, <stripped> G simulated MACs per wall second"
+# Progress lines on stderr ("pe-vp gemm: 68.8% (33 of 48 instructions), 1s elapsed, about 1s left") appear only
+# when a run takes more than a second of host time, so a loaded machine adds them: they are dropped whole.
+PROGRESS_RE = re.compile(r"^pe-vp \S+: \d+\.\d% \(\d+ of \d+ [a-z ]+\), \S+ elapsed(, about \S+ left)?\n", re.MULTILINE)
 # Statistics keys dropped wherever they appear. None exists today; a host-time field added later must not
 # turn every stats comparison into a flaky one.
 HOST_KEY_RE = re.compile(r"wall|host", re.IGNORECASE)
@@ -293,7 +296,7 @@ def normalise_text(text, case_dir):
     for real, shown in ((str(case_dir), "<work>"), (os.path.realpath(case_dir), "<work>"),
                         (str(ROOT), "<src>"), (os.path.realpath(ROOT), "<src>")):
         text = text.replace(real, shown)
-    return WALL_RE.sub(WALL_SUB, text)
+    return PROGRESS_RE.sub("", WALL_RE.sub(WALL_SUB, text))
 
 
 def strip_host_keys(value):

@@ -311,6 +311,10 @@ void Driver::feed() {
       // The SEQ stopped on a fault with the queue full: the fault is the news,
       // which wait_idle() reports; the feeder holds the rest until it is cleared.
       if (!read_field("vp", "seq_status", "error")) std::rethrow_exception(refused);
+      // Nothing this thread owns may stay on its stack while it holds: a fault never cleared leaves it waiting
+      // when the simulation ends, and SystemC does not unwind a waiting thread (LeakSanitizer would see it).
+      refused = nullptr;
+      std::vector<std::uint8_t>().swap(buf);
       holding_ = true;
       fed_.notify(sc_core::SC_ZERO_TIME);
       sc_core::wait(error_cleared_);
