@@ -1036,6 +1036,17 @@ std::vector<isa::RawInstruction> long_program(const Small& f, unsigned matmuls, 
 }
 }  // namespace
 
+// Arms, loads the operands, submits the 62-instruction program with its invalid matmul at `bad_at` into a queue of
+// 8, and waits until the SEQ stops on it.
+platform::Completion run_to_the_fault(platform::Driver& d, const Small& f, unsigned bad_at) {
+  d.arm();
+  Bench bench(d, f.g);
+  std::mt19937 rng(2);
+  f.load(bench, rng);
+  d.submit(long_program(f, 60, bad_at));
+  return d.wait_idle(kTimeout);
+}
+
 class FaultInALongProgram : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
@@ -1048,12 +1059,7 @@ TEST_P(FaultInALongProgram, IsReportedAsThatFault) {
     platform::Completion c;
     std::size_t held = 0, unsubmitted = 0, level = 0;
     vp.run([&](platform::Driver& d) {
-      d.arm();
-      Bench bench(d, g);
-      std::mt19937 rng(2);
-      f.load(bench, rng);
-      d.submit(long_program(f, 60, bad_at));  // 62 instructions, a queue of 8
-      c = d.wait_idle(kTimeout);
+      c = run_to_the_fault(d, f, bad_at);
       record = d.error_record();
       held = d.held();
       unsubmitted = d.unsubmitted();
@@ -1087,12 +1093,7 @@ TEST_P(FaultInALongProgram, ClearErrorResumesTheRestOfTheProgram) {
   std::optional<platform::ErrorInfo> record;
   std::size_t held_at_fault = 0, held_after = 0, unsubmitted_after = 0;
   vp.run([&](platform::Driver& d) {
-    d.arm();
-    Bench bench(d, g);
-    std::mt19937 rng(2);
-    f.load(bench, rng);
-    d.submit(long_program(f, 60, bad_at));  // 62 instructions, a queue of 8
-    first = d.wait_idle(kTimeout);
+    first = run_to_the_fault(d, f, bad_at);
     record = d.error_record();
     held_at_fault = d.held();
     d.clear_error();
@@ -1121,12 +1122,7 @@ TEST(LongPrograms, DiscardUnwrittenDropsTheHeldRest) {
   platform::Completion c;
   std::size_t held = 0, discarded = 0, level = 0;
   vp.run([&](platform::Driver& d) {
-    d.arm();
-    Bench bench(d, g);
-    std::mt19937 rng(2);
-    f.load(bench, rng);
-    d.submit(long_program(f, 60, bad_at));
-    d.wait_idle(kTimeout);
+    run_to_the_fault(d, f, bad_at);
     held = d.held();
     level = d.read_field("vp", "iq_status", "level");
     discarded = d.discard_unwritten();
