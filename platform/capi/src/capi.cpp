@@ -537,9 +537,6 @@ pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path) {
   constexpr files::InputKind kFrameCheckpoint{"a checkpoint sent in one frame", remote::kMaxTransferBytes};
   const std::optional<std::string> text = files::read_file(path, &error, kFrameCheckpoint);
   if (!text) return fail(vp, PEVP_ERR_ARGUMENT, "checkpoint " + error);
-  if (text->size() > remote::kMaxTransferBytes)
-    return fail(vp, PEVP_ERR_ARGUMENT, std::string("checkpoint ") + path + ": " + std::to_string(text->size()) +
-                                           " bytes, more than a frame carries");
   const pevp_status s = call(vp, Op::RestoreCheckpoint, std::vector<std::uint8_t>(text->begin(), text->end()));
   // The VP names the bytes "(sent by the client)": name the file instead.
   if (s != PEVP_OK) {

@@ -719,10 +719,11 @@ json override_patch(std::string_view assignment) {
                           : std::end(units);
       if (u == std::end(units))
         bad(key, shown, "expected a time such as 20, \"20 ns\" or \"1.5 us\" (units ps, ns, us, ms, s)");
-      v = n * u->second;
+      const double ns = n * u->second;
       // Checked here, against the text as given: from_json would see only the converted number, which for "1e308 s"
       // is an infinity and prints as null.
-      check_time(*leaf, n * u->second, shown);
+      check_time(*leaf, ns, shown);
+      v = ns;
       break;
     }
     case Kind::Ghz: {
@@ -730,8 +731,9 @@ json override_patch(std::string_view assignment) {
       std::string unit;
       const bool ok = parse_quantity(value, n, unit) && (unit.empty() || unit == "ghz" || unit == "mhz");
       if (!ok) bad(key, shown, "expected a frequency such as 2.4, \"2.4 GHz\" or \"2400 MHz\"");
-      v = unit == "mhz" ? n / 1000.0 : n;
-      check_clock(*leaf, unit == "mhz" ? n / 1000.0 : n, shown);  // as for a time: the value as the user wrote it
+      const double ghz = unit == "mhz" ? n / 1000.0 : n;
+      check_clock(*leaf, ghz, shown);  // as for a time: the value as the user wrote it
+      v = ghz;
       break;
     }
     case Kind::Fraction: {

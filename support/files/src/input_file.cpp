@@ -1,5 +1,7 @@
 #include "pevp/files/input_file.h"
 
+#include "messages.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,13 +11,6 @@
 #include <cstring>
 
 namespace pevp::files {
-namespace {
-
-std::string reason(int e) { return e ? std::string(": ") + std::strerror(e) : std::string(); }
-
-std::string named(const std::string& path) { return path.empty() ? std::string("(empty path)") : path; }
-
-}  // namespace
 
 InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);

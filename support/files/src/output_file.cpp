@@ -1,5 +1,7 @@
 #include "pevp/files/output_file.h"
 
+#include "messages.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,7 +26,6 @@ namespace fs = std::filesystem;
 // Symlink chains longer than this are a loop (the limit POSIX systems use).
 constexpr int kMaxSymlinkHops = 40;
 
-std::string reason(int e) { return e ? std::string(": ") + std::strerror(e) : std::string(); }
 
 // The descriptor of this process a path names -- /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N,
 // /proc/self/fd/N, /proc/thread-self/fd/N, /proc/<own pid>/fd/N -- or -1. These are not files to replace:
@@ -263,7 +264,7 @@ std::optional<Plan> plan_write(const std::string& path, Resolved& r, struct stat
 bool write_file(const std::string& path, const std::function<void(std::ostream&)>& emit, std::string* error) {
   std::string why;
   const auto fail = [&] {
-    if (error) *error = (path.empty() ? std::string("(empty path)") : path) + ": " + why;
+    if (error) *error = named(path) + ": " + why;
     return false;
   };
   Resolved r;
@@ -299,7 +300,7 @@ std::string check_output(const std::string& path) {
     if (!dir.empty() && !fs::is_directory(dir, ec)) why = "no such directory '" + dir.string() + "'";
   }
   if (why.empty()) return "";
-  return (path.empty() ? std::string("(empty path)") : path) + ": " + why;
+  return named(path) + ": " + why;
 }
 
 std::string same_file_twice(const std::vector<NamedOutput>& outputs) {

@@ -14,7 +14,7 @@
 namespace pevp::files {
 
 // The host memory a command may plan to hold (pe-vp gemm's operand estimate,
-// .npy operands, checkpoints): 16 GiB. docs/reliability.md, "host memory".
+// .npy operands, the largest checkpoint): 16 GiB. docs/reliability.md, "host memory".
 inline constexpr std::uint64_t kHostMemoryLimitBytes = std::uint64_t{16} << 30;
 
 // A kind of input and the most bytes a file of it may hold; `what` names it in
@@ -27,10 +27,9 @@ struct InputKind {
 // configuration files): 256 MiB, four million 64-byte instructions -- far
 // past any program or configuration, and small enough to hold at once.
 inline constexpr InputKind kTextInput{"a program, script or configuration file", std::uint64_t{256} << 20};
-// Data the host holds whole: .npy operands and checkpoints, bounded by the
-// host-memory limit.
+// .npy operands, which the host holds whole: bounded by the host-memory limit.
+// (A checkpoint's bound comes from its configuration: platform::checkpoint_input.)
 inline constexpr InputKind kNpyInput{"a .npy file", kHostMemoryLimitBytes};
-inline constexpr InputKind kCheckpointInput{"a checkpoint", kHostMemoryLimitBytes};
 
 // The file's bytes, or nothing with `*error` set ("<path>: is a directory",
 // "<path>: cannot open: <reason>", "<path>: read error: <reason>",
