@@ -24,6 +24,31 @@ TEST(Override, IntegersInDecimalAndHex) {
   EXPECT_EQ(c.platform.seq.window_bytes, 0x2000u);
 }
 
+// A configuration file takes a whole number in any JSON spelling (test_json.cpp); --set takes the same, so a sweep
+// or script that writes its numbers through JSON (1e2 comes back as 100.0) passes them on unchanged.
+TEST(Override, WholeNumbersInTheSpellingsOfAFile) {
+  VpConfig c = preset(Generation::MARIANA);
+  apply_override(c, "timing.fp32_factor=1e2");
+  apply_override(c, "seq.queue_depth=64.0");
+  apply_override(c, "geometry.pe_rows=6.4e1");
+  apply_override(c, "address_map.iq_size=8.192E3");
+  EXPECT_EQ(c.platform.arr_seq.timing.fp32_factor, 100u);
+  EXPECT_EQ(c.platform.seq.queue_depth, 64u);
+  EXPECT_EQ(c.geometry.pe_rows, 64u);
+  EXPECT_EQ(c.platform.map.iq_size, 8192u);
+  // Held to the key's range like any other integer.
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=1e5"); }, "seq.queue_depth"),
+            "seq.queue_depth = 100000: out of range (1..65536)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=1e20"); }, "seq.queue_depth"),
+            "seq.queue_depth = \"1e20\": out of range (1..65536)");
+  // Not whole, negative, not a JSON number, or one no double holds: not an integer of the key.
+  for (const char* v : {"2.5", "-1e2", "-0.5", "1e400", "nan", "inf", "1e2x", "0x1p4", "1e"})
+    EXPECT_EQ(config_error([&] { apply_override(c, std::string("seq.queue_depth=") + v); }, "seq.queue_depth"),
+              std::string("seq.queue_depth = \"") + v + "\": expected an integer (decimal or 0x hex) in 1..65536")
+        << v;
+  EXPECT_EQ(c.platform.seq.queue_depth, 64u);
+}
+
 TEST(Override, TimesWithAndWithoutUnits) {
   VpConfig c = preset(Generation::MARIANA);
   apply_override(c, "sbuf.access_latency_ns=20 ns");

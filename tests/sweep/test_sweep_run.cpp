@@ -240,6 +240,29 @@ TEST(SweepRun, RefusesWhatItCannotSweep) {
   EXPECT_NE(collect_nothing.err.find("no sweep here"), std::string::npos) << collect_nothing.err;
 }
 
+// TOML and JSON write a whole number as a float too (6.4e1, 128.0); a configuration key takes it as the integer it
+// is, as a configuration file does, and the points agree with the same sweep written with integers.
+TEST(SweepRun, AWholeNumberWrittenAsAFloatSweepsAsTheInteger) {
+  const std::string dir = scratch("floats");
+  const auto spec = [&](const std::string& name, const std::string& rows) {
+    return write(dir + "/" + name + ".toml", "[[workload]]\ngemms = [ { name = \"g\", m = 96, k = 160, n = 200 } ]\n"
+                                             "[grid]\n\"geometry.pe_rows\" = [" + rows + "]\n");
+  };
+  const Result f = pe_vp("sweep " + spec("float", "6.4e1, 128.0") + " --out " + dir + "/f --no-plots --quiet", dir);
+  ASSERT_EQ(f.status, 0) << f.out << f.err;
+  const Result i = pe_vp("sweep " + spec("int", "64, 128") + " --out " + dir + "/i --no-plots --quiet", dir);
+  ASSERT_EQ(i.status, 0) << i.out << i.err;
+  const auto floats = read_csv(dir + "/f/results.csv"), ints = read_csv(dir + "/i/results.csv");
+  ASSERT_EQ(floats.size(), 2u);
+  ASSERT_EQ(ints.size(), 2u);
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(floats[r].at("status"), "ok") << floats[r].at("error");
+    EXPECT_EQ(floats[r].at("cycles"), ints[r].at("cycles")) << r;
+  }
+  // 64 rows fold K = 160 three times, 128 rows twice: the two points differ, so the value reached the array.
+  EXPECT_NE(floats[0].at("cycles"), floats[1].at("cycles"));
+}
+
 // Every file a sweep reads is named with the reason it cannot be used, status 2: a directory read as an empty file
 // said "workload: missing" (TOML), leaked "[json.exception.parse_error.101]" (JSON) or "no layers" (a topology); a
 // link to /dev/zero was read whole and ended in "pe-vp sweep: std::bad_alloc", status 3, under a memory limit.

@@ -330,6 +330,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// 2^64, the first whole number a std::uint64_t cannot hold (exact as a double).
+constexpr double kTwo64 = 18446744073709551616.0;
+
 // Decimal or 0x hex, the whole text, no sign.
 bool parse_uint(std::string_view s, std::uint64_t& out) {
   s = trim(s);
@@ -436,7 +439,6 @@ std::uint64_t json_uint(const Leaf& l, const json& v) {
     // value is an integer, so it is held to the key's range like any other, not refused as a fraction.
     const double d = v.get<double>();
     if (std::isfinite(d) && std::floor(d) == d) {
-      constexpr double kTwo64 = 18446744073709551616.0;
       if (d >= 0 && d < kTwo64) return static_cast<std::uint64_t>(d);
       bad(l.path(), v.dump(), "out of range" + (range.empty() ? std::string(d < 0 ? " (>= 0)" : " (< 2^64)") : range));
     }
@@ -702,12 +704,24 @@ json override_patch(std::string_view assignment) {
     case Kind::Size:
     case Kind::Geometry: {
       std::uint64_t u = 0;
-      if (!parse_uint(value, u))
-        bad(key, shown,
-            "expected an integer (decimal or 0x hex)" +
-                (leaf->kind == Kind::Geometry ? std::string() : " in " + range_text(*leaf)));
-      v = u;
-      break;
+      if (parse_uint(value, u)) {
+        v = u;
+        break;
+      }
+      // The spellings a configuration file takes for a whole number (1e2, 64.0) mean the same here: a sweep or
+      // a script that writes its numbers through JSON passes them on as they came.
+      if (const json n = json::parse(value, nullptr, false); n.is_number_float()) {
+        const double d = n.get<double>();
+        if (std::floor(d) == d && d >= 0 && d < kTwo64) {
+          v = static_cast<std::uint64_t>(d);
+          break;
+        }
+        if (d >= kTwo64)
+          bad(key, shown, "out of range" + (leaf->kind == Kind::Geometry ? std::string() : " (" + range_text(*leaf) + ")"));
+      }
+      bad(key, shown,
+          "expected an integer (decimal or 0x hex)" +
+              (leaf->kind == Kind::Geometry ? std::string() : " in " + range_text(*leaf)));
     }
     case Kind::TimeNs: {
       double n = 0;
