@@ -242,20 +242,21 @@ TEST(Npy, MissingFileAndUnwritablePath) {
 }
 
 // The header is read and checked first: a shape whose data would pass the host-memory limit is refused before a
-// byte of data is read (the file here is sparse: 40 GB of nothing on disk), and read_npy_header gives the shape
-// alone for a command's estimate.
+// byte of data is read (the file here is sparse: 40 GB of nothing on disk), and NpyFile gives the shape alone for
+// a command's estimate.
 TEST(Npy, AShapePastTheHostMemoryLimitIsRefusedFromTheHeader) {
   const std::string path = temp_path("huge.npy");
   const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }";
   write_file(path, npy_file(header, {}));
   const std::uint64_t data_offset = 10 + header.size();
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(data_offset + 40000000000ull)), 0);
-  const host::NpyArray h = host::read_npy_header(path);
+  host::NpyFile file(path);
+  const host::NpyArray& h = file.header();
   EXPECT_EQ(h.shape, (std::vector<std::size_t>{100000, 100000}));
   EXPECT_EQ(h.item_bytes, 4u);
   EXPECT_TRUE(h.data.empty());
   try {
-    host::read_npy(path);
+    file.read();
     FAIL() << "read";
   } catch (const host::NpyError& e) {
     EXPECT_EQ(std::string(e.what()), path + ": shape (100000, 100000) of '<f4' needs 40000000000 bytes of data, more "
@@ -266,6 +267,29 @@ TEST(Npy, AShapePastTheHostMemoryLimitIsRefusedFromTheHeader) {
   const std::string small = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }";
   write_file(path, npy_file(small, f4_data({1, 2})));
   EXPECT_THROW(host::read_npy(path), host::NpyError);
+  std::remove(path.c_str());
+}
+
+// NpyFile: the header on opening, the data on read(), the same array read_npy gives, and read() only once.
+TEST(Npy, NpyFileReadsTheHeaderThenTheDataOnce) {
+  const std::string path = temp_path("two_steps.npy");
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  write_file(path, npy_file(header, f4_data({0x3F800000, 0x40000000, 0x40400000, 0x40800000, 0x40A00000, 0x40C00000})));
+  host::NpyFile file(path);
+  EXPECT_EQ(file.header().shape, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(file.header().descr, "<f4");
+  EXPECT_TRUE(file.header().data.empty());
+  const host::NpyArray whole = file.read();
+  EXPECT_EQ(whole.data, host::read_npy(path).data);
+  ASSERT_EQ(whole.size(), 6u);
+  EXPECT_EQ(whole.value(5), 6.0);
+  EXPECT_THROW(file.read(), std::logic_error);
+  // A header error is the constructor's; a data error is read()'s.
+  write_file(path, npy_file(header, f4_data({1, 2})));
+  host::NpyFile short_data(path);
+  EXPECT_THROW(short_data.read(), host::NpyError);
+  write_file(path, npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", f4_data({1, 2})));
+  EXPECT_THROW(host::NpyFile{path}, host::NpyError);
   std::remove(path.c_str());
 }
 

@@ -185,6 +185,33 @@ class Files(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(b"bit-exact", r.stdout)
 
+    def test_fifo_operands_too_large_together_are_refused_from_their_headers(self):
+        """A and B of 60000 x 60000 fp32 are 14.4 GB each, under the 16 GiB limit of one file, and need about 67 GiB
+        with C and the encoded copies: both headers are read, then the estimate refuses them before any data is
+        read, FIFOs included (whose writers here would feed zeros for ever)."""
+        header = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (60000, 60000), }")
+        writers = []
+        for name in ("ha.npy", "hb.npy"):
+            os.mkfifo(self.path(name))
+            def feed(path=self.path(name)):
+                try:
+                    with open(path, "wb") as f:
+                        f.write(header)
+                        zeros = bytes(1 << 20)
+                        for _ in range(14400):  # the whole 14.4 GB at most, should the reader keep reading
+                            f.write(zeros)
+                except BrokenPipeError:
+                    pass  # the reader stopped after the header, as it should
+            writers.append(threading.Thread(target=feed, daemon=True))
+            writers[-1].start()
+        r = run(["gemm", "--a", "ha.npy", "--b", "hb.npy", "--no-check", "--quiet"], self.dir, timeout=60)
+        for w in writers:
+            w.join(10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"pe-vp gemm: M=60000, K=60000, N=60000 needs about 67.1 GiB of host memory for the operands "
+                      b"(limit 16.0 GiB)", r.stderr)
+        self.assertFalse(any(w.is_alive() for w in writers), "a writer is still feeding: the data was being read")
+
     # 4. An allocation failure is the documented out-of-host-memory error, status 2.
     def test_an_allocation_failure_is_out_of_host_memory(self):
         if sanitized():

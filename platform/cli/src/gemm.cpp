@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <new>
@@ -340,21 +339,15 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         return 2;
       }
     if (!cmd.a_path.empty()) {
-      // The estimate from the headers' shapes, before the data is read: a file too large to hold is refused at
-      // once (the reader alone would refuse it only past the 16 GiB of a single file).
-      // Regular files only: a FIFO (--a <(...)) can be read once, so its shape is weighed as it is read, within
-      // the reader's own limit for one file.
-      const auto regular = [](const std::string& p) {
-        std::error_code ec;
-        return std::filesystem::is_regular_file(p, ec);
-      };
-      if (data && regular(cmd.a_path) && regular(cmd.b_path)) {
-        const host::NpyArray ha = host::read_npy_header(cmd.a_path), hb = host::read_npy_header(cmd.b_path);
-        if (ha.shape.size() == 2 && hb.shape.size() == 2 && !fits_host(ha.shape[0], ha.shape[1], hb.shape[1]))
-          return 2;
-      }
-      a = host::read_npy_matrix(cmd.a_path);
-      b = host::read_npy_matrix(cmd.b_path);
+      // Both headers first, then the data: the estimate weighs A, B and C from the shapes before a byte of data is
+      // read, so operands too large to hold together are refused at once (the reader alone would refuse only one
+      // file past the host-memory limit), FIFOs (--a <(...)), which can be read only once, included.
+      host::NpyFile file_a(cmd.a_path), file_b(cmd.b_path);
+      const host::NpyArray &ha = file_a.header(), &hb = file_b.header();
+      if (data && ha.shape.size() == 2 && hb.shape.size() == 2 && !fits_host(ha.shape[0], ha.shape[1], hb.shape[1]))
+        return 2;
+      a = host::to_matrix(file_a.read(), cmd.a_path);
+      b = host::to_matrix(file_b.read(), cmd.b_path);
       if (a.cols != b.rows) {
         err << "pe-vp gemm: A is " << a.rows << "x" << a.cols << " and B is " << b.rows << "x" << b.cols
             << ": A's columns must equal B's rows\n";

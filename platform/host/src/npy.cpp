@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include "pevp/numerics/convert.h"
 #include "pevp/files/input_file.h"
@@ -252,39 +253,58 @@ Header parse_header(const std::uint8_t* data, std::size_t size, const std::strin
                  " of '" + h.array.descr + "' needs " + std::to_string(h.data_bytes) + " bytes");
 }
 
-// Reads a .npy file piece by piece: the header first, then -- once its shape is known to fit the host-memory
-// limit and, for a regular file, the file's size to match it -- the data. A sparse 40 GB file or /dev/zero
-// costs a few bytes, not the host's memory.
-NpyArray read_npy_file(const std::string& path, bool header_only) {
+}  // namespace
+
+// The header first, then -- once its shape is known to fit the host-memory limit and, for a regular file, the
+// file's size to match it -- the data. A sparse 40 GB file or /dev/zero costs a few bytes, not the host's memory.
+struct NpyFile::State {
   files::InputFile in;
-  std::string error;
-  if (!in.open(path, &error)) throw NpyError(error);
-  std::string bytes;
-  const auto more = [&](std::uint64_t n) {
+  std::string bytes;  // the bytes read so far: the header, then the data after it
+  Header header;
+  bool read = false;
+
+  void more(std::uint64_t n) {
+    std::string error;
     if (!in.read(n, bytes, &error)) throw NpyError(error);
-  };
-  const auto view = [&] { return reinterpret_cast<const std::uint8_t*>(bytes.data()); };
-  more(kMagicBytes + 2);
-  const std::size_t prefix = prefix_bytes(view(), bytes.size(), path);
-  more(prefix - bytes.size());
-  if (bytes.size() == prefix) more(load_le(view() + kMagicBytes + 2, prefix - kMagicBytes - 2));
-  Header h = parse_header(view(), bytes.size(), path);
-  if (header_only) return std::move(h.array);  // the caller weighs the shape (pe-vp gemm's estimate)
+  }
+  const std::uint8_t* view() const { return reinterpret_cast<const std::uint8_t*>(bytes.data()); }
+};
+
+NpyFile::NpyFile(const std::string& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  std::string error;
+  if (!s.in.open(path, &error)) throw NpyError(error);
+  s.more(kMagicBytes + 2);
+  const std::size_t prefix = prefix_bytes(s.view(), s.bytes.size(), path);
+  s.more(prefix - s.bytes.size());
+  if (s.bytes.size() == prefix) s.more(load_le(s.view() + kMagicBytes + 2, prefix - kMagicBytes - 2));
+  s.header = parse_header(s.view(), s.bytes.size(), path);
+}
+
+NpyFile::~NpyFile() = default;
+
+const NpyArray& NpyFile::header() const { return state_->header.array; }
+
+NpyArray NpyFile::read() {
+  State& s = *state_;
+  if (s.read) throw std::logic_error("NpyFile::read: " + s.in.path() + " was read already");
+  s.read = true;
+  const std::string& path = s.in.path();
+  Header& h = s.header;
   const std::uint64_t limit = files::kNpyInput.max_bytes;
   if (h.data_bytes > limit - h.data_offset)
     throw NpyError(path + ": shape " + shape_text(h.array.shape) + " of '" + h.array.descr + "' needs " +
                    std::to_string(h.data_bytes) + " bytes of data, more than the " + std::to_string(limit) +
                    "-byte host-memory limit for " + files::kNpyInput.what);
-  if (in.regular_size() && *in.regular_size() != h.data_offset + h.data_bytes)
-    wrong_data_size(path, *in.regular_size() < h.data_offset ? 0 : *in.regular_size() - h.data_offset, h);
+  if (s.in.regular_size() && *s.in.regular_size() != h.data_offset + h.data_bytes)
+    wrong_data_size(path, *s.in.regular_size() < h.data_offset ? 0 : *s.in.regular_size() - h.data_offset, h);
   // One byte more than the shape needs tells trailing bytes (of a FIFO) from none.
-  more(std::uint64_t{h.data_bytes} + 1);
-  if (bytes.size() != h.data_offset + h.data_bytes) wrong_data_size(path, bytes.size() - h.data_offset, h);
-  h.array.data.assign(view() + h.data_offset, view() + bytes.size());
+  s.more(std::uint64_t{h.data_bytes} + 1);
+  if (s.bytes.size() != h.data_offset + h.data_bytes) wrong_data_size(path, s.bytes.size() - h.data_offset, h);
+  h.array.data.assign(s.view() + h.data_offset, s.view() + s.bytes.size());
+  std::string().swap(s.bytes);  // the data lives in the array now
   return std::move(h.array);
 }
-
-}  // namespace
 
 NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
   Header h = parse_header(data, size, name);
@@ -304,9 +324,7 @@ double NpyArray::value(std::size_t i) const {
   return d;
 }
 
-NpyArray read_npy(const std::string& path) { return read_npy_file(path, false); }
-
-NpyArray read_npy_header(const std::string& path) { return read_npy_file(path, true); }
+NpyArray read_npy(const std::string& path) { return NpyFile(path).read(); }
 
 Matrix to_matrix(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 2)

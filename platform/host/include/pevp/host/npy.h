@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,26 @@ NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string
 // Reads the file: the header is checked first, and a shape whose data would pass the host-memory limit
 // (files::kNpyInput) is refused before any data is read, as is a regular file whose size disagrees with it.
 NpyArray read_npy(const std::string& path);
-// Only the header: descr, shape and item_bytes, no data (a command's host-memory estimate before reading).
-NpyArray read_npy_header(const std::string& path);
+
+// One .npy file read in two steps, for a caller that weighs several files' shapes together before it reads any
+// data (pe-vp gemm's host-memory estimate of A, B and C). Opening reads and checks the header; read() then reads
+// the data, once. A FIFO (`--a <(...)`) can be read only once, so this is how its shape is known before its data.
+class NpyFile {
+ public:
+  explicit NpyFile(const std::string& path);  // throws NpyError
+  NpyFile(const NpyFile&) = delete;
+  NpyFile& operator=(const NpyFile&) = delete;
+  ~NpyFile();
+
+  // descr, shape and item_bytes; no data.
+  const NpyArray& header() const;
+  // The whole array (the checks of read_npy); throws NpyError, and std::logic_error when called twice.
+  NpyArray read();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // A 2-D array as an fp32 matrix. '<f2' and '<f4' convert exactly; '<f8' rounds to nearest-even fp32 (beyond the fp32
 // range to +-Inf, as numpy's astype(float32) does; NaN stays a quiet NaN of the same sign). A 1-D array is an error
