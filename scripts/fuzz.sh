@@ -12,6 +12,13 @@
 #   --jobs N      N worker processes on one shared corpus (libFuzzer's -fork=N; the executions are summed)
 #   --corpus DIR  keep and grow each target's corpus in DIR/<target>/ (created, the seeds copied in) instead of a
 #                 fresh copy of the seeds: a campaign longer than one sitting resumes from what the last run found
+#   --seeds-only  start from the repository's seeds alone, without the grown corpus of tests/fuzz/grown/<target>.tar.xz
+#   --update-grown  after a target's run without a crash, rewrite tests/fuzz/grown/<target>.tar.xz as the smallest
+#                 set of its inputs (the run's corpus, the seeds and the old grown corpus; libFuzzer's -merge=1) that
+#                 keeps every feature they reach
+#
+# Each run starts from the target's seeds and, where the repository has one, its grown corpus: the inputs long runs
+# found (docs/reliability.md, "Grown corpora"), replayed first, so even a short run checks every path they reach.
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
 # report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 on a bad argument or when clang or its
@@ -23,7 +30,7 @@ cxx="${PEVP_FUZZ_CXX:-/usr/bin/clang++}"
 
 usage_error() {
   echo "fuzz.sh: $1" >&2
-  echo "usage: scripts/fuzz.sh [--runs N] [--jobs N] [--corpus DIR] [SECONDS] [TARGET ...]" >&2
+  echo "usage: scripts/fuzz.sh [--runs N] [--jobs N] [--corpus DIR] [--seeds-only] [--update-grown] [SECONDS] [TARGET ...]" >&2
   exit 2
 }
 # A positive whole number of at most 18 digits (bash arithmetic is 64-bit).
@@ -34,6 +41,8 @@ runs=""
 jobs=1
 corpus_root=""
 seconds=""
+seeds_only=""
+update_grown=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs | --jobs | --corpus) [ $# -ge 2 ] || usage_error "$1 needs a value" ;;&
@@ -44,6 +53,8 @@ while [ $# -gt 0 ]; do
       corpus_root="$(realpath -m -- "$2")"
       [ ! -e "$corpus_root" ] || [ -d "$corpus_root" ] || usage_error "--corpus: '$2' exists and is not a directory"
       shift 2 ;;
+    --seeds-only) seeds_only=1; shift ;;
+    --update-grown) update_grown=1; shift ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     -*) usage_error "unknown option '$1'" ;;
     *) break ;;
@@ -58,6 +69,7 @@ elif [ -z "$runs" ]; then
   seconds=60
 fi
 if [ "$jobs" -gt 256 ]; then usage_error "--jobs $jobs: at most 256 worker processes"; fi
+[ -z "$seeds_only" ] || [ -z "$update_grown" ] || usage_error "--update-grown keeps the grown corpus; it cannot go with --seeds-only"
 budget="${runs:+$runs runs}${runs:+${seconds:+ or }}${seconds:+${seconds}s}"
 [ "$jobs" -eq 1 ] || budget+=", $jobs jobs"
 targets=("$@")
@@ -103,6 +115,31 @@ export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_addr2line=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:report_error_type=1:allow_addr2line=1}"
 
+# tests/fuzz/grown/<target>.tar.xz from a run's corpus (which holds the seeds and the old grown inputs too):
+# libFuzzer's merge starts from the seeds and adds the fewest inputs that reach every further feature of the
+# whole; the seeds, which the repository has already, are left out. The tarball is byte-identical for the same
+# inputs: names sorted (libFuzzer names each input by its SHA-1), owner, group and times fixed.
+update_grown_corpus() {
+  local t=$1 bin=$2 run=$3 corpus=$4 merged="$3/merged" grown="$root/tests/fuzz/grown/$1.tar.xz"
+  local seeds="$root/tests/fuzz/corpus/$t"
+  rm -rf "$merged"
+  mkdir -p "$merged" "$root/tests/fuzz/grown"
+  cp -R "$seeds/." "$merged/"
+  (cd "$run" && "$bin" -merge=1 -max_len="$(max_len_of "$t")" "$merged" "$corpus") >"$run/merge.log" 2>&1 || {
+    echo "!! fuzz_$t: the merge failed; $grown unchanged (log: $run/merge.log)"
+    return 0
+  }
+  # The seeds out, under their own names and under the SHA-1 name of a copy the merge took again (an input of a
+  # stateful target such as protocol need not reach the same features twice).
+  local seed
+  for seed in "$seeds"/*; do
+    rm -f "$merged/$(basename "$seed")" "$merged/$(sha1sum <"$seed" | cut -d' ' -f1)"
+  done
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cJf "$grown.new" -C "$merged" .
+  mv "$grown.new" "$grown"
+  echo "== fuzz_$t: $grown: $(ls "$merged" | wc -l) inputs ($(du -k "$grown" | cut -f1) KiB)"
+}
+
 failed=()
 summary=()
 for t in "${targets[@]}"; do
@@ -115,13 +152,19 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   before=$(find "$corpus" -maxdepth 1 -type f | wc -l)
   cp -R "$root/tests/fuzz/corpus/$t/." "$corpus/"   # a copy: the repository's seeds stay as they are
+  grown="$root/tests/fuzz/grown/$t.tar.xz"
+  grown_files=0
+  if [ -z "$seeds_only" ] && [ -f "$grown" ]; then
+    tar -xJf "$grown" -C "$corpus"
+    grown_files=$(tar -tJf "$grown" | grep -vc '/$' || true)
+  fi
   args=(-max_len="$(max_len_of "$t")" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$run/artifacts/")
   [ -z "$runs" ] || args+=(-runs="$runs")
   [ -z "$seconds" ] || args+=(-max_total_time="$seconds")
   [ "$jobs" -eq 1 ] || args+=(-fork="$jobs")
   [ -f "$root/tests/fuzz/$t.dict" ] && args+=(-dict="$root/tests/fuzz/$t.dict")
-  echo "== fuzz_$t: $budget, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l)$([ -z "$corpus_root" ] ||
+  echo "== fuzz_$t: $budget, seeds $(ls "$root/tests/fuzz/corpus/$t" | wc -l), grown $grown_files$([ -z "$corpus_root" ] ||
     echo ", corpus $corpus ($before files before)")"
   status=0
   started=$SECONDS
@@ -145,6 +188,7 @@ for t in "${targets[@]}"; do
   summary+=("$(printf '%-14s %-8s %12s execs %8s exec/s  cov %-6s %6s s' "fuzz_$t" \
     "$([ $status -eq 0 ] && echo ok || echo CRASH)" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$elapsed")")
   if [ "$status" -eq 0 ]; then
+    [ -z "$update_grown" ] || update_grown_corpus "$t" "$bin" "$run" "$corpus"
     continue
   fi
   failed+=("$t")

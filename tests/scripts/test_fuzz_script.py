@@ -42,6 +42,8 @@ class FuzzScriptArguments(unittest.TestCase):
             (["--jobs"], "fuzz.sh: --jobs needs a value"),
             (["--corpus", ""], "--corpus needs a directory"),
             (["--corpus", a_file], f"--corpus: '{a_file}' exists and is not a directory"),
+            (["--seeds-only", "--update-grown", "decode"],
+             "--update-grown keeps the grown corpus; it cannot go with --seeds-only"),
             (["--frob"], "unknown option '--frob'"),
             (["-5"], "unknown option '-5'"),
             (["0"], "SECONDS needs a positive whole number (at most 18 digits), not '0'"),
@@ -56,7 +58,8 @@ class FuzzScriptArguments(unittest.TestCase):
     def test_help_lists_every_option(self):
         r = self.run_script("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
-        for word in ("--runs N", "--jobs N", "--corpus DIR", "SECONDS", "Exit status"):
+        for word in ("--runs N", "--jobs N", "--corpus DIR", "--seeds-only", "--update-grown", "SECONDS",
+                     "Exit status"):
             self.assertIn(word, r.stdout)
         self.assertFalse(r.stdout.startswith("#"))
         self.assertFalse(os.path.exists(self.build))
@@ -64,7 +67,8 @@ class FuzzScriptArguments(unittest.TestCase):
     def test_good_arguments_reach_the_compiler_check(self):
         corpus = os.path.join(self.tmp.name, "corpus")
         for args in (["decode"], ["45"], ["--runs", "10000000", "--jobs", "2", "--corpus", corpus, "7200", "decode"],
-                     ["--jobs", "1", "30", "npy", "regs"], ["--runs", "5"]):
+                     ["--jobs", "1", "30", "npy", "regs"], ["--runs", "5"], ["--seeds-only", "30", "decode"],
+                     ["--corpus", corpus, "--update-grown", "60", "config"]):
             with self.subTest(args=args):
                 r = self.run_script(*args)
                 self.assertEqual(r.returncode, 2, (args, r.stderr))
