@@ -16,6 +16,7 @@ packages=(
   verilator                 # lint of the generated register-file RTL
   clang libclang-rt-14-dev  # libFuzzer harnesses with ASan/UBSan (scripts/fuzz.sh, docs/reliability.md)
   llvm-14                   # llvm-symbolizer-14: function names and lines in sanitizer and fuzzer reports
+  xz-utils                  # tar -J: the grown fuzz corpora (tests/fuzz/grown/*.tar.xz)
   python3
   python3-matplotlib       # PNG plots of sweep results (scripts/sweep_plots.py)
   python3-numpy            # the Python client (python/pevp) and its tests
