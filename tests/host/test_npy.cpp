@@ -2,6 +2,7 @@
 // version 1.0 / 2.0 files of every readable dtype decode to the expected values, and every class of malformed input
 // gives an NpyError naming the file and the problem.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host_test_util.h"
@@ -284,6 +286,25 @@ TEST(Npy, NpyFileReadsTheHeaderThenTheDataOnce) {
   ASSERT_EQ(whole.size(), 6u);
   EXPECT_EQ(whole.value(5), 6.0);
   EXPECT_THROW(file.read(), std::logic_error);
+  // The header stays: a caller may weigh the shape after reading.
+  EXPECT_EQ(file.header().shape, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(file.header().descr, "<f4");
+  EXPECT_EQ(host::matrix_shape(file.header(), path), (std::pair<std::size_t, std::size_t>{2, 3}));
+  EXPECT_TRUE(file.regular());
+  // A FIFO: not regular, read the same way.
+  const std::string fifo = temp_path("two_steps.fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::uint8_t> bytes =
+      npy_file(header, f4_data({0x3F800000, 0x40000000, 0x40400000, 0x40800000, 0x40A00000, 0x40C00000}));
+  std::thread writer([&] { write_file(fifo, bytes); });
+  {
+    host::NpyFile piped(fifo);
+    EXPECT_FALSE(piped.regular());
+    EXPECT_EQ(piped.read().data, whole.data);
+  }
+  writer.join();
+  std::remove(fifo.c_str());
   // A header error is the constructor's; a data error is read()'s.
   write_file(path, npy_file(header, f4_data({1, 2})));
   host::NpyFile short_data(path);

@@ -185,32 +185,87 @@ class Files(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(b"bit-exact", r.stdout)
 
-    def test_fifo_operands_too_large_together_are_refused_from_their_headers(self):
-        """A and B of 60000 x 60000 fp32 are 14.4 GB each, under the 16 GiB limit of one file, and need about 67 GiB
-        with C and the encoded copies: both headers are read, then the estimate refuses them before any data is
-        read, FIFOs included (whose writers here would feed zeros for ever)."""
+    def feed_endlessly(self, name, header):
+        """A FIFO whose writer sends the header and then zeros until the reader goes (14.4 GB at most)."""
+        os.mkfifo(self.path(name))
+        def feed(path=self.path(name)):
+            try:
+                with open(path, "wb") as f:
+                    f.write(header)
+                    zeros = bytes(1 << 20)
+                    for _ in range(14400):
+                        f.write(zeros)
+            except BrokenPipeError:
+                pass  # the reader stopped after the header, as it should
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        return writer
+
+    def test_operands_too_large_are_refused_from_their_headers_fifos_included(self):
+        """60000 x 60000 fp32 is 14.4 GB, under the 16 GiB limit of one file. A regular A and a FIFO B need about
+        67 GiB with C and the encoded copies: refused from both headers while B's writer still feeds. A FIFO A is read
+        before B's header (its writer may feed B only after A): refused from A's header alone, whose N = 1 estimate
+        already passes the limit."""
         header = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (60000, 60000), }")
-        writers = []
-        for name in ("ha.npy", "hb.npy"):
-            os.mkfifo(self.path(name))
-            def feed(path=self.path(name)):
-                try:
-                    with open(path, "wb") as f:
-                        f.write(header)
-                        zeros = bytes(1 << 20)
-                        for _ in range(14400):  # the whole 14.4 GB at most, should the reader keep reading
-                            f.write(zeros)
-                except BrokenPipeError:
-                    pass  # the reader stopped after the header, as it should
-            writers.append(threading.Thread(target=feed, daemon=True))
-            writers[-1].start()
-        r = run(["gemm", "--a", "ha.npy", "--b", "hb.npy", "--no-check", "--quiet"], self.dir, timeout=60)
-        for w in writers:
-            w.join(10)
+        with open(self.path("ra.npy"), "wb") as f:
+            f.write(header)
+            f.truncate(len(header) + 4 * 60000 * 60000)
+        writer = self.feed_endlessly("fb.npy", header)
+        r = run(["gemm", "--a", "ra.npy", "--b", "fb.npy", "--no-check", "--quiet"], self.dir, timeout=60)
+        writer.join(10)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(b"pe-vp gemm: M=60000, K=60000, N=60000 needs about 67.1 GiB of host memory for the operands "
                       b"(limit 16.0 GiB)", r.stderr)
-        self.assertFalse(any(w.is_alive() for w in writers), "a writer is still feeding: the data was being read")
+        self.assertFalse(writer.is_alive(), "B's writer is still feeding: its data was being read")
+
+        writer = self.feed_endlessly("fa.npy", header)
+        r = run(["gemm", "--a", "fa.npy", "--b", "ra.npy", "--no-check", "--quiet"], self.dir, timeout=60)
+        writer.join(10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"pe-vp gemm: M=60000, K=60000 (--a fa.npy, read before --b) needs at least 26.8 GiB of host "
+                      b"memory for the operands (limit 16.0 GiB)", r.stderr)
+        self.assertFalse(writer.is_alive(), "A's writer is still feeding: its data was being read")
+
+    def test_fifo_operands_fed_one_after_the_other(self):
+        """One writer that fills A's FIFO, then B's (not the two at once as <(...) does), with more than a pipe holds
+        (64 KiB): A is read whole before B is opened, or the two would wait on each other for ever."""
+        data = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (256, 256), }", b"\0\0\x80\x3f" * 65536)
+        for name in ("sa.npy", "sb.npy"):
+            os.mkfifo(self.path(name))
+        def feed():
+            for name in ("sa.npy", "sb.npy"):
+                with open(self.path(name), "wb") as f:
+                    f.write(data)
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        r = run(["gemm", "--a", "sa.npy", "--b", "sb.npy", "--quiet", "--threads", "1"], self.dir, timeout=120)
+        writer.join(5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"bit-exact", r.stdout)
+
+    def test_shapes_that_disagree_are_refused_before_the_data_is_read(self):
+        """A 1 x 1 A and a sparse 6.4 GB B of 40000 x 40000: the mismatch is named from the headers, not after
+        reading B; so is a 1-D operand and a --k that contradicts A."""
+        with open(self.path("a1.npy"), "wb") as f:
+            f.write(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }", b"\0\0\x80\x3f"))
+        for name, shape in (("big.npy", "(40000, 40000)"), ("flat.npy", "(1600000000,)")):
+            header = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape)
+            with open(self.path(name), "wb") as f:
+                f.write(header)
+                f.truncate(len(header) + 4 * 1600000000)
+        start = time.monotonic()
+        for args, expected in [
+            (["--a", "a1.npy", "--b", "big.npy"],
+             b"pe-vp gemm: A is 1x1 and B is 40000x40000: A's columns must equal B's rows"),
+            (["--a", "a1.npy", "--b", "flat.npy"],
+             b"flat.npy: shape (1600000000,) is 1-D but a matrix needs a 2-D shape (rows, cols)"),
+            (["--a", "big.npy", "--b", "big.npy", "--k", "3"],
+             b"pe-vp gemm: --k 3 contradicts the operands: --a big.npy has 40000 columns"),
+        ]:
+            r = run(["gemm", *args, "--no-check", "--quiet"], self.dir, timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(expected, r.stderr, args)
+        self.assertLess(time.monotonic() - start, 30, "the data was read")
 
     # 4. An allocation failure is the documented out-of-host-memory error, status 2.
     def test_an_allocation_failure_is_out_of_host_memory(self):

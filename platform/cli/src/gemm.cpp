@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -319,13 +320,16 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     // fp64 references with --check): refuse what cannot fit rather than die in
     // an allocation, for random and for given operands alike (the products are
     // in double, so they cannot wrap).
-    const auto fits_host = [&](std::size_t m, std::size_t k, std::size_t n) {
+    // With n_known false, N is not known yet (A read before B's header): the estimate with N = 1, a lower bound.
+    const auto fits_host = [&](std::size_t m, std::size_t k, std::size_t n, bool n_known = true) {
       constexpr double kLimitGiB = static_cast<double>(files::kHostMemoryLimitBytes >> 30);
       const double md = static_cast<double>(m), kd = static_cast<double>(k), nd = static_cast<double>(n);
       const double gib = (8.0 * (md * kd + kd * nd) + 4.0 * md * nd + (cmd.check ? 24.0 * md * nd : 0.0)) /
                          (1024.0 * 1024.0 * 1024.0);
       if (gib <= kLimitGiB) return true;
-      err << "pe-vp gemm: M=" << m << ", K=" << k << ", N=" << n << " needs about " << std::fixed
+      err << "pe-vp gemm: M=" << m << ", K=" << k;
+      if (n_known) err << ", N=" << n;
+      err << (n_known ? " needs about " : " (--a " + cmd.a_path + ", read before --b) needs at least ") << std::fixed
           << std::setprecision(1) << gib << " GiB of host memory for the operands" << (cmd.check ? " and references" : "")
           << " (limit " << kLimitGiB << " GiB)" << (cmd.check ? "; --no-check saves the references" : "") << '\n';
       return false;
@@ -339,42 +343,42 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
         return 2;
       }
     if (!cmd.a_path.empty()) {
-      // Both headers first, then the data: the estimate weighs A, B and C from the shapes before a byte of data is
-      // read, so operands too large to hold together are refused at once (the reader alone would refuse only one
-      // file past the host-memory limit), FIFOs (--a <(...)), which can be read only once, included.
-      host::NpyFile file_a(cmd.a_path), file_b(cmd.b_path);
-      const host::NpyArray &ha = file_a.header(), &hb = file_b.header();
-      if (data && ha.shape.size() == 2 && hb.shape.size() == 2 && !fits_host(ha.shape[0], ha.shape[1], hb.shape[1]))
+      // The shapes are checked and the host memory weighed from the headers before the data is read, so operands
+      // that contradict each other or the options, or that are too large to hold together, are refused at once (the
+      // reader alone would refuse only one file past the host-memory limit). A regular A: both headers, then both
+      // data. A FIFO A (--a <(...)) can be read only once, and its writer may feed B only after A: A's header, the
+      // estimate with N = 1 (a lower bound), A's data, then B's header and the whole estimate.
+      const auto contradicts = [&](bool given, const char* option, std::size_t value, std::size_t actual,
+                                   const char* file_option, const std::string& path, const char* what) {
+        if (!given || value == actual) return false;
+        err << "pe-vp gemm: " << option << " " << value << " contradicts the operands: " << file_option << " " << path
+            << " has " << actual << " " << what << " (leave " << option << " out to take the shape from the files)\n";
+        return true;
+      };
+      host::NpyFile file_a(cmd.a_path);
+      const auto [rows_a, cols_a] = host::matrix_shape(file_a.header(), cmd.a_path);
+      if (contradicts(cmd.m_given, "--m", cmd.m, rows_a, "--a", cmd.a_path, "rows") ||
+          contradicts(cmd.k_given, "--k", cmd.k, cols_a, "--a", cmd.a_path, "columns"))
         return 2;
-      a = host::to_matrix(file_a.read(), cmd.a_path);
-      b = host::to_matrix(file_b.read(), cmd.b_path);
-      if (a.cols != b.rows) {
-        err << "pe-vp gemm: A is " << a.rows << "x" << a.cols << " and B is " << b.rows << "x" << b.cols
+      std::optional<host::NpyArray> array_a;
+      if (!file_a.regular()) {
+        if (data && !fits_host(rows_a, cols_a, 1, false)) return 2;
+        array_a = file_a.read();
+      }
+      host::NpyFile file_b(cmd.b_path);
+      const auto [rows_b, cols_b] = host::matrix_shape(file_b.header(), cmd.b_path);
+      if (cols_a != rows_b) {
+        err << "pe-vp gemm: A is " << rows_a << "x" << cols_a << " and B is " << rows_b << "x" << cols_b
             << ": A's columns must equal B's rows\n";
         return 2;
       }
-      // A side given as an option must be the operands' own.
-      struct Side {
-        bool given;
-        const char* option;
-        std::size_t value, actual;
-        const char* file_option;
-        const std::string& path;
-        const char* what;
-      };
-      for (const Side& s : {Side{cmd.m_given, "--m", cmd.m, a.rows, "--a", cmd.a_path, "rows"},
-                            Side{cmd.k_given, "--k", cmd.k, a.cols, "--a", cmd.a_path, "columns"},
-                            Side{cmd.n_given, "--n", cmd.n, b.cols, "--b", cmd.b_path, "columns"}}) {
-        if (s.given && s.value != s.actual) {
-          err << "pe-vp gemm: " << s.option << " " << s.value << " contradicts the operands: " << s.file_option << " "
-              << s.path << " has " << s.actual << " " << s.what << " (leave " << s.option
-              << " out to take the shape from the files)\n";
-          return 2;
-        }
-      }
+      if (contradicts(cmd.n_given, "--n", cmd.n, cols_b, "--b", cmd.b_path, "columns")) return 2;
+      if (data && !fits_host(rows_a, cols_a, cols_b)) return 2;
+      a = host::to_matrix(array_a ? std::move(*array_a) : file_a.read(), cmd.a_path);
+      array_a.reset();
+      b = host::to_matrix(file_b.read(), cmd.b_path);
       m = a.rows, k = a.cols, n = b.cols;
       if (!data) a = b = host::Matrix();  // only their shapes are needed
-      if (data && !fits_host(m, k, n)) return 2;
     } else if (data) {
       std::mt19937_64 rng(cmd.seed);
       a = random_operand(m, k, rng);

@@ -285,6 +285,8 @@ NpyFile::~NpyFile() = default;
 
 const NpyArray& NpyFile::header() const { return state_->header.array; }
 
+bool NpyFile::regular() const { return state_->in.regular_size().has_value(); }
+
 NpyArray NpyFile::read() {
   State& s = *state_;
   if (s.read) throw std::logic_error("NpyFile::read: " + s.in.path() + " was read already");
@@ -301,9 +303,10 @@ NpyArray NpyFile::read() {
   // One byte more than the shape needs tells trailing bytes (of a FIFO) from none.
   s.more(std::uint64_t{h.data_bytes} + 1);
   if (s.bytes.size() != h.data_offset + h.data_bytes) wrong_data_size(path, s.bytes.size() - h.data_offset, h);
-  h.array.data.assign(s.view() + h.data_offset, s.view() + s.bytes.size());
+  NpyArray out = h.array;  // the header stays as it was for header()
+  out.data.assign(s.view() + h.data_offset, s.view() + s.bytes.size());
   std::string().swap(s.bytes);  // the data lives in the array now
-  return std::move(h.array);
+  return out;
 }
 
 NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
@@ -326,11 +329,16 @@ double NpyArray::value(std::size_t i) const {
 
 NpyArray read_npy(const std::string& path) { return NpyFile(path).read(); }
 
-Matrix to_matrix(const NpyArray& array, const std::string& name) {
+std::pair<std::size_t, std::size_t> matrix_shape(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 2)
     throw NpyError(name + ": shape " + shape_text(array.shape) + " is " + std::to_string(array.shape.size()) +
                    "-D but a matrix needs a 2-D shape (rows, cols); reshape it, e.g. a.reshape(1, -1)");
-  Matrix m(array.shape[0], array.shape[1]);
+  return {array.shape[0], array.shape[1]};
+}
+
+Matrix to_matrix(const NpyArray& array, const std::string& name) {
+  const auto [rows, cols] = matrix_shape(array, name);
+  Matrix m(rows, cols);
   if (array.size() != m.data.size())
     throw NpyError(name + ": holds " + std::to_string(array.size()) + " elements for shape " +
                    shape_text(array.shape));

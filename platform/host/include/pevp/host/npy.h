@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pevp/host/error.h"
@@ -48,8 +49,10 @@ class NpyFile {
   NpyFile& operator=(const NpyFile&) = delete;
   ~NpyFile();
 
-  // descr, shape and item_bytes; no data.
+  // descr, shape and item_bytes; no data (also after read()).
   const NpyArray& header() const;
+  // A regular file (its size known before reading), not a FIFO or device.
+  bool regular() const;
   // The whole array (the checks of read_npy); throws NpyError, and std::logic_error when called twice.
   NpyArray read();
 
@@ -62,6 +65,9 @@ class NpyFile {
 // range to +-Inf, as numpy's astype(float32) does; NaN stays a quiet NaN of the same sign). A 1-D array is an error
 // (a GEMM operand needs (rows, cols); the message suggests reshape). `name` names the source in errors.
 Matrix to_matrix(const NpyArray& array, const std::string& name);
+// The (rows, cols) to_matrix gives the array, from its shape alone (a header will do); throws to_matrix's NpyError
+// for a 1-D array.
+std::pair<std::size_t, std::size_t> matrix_shape(const NpyArray& array, const std::string& name);
 Matrix read_npy_matrix(const std::string& path);
 
 // The bytes of a version 1.0 '<f4' C-order file holding `m` (every fp32 bit pattern kept).
