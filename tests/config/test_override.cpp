@@ -36,11 +36,19 @@ TEST(Override, WholeNumbersInTheSpellingsOfAFile) {
   EXPECT_EQ(c.platform.seq.queue_depth, 64u);
   EXPECT_EQ(c.geometry.pe_rows, 64u);
   EXPECT_EQ(c.platform.map.iq_size, 8192u);
+  // Zero with a sign is zero, in either spelling.
+  for (const char* zero : {"-0", "-0.0", "0e0"}) {
+    apply_override(c, std::string("timing.mm_init_latency=") + zero);
+    EXPECT_EQ(c.platform.arr_seq.timing.mm_init_latency, 0u) << zero;
+  }
   // Held to the key's range like any other integer.
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=1e5"); }, "seq.queue_depth"),
             "seq.queue_depth = 100000: out of range (1..65536)");
   EXPECT_EQ(config_error([&] { apply_override(c, "seq.queue_depth=1e20"); }, "seq.queue_depth"),
             "seq.queue_depth = \"1e20\": out of range (1..65536)");
+  EXPECT_EQ(config_error([&] { apply_override(c, "geometry.psum_partition_bytes=18446744073709551616"); },
+                         "geometry.psum_partition_bytes"),
+            "geometry.psum_partition_bytes = \"18446744073709551616\": out of range (< 2^64)");
   // Not whole, negative, not a JSON number, or one no double holds: not an integer of the key.
   for (const char* v : {"2.5", "-1e2", "-0.5", "1e400", "nan", "inf", "1e2x", "0x1p4", "1e"})
     EXPECT_EQ(config_error([&] { apply_override(c, std::string("seq.queue_depth=") + v); }, "seq.queue_depth"),

@@ -710,14 +710,14 @@ json override_patch(std::string_view assignment) {
       }
       // The spellings a configuration file takes for a whole number (1e2, 64.0) mean the same here: a sweep or
       // a script that writes its numbers through JSON passes them on as they came.
-      if (const json n = json::parse(value, nullptr, false); n.is_number_float()) {
-        const double d = n.get<double>();
+      if (const json n = json::parse(value, nullptr, false); n.is_number()) {
+        const double d = n.get<double>();  // -0 and -0.0 are 0, as in a file
         if (std::floor(d) == d && d >= 0 && d < kTwo64) {
           v = static_cast<std::uint64_t>(d);
           break;
         }
         if (d >= kTwo64)
-          bad(key, shown, "out of range" + (leaf->kind == Kind::Geometry ? std::string() : " (" + range_text(*leaf) + ")"));
+          bad(key, shown, "out of range (" + (leaf->kind == Kind::Geometry ? "< 2^64" : range_text(*leaf)) + ")");
       }
       bad(key, shown,
           "expected an integer (decimal or 0x hex)" +
