@@ -12,17 +12,18 @@
 #   --jobs N      N worker processes on one shared corpus (libFuzzer's -fork=N; the executions are summed)
 #   --corpus DIR  keep and grow each target's corpus in DIR/<target>/ (created, the seeds copied in) instead of a
 #                 fresh copy of the seeds: a campaign longer than one sitting resumes from what the last run found
-#   --seeds-only  start from the repository's seeds alone, without the grown corpus of tests/fuzz/grown/<target>.tar.xz
-#   --update-grown  after a target's run without a crash, rewrite tests/fuzz/grown/<target>.tar.xz as the smallest
-#                 set of its inputs (the run's corpus, the seeds and the old grown corpus; libFuzzer's -merge=1) that
-#                 keeps every feature they reach
+#   --seeds-only  add no grown corpus (tests/fuzz/grown/<target>.tar.xz) to the run's corpus: a fresh run starts
+#                 from the repository's seeds alone (a --corpus DIR still holds what earlier runs left in it)
+#   --update-grown  after each named target's run without a crash, rewrite tests/fuzz/grown/<target>.tar.xz: a small
+#                 set of the run's inputs (its corpus holds the old archive's too) that reaches every feature they
+#                 reach beyond the seeds (libFuzzer's -merge=1, a greedy cover); needs the TARGETs named
 #
 # Each run starts from the target's seeds and, where the repository has one, its grown corpus: the inputs long runs
 # found (docs/reliability.md, "Grown corpora"), replayed first, so even a short run checks every path they reach.
 #
 # Exit status: 0 when no fuzzer crashed, 1 when one did (its reproducer is printed as a hex dump with the fuzzer's
-# report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/), 2 on a bad argument or when clang or its
-# libFuzzer runtime is missing. Installs nothing: the Debian packages are listed in docs/reliability.md.
+# report, and kept under build-fuzz/fuzz-runs/<target>/artifacts/) or --update-grown could not rewrite an archive,
+# 2 on a bad argument or when clang, its libFuzzer runtime or xz (for the grown corpora) is missing. Installs nothing: the Debian packages are listed in docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${PEVP_FUZZ_BUILD_DIR:-$root/build-fuzz}"
@@ -70,6 +71,7 @@ elif [ -z "$runs" ]; then
 fi
 if [ "$jobs" -gt 256 ]; then usage_error "--jobs $jobs: at most 256 worker processes"; fi
 [ -z "$seeds_only" ] || [ -z "$update_grown" ] || usage_error "--update-grown keeps the grown corpus; it cannot go with --seeds-only"
+[ -z "$update_grown" ] || [ $# -gt 0 ] || usage_error "--update-grown needs the targets named (the archives are kept for the slow ones)"
 budget="${runs:+$runs runs}${runs:+${seconds:+ or }}${seconds:+${seconds}s}"
 [ "$jobs" -eq 1 ] || budget+=", $jobs jobs"
 targets=("$@")
@@ -86,6 +88,17 @@ max_len_of() {
   esac
 }
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done
+
+# The grown corpora are xz archives: without xz, say so now rather than after the build.
+if [ -z "$seeds_only" ] && ! command -v xz >/dev/null; then
+  for t in "${targets[@]}"; do
+    if [ -f "$root/tests/fuzz/grown/$t.tar.xz" ]; then
+      echo "fuzz.sh: xz not found, which unpacks tests/fuzz/grown/$t.tar.xz (Debian: apt-get install xz-utils);" >&2
+      echo "         or run from the seeds alone with --seeds-only" >&2
+      exit 2
+    fi
+  done
+fi
 
 if [ ! -x "$cxx" ]; then
   echo "fuzz.sh: $cxx not found. The fuzz build needs clang 14 with its libFuzzer and sanitizer runtimes" >&2
@@ -116,28 +129,33 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_addr2line=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:report_error_type=1:allow_addr2line=1}"
 
 # tests/fuzz/grown/<target>.tar.xz from a run's corpus (which holds the seeds and the old grown inputs too):
-# libFuzzer's merge starts from the seeds and adds the fewest inputs that reach every further feature of the
-# whole; the seeds, which the repository has already, are left out. The tarball is byte-identical for the same
-# inputs: names sorted (libFuzzer names each input by its SHA-1), owner, group and times fixed.
+# libFuzzer's merge starts from the seeds and adds inputs of the corpus until every further feature of the whole is
+# reached (a greedy cover); the seeds, which the repository has already, are left out, and tests/fuzz/pack_grown.sh
+# writes the archive reproducibly. Returns 1 when the merge fails or finds nothing beyond the seeds.
 update_grown_corpus() {
   local t=$1 bin=$2 run=$3 corpus=$4 merged="$3/merged" grown="$root/tests/fuzz/grown/$1.tar.xz"
   local seeds="$root/tests/fuzz/corpus/$t"
   rm -rf "$merged"
   mkdir -p "$merged" "$root/tests/fuzz/grown"
   cp -R "$seeds/." "$merged/"
-  (cd "$run" && "$bin" -merge=1 -max_len="$(max_len_of "$t")" "$merged" "$corpus") >"$run/merge.log" 2>&1 || {
+  if ! (cd "$run" && "$bin" -merge=1 -max_len="$(max_len_of "$t")" "$merged" "$corpus") >"$run/merge.log" 2>&1; then
     echo "!! fuzz_$t: the merge failed; $grown unchanged (log: $run/merge.log)"
-    return 0
-  }
+    return 1
+  fi
   # The seeds out, under their own names and under the SHA-1 name of a copy the merge took again (an input of a
   # stateful target such as protocol need not reach the same features twice).
   local seed
   for seed in "$seeds"/*; do
     rm -f "$merged/$(basename "$seed")" "$merged/$(sha1sum <"$seed" | cut -d' ' -f1)"
   done
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cJf "$grown.new" -C "$merged" .
-  mv "$grown.new" "$grown"
-  echo "== fuzz_$t: $grown: $(ls "$merged" | wc -l) inputs ($(du -k "$grown" | cut -f1) KiB)"
+  local inputs
+  inputs=$(find "$merged" -maxdepth 1 -type f | wc -l)
+  if [ "$inputs" -eq 0 ]; then
+    echo "!! fuzz_$t: the run reached nothing beyond the seeds; $grown unchanged"
+    return 1
+  fi
+  "$root/tests/fuzz/pack_grown.sh" "$merged" "$grown"
+  echo "== fuzz_$t: $grown: $inputs inputs ($(du -k "$grown" | cut -f1) KiB)"
 }
 
 failed=()
@@ -155,7 +173,7 @@ for t in "${targets[@]}"; do
   grown="$root/tests/fuzz/grown/$t.tar.xz"
   grown_files=0
   if [ -z "$seeds_only" ] && [ -f "$grown" ]; then
-    tar -xJf "$grown" -C "$corpus"
+    tar -xJf "$grown" -C "$corpus" --no-overwrite-dir
     grown_files=$(tar -tJf "$grown" | grep -vc '/$' || true)
   fi
   args=(-max_len="$(max_len_of "$t")" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
@@ -188,7 +206,9 @@ for t in "${targets[@]}"; do
   summary+=("$(printf '%-14s %-8s %12s execs %8s exec/s  cov %-6s %6s s' "fuzz_$t" \
     "$([ $status -eq 0 ] && echo ok || echo CRASH)" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$elapsed")")
   if [ "$status" -eq 0 ]; then
-    [ -z "$update_grown" ] || update_grown_corpus "$t" "$bin" "$run" "$corpus"
+    if [ -n "$update_grown" ] && ! update_grown_corpus "$t" "$bin" "$run" "$corpus"; then
+      failed+=("$t (--update-grown)")
+    fi
     continue
   fi
   failed+=("$t")
@@ -208,6 +228,6 @@ done
 echo "== summary ($budget per target)"
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "fuzz.sh: crashed: ${failed[*]}"
+  echo "fuzz.sh: failed: ${failed[*]}"
   exit 1
 fi

@@ -44,6 +44,7 @@ class FuzzScriptArguments(unittest.TestCase):
             (["--corpus", a_file], f"--corpus: '{a_file}' exists and is not a directory"),
             (["--seeds-only", "--update-grown", "decode"],
              "--update-grown keeps the grown corpus; it cannot go with --seeds-only"),
+            (["--update-grown", "60"], "--update-grown needs the targets named"),
             (["--frob"], "unknown option '--frob'"),
             (["-5"], "unknown option '-5'"),
             (["0"], "SECONDS needs a positive whole number (at most 18 digits), not '0'"),
@@ -54,6 +55,24 @@ class FuzzScriptArguments(unittest.TestCase):
         for args, message in cases:
             with self.subTest(args=args):
                 self.assert_refused(args, message)
+
+    def test_without_xz_the_grown_corpora_are_named_before_the_build(self):
+        # A PATH of every /usr/bin program but xz.
+        bin_dir = os.path.join(self.tmp.name, "bin")
+        os.mkdir(bin_dir)
+        for name in os.listdir("/usr/bin"):
+            if name not in ("xz", "unxz", "xzcat"):
+                os.symlink(os.path.join("/usr/bin", name), os.path.join(bin_dir, name))
+        env = dict(os.environ, PEVP_FUZZ_BUILD_DIR=self.build, PEVP_FUZZ_CXX=NO_CLANG, PATH=bin_dir)
+        r = subprocess.run([SCRIPT, "30", "decode"], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("fuzz.sh: xz not found, which unpacks tests/fuzz/grown/decode.tar.xz", r.stderr)
+        self.assertFalse(os.path.exists(self.build))
+        # From the seeds alone, xz is not needed: on to the compiler check.
+        r = subprocess.run([SCRIPT, "--seeds-only", "30", "decode"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"fuzz.sh: {NO_CLANG} not found", r.stderr)
 
     def test_help_lists_every_option(self):
         r = self.run_script("--help")

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """tests/fuzz/grown/<target>.tar.xz, the inputs long fuzz runs found (scripts/fuzz.sh --update-grown,
-docs/reliability.md "Grown corpora"): each archive belongs to a fuzz target, holds only regular files named by the
-SHA-1 of their content (libFuzzer's names, so two archives of the same inputs are the same), none longer than the
-target's -max_len, none a copy of a seed the repository already has, and is byte-identical when written again from
-its own inputs the way fuzz.sh writes it. Whether each input runs clean is the fuzz step of .ci/run: it replays
-every one before fuzzing."""
+docs/reliability.md "Grown corpora"): each archive belongs to a fuzz target, holds only regular files (no directory
+entry, mode 0644, owner 0, time 0) named by the SHA-1 of their content (libFuzzer's names, so two archives of the
+same inputs are the same), none longer than the target's -max_len, none a copy of a seed the repository already
+has, and is byte-identical when tests/fuzz/pack_grown.sh (what fuzz.sh writes it with) packs its inputs again,
+under any umask. Whether each input runs clean is the fuzz step of .ci/run: it replays every one before fuzzing."""
 import hashlib
 import os
 import re
@@ -17,6 +17,7 @@ ROOT = os.environ["PEVP_SOURCE_DIR"]
 GROWN = os.path.join(ROOT, "tests", "fuzz", "grown")
 SEEDS = os.path.join(ROOT, "tests", "fuzz", "corpus")
 FUZZ_SH = os.path.join(ROOT, "scripts", "fuzz.sh")
+PACK = os.path.join(ROOT, "tests", "fuzz", "pack_grown.sh")
 
 
 def max_len(target):
@@ -45,29 +46,31 @@ class GrownCorpora(unittest.TestCase):
                 limit = max_len(target)
                 seeds = {open(os.path.join(SEEDS, target, s), "rb").read() for s in os.listdir(os.path.join(SEEDS, target))}
                 with tarfile.open(os.path.join(GROWN, name), "r:xz") as tar:
-                    members = [m for m in tar.getmembers() if m.name not in (".", "./")]
+                    members = tar.getmembers()
                     self.assertGreater(len(members), 0)
+                    self.assertEqual([m.name for m in members], sorted(m.name for m in members))
                     for m in members:
                         self.assertTrue(m.isfile(), f"{m.name}: not a regular file")
-                        self.assertEqual((m.uid, m.gid, m.mtime), (0, 0, 0), m.name)
+                        self.assertEqual((m.uid, m.gid, m.mtime, m.mode), (0, 0, 0, 0o644), m.name)
                         data = tar.extractfile(m).read()
-                        self.assertEqual(m.name, "./" + hashlib.sha1(data).hexdigest(), "not named by its SHA-1")
+                        self.assertEqual(m.name, hashlib.sha1(data).hexdigest(), "not named by its SHA-1")
                         self.assertLessEqual(len(data), limit, m.name)
                         self.assertNotIn(data, seeds, f"{m.name}: a copy of a seed")
 
-    def test_writing_an_archive_again_gives_the_same_bytes(self):
+    def test_packing_the_inputs_again_gives_the_same_bytes(self):
         for name in self.archives():
-            with self.subTest(name=name), tempfile.TemporaryDirectory() as tmp:
-                subprocess.run(["tar", "-xJf", os.path.join(GROWN, name), "-C", tmp], check=True)
-                again = os.path.join(tmp, "again.tar.xz")
-                inputs = os.path.join(tmp, "inputs")
-                os.mkdir(inputs)
-                for f in os.listdir(tmp):
-                    if f not in ("inputs", "again.tar.xz"):
-                        os.rename(os.path.join(tmp, f), os.path.join(inputs, f))
-                subprocess.run(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0",
-                                "-cJf", again, "-C", inputs, "."], check=True)
-                self.assertEqual(open(again, "rb").read(), open(os.path.join(GROWN, name), "rb").read())
+            for umask in (0o022, 0o077, 0o002):
+                with self.subTest(name=name, umask=oct(umask)), tempfile.TemporaryDirectory() as tmp:
+                    inputs = os.path.join(tmp, "inputs")
+                    again = os.path.join(tmp, "again.tar.xz")
+                    old = os.umask(umask)
+                    try:
+                        os.mkdir(inputs)
+                        subprocess.run(["tar", "-xJf", os.path.join(GROWN, name), "-C", inputs], check=True)
+                        subprocess.run([PACK, inputs, again], check=True)
+                    finally:
+                        os.umask(old)
+                    self.assertEqual(open(again, "rb").read(), open(os.path.join(GROWN, name), "rb").read())
 
 
 if __name__ == "__main__":
