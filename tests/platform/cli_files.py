@@ -210,21 +210,19 @@ class Files(unittest.TestCase):
         with open(self.path("ra.npy"), "wb") as f:
             f.write(header)
             f.truncate(len(header) + 4 * 60000 * 60000)
-        writer = self.feed_endlessly("fb.npy", header)
-        r = run(["gemm", "--a", "ra.npy", "--b", "fb.npy", "--no-check", "--quiet"], self.dir, timeout=60)
-        writer.join(10)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn(b"pe-vp gemm: M=60000, K=60000, N=60000 needs about 67.1 GiB of host memory for the operands "
-                      b"(limit 16.0 GiB)", r.stderr)
-        self.assertFalse(writer.is_alive(), "B's writer is still feeding: its data was being read")
-
-        writer = self.feed_endlessly("fa.npy", header)
-        r = run(["gemm", "--a", "fa.npy", "--b", "ra.npy", "--no-check", "--quiet"], self.dir, timeout=60)
-        writer.join(10)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn(b"pe-vp gemm: M=60000, K=60000 (--a fa.npy, read before --b) needs at least 26.8 GiB of host "
-                      b"memory for the operands (limit 16.0 GiB)", r.stderr)
-        self.assertFalse(writer.is_alive(), "A's writer is still feeding: its data was being read")
+        for a, b, expected in [
+            ("ra.npy", "fb.npy", b"pe-vp gemm: M=60000, K=60000, N=60000 needs about 67.1 GiB of host memory for the "
+                                 b"operands (limit 16.0 GiB)"),
+            ("fa.npy", "ra.npy", b"pe-vp gemm: M=60000, K=60000 (--a fa.npy, read before --b) needs at least 26.8 GiB "
+                                 b"of host memory for the operands (limit 16.0 GiB)"),
+        ]:
+            writer = self.feed_endlessly(a if a.startswith("f") else b, header)
+            r = run(["gemm", "--a", a, "--b", b, "--no-check", "--quiet"], self.dir, timeout=60)
+            writer.join(10)
+            self.assertEqual(r.returncode, 2, (a, b, r.stderr))
+            self.assertIn(expected, r.stderr, (a, b))
+            self.assertFalse(writer.is_alive(), f"--a {a} --b {b}: the FIFO's writer is still feeding: its data was "
+                                                "being read")
 
     def test_fifo_operands_fed_one_after_the_other(self):
         """One writer that fills A's FIFO, then B's (not the two at once as <(...) does), with more than a pipe holds
