@@ -304,6 +304,23 @@ TEST(Npy, NpyFileReadsTheHeaderThenTheDataOnce) {
     EXPECT_EQ(piped.read().data, whole.data);
   }
   writer.join();
+  // Trailing bytes in a FIFO: read() finds them at once, or check_end() after read(End::CheckLater).
+  std::vector<std::uint8_t> longer = bytes;
+  longer.insert(longer.end(), {1, 2, 3, 4});
+  for (const auto end : {host::NpyFile::End::CheckNow, host::NpyFile::End::CheckLater}) {
+    std::thread feeder([&] { write_file(fifo, longer); });
+    host::NpyFile piped(fifo);
+    try {
+      const host::NpyArray got = piped.read(end);
+      EXPECT_EQ(end, host::NpyFile::End::CheckLater);
+      EXPECT_EQ(got.data, whole.data);
+      piped.check_end();
+      ADD_FAILURE() << "trailing bytes accepted";
+    } catch (const host::NpyError& e) {
+      EXPECT_EQ(std::string(e.what()), fifo + ": data is more than the 24 bytes shape (2, 3) of '<f4' needs");
+    }
+    feeder.join();
+  }
   std::remove(fifo.c_str());
   // A header error is the constructor's; a data error is read()'s.
   write_file(path, npy_file(header, f4_data({1, 2})));

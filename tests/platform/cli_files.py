@@ -226,20 +226,27 @@ class Files(unittest.TestCase):
 
     def test_fifo_operands_fed_one_after_the_other(self):
         """One writer that fills A's FIFO, then B's (not the two at once as <(...) does), with more than a pipe holds
-        (64 KiB): A is read whole before B is opened, or the two would wait on each other for ever."""
+        (64 KiB): A is read up to its data before B is opened, or the two would wait on each other for ever -- also
+        when the writer keeps A open until B is written (its end is checked last)."""
         data = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (256, 256), }", b"\0\0\x80\x3f" * 65536)
-        for name in ("sa.npy", "sb.npy"):
-            os.mkfifo(self.path(name))
-        def feed():
-            for name in ("sa.npy", "sb.npy"):
-                with open(self.path(name), "wb") as f:
-                    f.write(data)
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
-        r = run(["gemm", "--a", "sa.npy", "--b", "sb.npy", "--quiet", "--threads", "1"], self.dir, timeout=120)
-        writer.join(5)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(b"bit-exact", r.stdout)
+        for hold_a_open in (False, True):
+            a, b = ("ha.npy", "hb.npy") if hold_a_open else ("sa.npy", "sb.npy")
+            for name in (a, b):
+                os.mkfifo(self.path(name))
+            def feed():
+                fa = open(self.path(a), "wb")
+                fa.write(data)
+                if not hold_a_open:
+                    fa.close()
+                with open(self.path(b), "wb") as fb:
+                    fb.write(data)
+                fa.close()
+            writer = threading.Thread(target=feed, daemon=True)
+            writer.start()
+            r = run(["gemm", "--a", a, "--b", b, "--quiet", "--threads", "1"], self.dir, timeout=120)
+            writer.join(5)
+            self.assertEqual(r.returncode, 0, (hold_a_open, r.stderr))
+            self.assertIn(b"bit-exact", r.stdout, hold_a_open)
 
     def test_shapes_that_disagree_are_refused_before_the_data_is_read(self):
         """A 1 x 1 A and a sparse 6.4 GB B of 40000 x 40000: the mismatch is named from the headers, not after

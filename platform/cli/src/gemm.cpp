@@ -363,7 +363,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       std::optional<host::NpyArray> array_a;
       if (!file_a.regular()) {
         if (data && !fits_host(rows_a, cols_a, 1, false)) return 2;
-        array_a = file_a.read();
+        array_a = file_a.read(host::NpyFile::End::CheckLater);  // its writer may hold it open while it feeds B
       }
       host::NpyFile file_b(cmd.b_path);
       const auto [rows_b, cols_b] = host::matrix_shape(file_b.header(), cmd.b_path);
@@ -377,6 +377,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       a = host::to_matrix(array_a ? std::move(*array_a) : file_a.read(), cmd.a_path);
       array_a.reset();
       b = host::to_matrix(file_b.read(), cmd.b_path);
+      file_a.check_end();  // a FIFO A's trailing bytes, once its writer has closed it
       m = a.rows, k = a.cols, n = b.cols;
       if (!data) a = b = host::Matrix();  // only their shapes are needed
     } else if (data) {

@@ -259,7 +259,7 @@ Header parse_header(const std::uint8_t* data, std::size_t size, const std::strin
 // file's size to match it -- the data. A sparse 40 GB file or /dev/zero costs a few bytes, not the host's memory.
 struct NpyFile::State {
   files::InputFile in;
-  std::string bytes;  // the bytes read so far: the header, then the data after it
+  std::string bytes;  // the header's bytes (the data goes straight into the array)
   Header header;
   bool read = false;
 
@@ -279,6 +279,7 @@ NpyFile::NpyFile(const std::string& path) : state_(std::make_unique<State>()) {
   s.more(prefix - s.bytes.size());
   if (s.bytes.size() == prefix) s.more(load_le(s.view() + kMagicBytes + 2, prefix - kMagicBytes - 2));
   s.header = parse_header(s.view(), s.bytes.size(), path);
+  std::string().swap(s.bytes);
 }
 
 NpyFile::~NpyFile() = default;
@@ -287,12 +288,12 @@ const NpyArray& NpyFile::header() const { return state_->header.array; }
 
 bool NpyFile::regular() const { return state_->in.regular_size().has_value(); }
 
-NpyArray NpyFile::read() {
+NpyArray NpyFile::read(End end) {
   State& s = *state_;
   if (s.read) throw std::logic_error("NpyFile::read: " + s.in.path() + " was read already");
   s.read = true;
   const std::string& path = s.in.path();
-  Header& h = s.header;
+  const Header& h = s.header;
   const std::uint64_t limit = files::kNpyInput.max_bytes;
   if (h.data_bytes > limit - h.data_offset)
     throw NpyError(path + ": shape " + shape_text(h.array.shape) + " of '" + h.array.descr + "' needs " +
@@ -300,13 +301,26 @@ NpyArray NpyFile::read() {
                    "-byte host-memory limit for " + files::kNpyInput.what);
   if (s.in.regular_size() && *s.in.regular_size() != h.data_offset + h.data_bytes)
     wrong_data_size(path, *s.in.regular_size() < h.data_offset ? 0 : *s.in.regular_size() - h.data_offset, h);
-  // One byte more than the shape needs tells trailing bytes (of a FIFO) from none.
-  s.more(std::uint64_t{h.data_bytes} + 1);
-  if (s.bytes.size() != h.data_offset + h.data_bytes) wrong_data_size(path, s.bytes.size() - h.data_offset, h);
   NpyArray out = h.array;  // the header stays as it was for header()
-  out.data.assign(s.view() + h.data_offset, s.view() + s.bytes.size());
-  std::string().swap(s.bytes);  // the data lives in the array now
+  // Straight into the array, once: the data is never held twice.
+  out.data.reserve(h.data_bytes);
+  std::string error;
+  if (!s.in.read(h.data_bytes, out.data, &error)) throw NpyError(error);
+  if (out.data.size() != h.data_bytes) wrong_data_size(path, out.data.size(), h);
+  if (end == End::CheckNow) check_end();
   return out;
+}
+
+void NpyFile::check_end() {
+  State& s = *state_;
+  if (s.in.regular_size()) return;  // its size matched the shape before the data was read
+  // One byte more than the shape needs tells trailing bytes (of a FIFO) from none.
+  std::string more;
+  std::string error;
+  if (!s.in.read(1, more, &error)) throw NpyError(error);
+  if (!more.empty())
+    throw NpyError(s.in.path() + ": data is more than the " + std::to_string(s.header.data_bytes) +
+                   " bytes shape " + shape_text(s.header.array.shape) + " of '" + s.header.array.descr + "' needs");
 }
 
 NpyArray parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {

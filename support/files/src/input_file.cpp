@@ -33,17 +33,21 @@ bool InputFile::open(const std::string& path, std::string* error) {
   return true;
 }
 
-bool InputFile::read(std::uint64_t bytes, std::string& out, std::string* error) {
+namespace {
+
+// Appends up to `bytes` more bytes of `fd` to `out` (a std::string or a byte vector): fewer only at the end.
+template <typename Buffer>
+bool read_into(int fd, const std::string& path, std::uint64_t bytes, Buffer& out, std::string* error) {
   constexpr std::size_t kChunk = std::size_t{1} << 16;
   while (bytes > 0) {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kChunk));
     const std::size_t at = out.size();
     out.resize(at + want);
-    const ssize_t got = ::read(fd_, &out[at], want);
+    const ssize_t got = ::read(fd, &out[at], want);
     if (got < 0) {
       out.resize(at);
       if (errno == EINTR) continue;
-      if (error) *error = named(path_) + ": read error" + reason(errno);
+      if (error) *error = named(path) + ": read error" + reason(errno);
       return false;
     }
     out.resize(at + static_cast<std::size_t>(got));
@@ -51,6 +55,16 @@ bool InputFile::read(std::uint64_t bytes, std::string& out, std::string* error) 
     bytes -= static_cast<std::uint64_t>(got);
   }
   return true;
+}
+
+}  // namespace
+
+bool InputFile::read(std::uint64_t bytes, std::string& out, std::string* error) {
+  return read_into(fd_, path_, bytes, out, error);
+}
+
+bool InputFile::read(std::uint64_t bytes, std::vector<std::uint8_t>& out, std::string* error) {
+  return read_into(fd_, path_, bytes, out, error);
 }
 
 std::optional<std::string> read_file(const std::string& path, std::string* error, const InputKind& kind) {

@@ -53,8 +53,14 @@ class NpyFile {
   const NpyArray& header() const;
   // A regular file (its size known before reading), not a FIFO or device.
   bool regular() const;
-  // The whole array (the checks of read_npy); throws NpyError, and std::logic_error when called twice.
-  NpyArray read();
+  // Whether read() checks at once that no byte follows the data (a FIFO's end comes when its writer closes it).
+  enum class End { CheckNow, CheckLater };
+  // The whole array (the checks of read_npy); throws NpyError, and std::logic_error when called twice. With
+  // End::CheckLater, a FIFO is read up to its data and check_end() looks for trailing bytes afterwards: a writer
+  // that keeps it open while it feeds the next file is not waited for.
+  NpyArray read(End end = End::CheckNow);
+  // After read(End::CheckLater): throws NpyError when bytes follow the data (waits for the writer to close).
+  void check_end();
 
  private:
   struct State;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pevp::files {
 
@@ -48,6 +49,7 @@ class InputFile {
   bool open(const std::string& path, std::string* error);
   // Appends up to `bytes` more bytes to `out`: fewer only at the end of the file.
   bool read(std::uint64_t bytes, std::string& out, std::string* error);
+  bool read(std::uint64_t bytes, std::vector<std::uint8_t>& out, std::string* error);
   // The size of a regular file (nothing for a FIFO or device, whose size is unknown before reading).
   std::optional<std::uint64_t> regular_size() const { return size_; }
   const std::string& path() const { return path_; }
