@@ -90,14 +90,20 @@ max_len_of() {
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done
 
 # The grown corpora are xz archives: without xz, say so now rather than after the build.
-if [ -z "$seeds_only" ] && ! command -v xz >/dev/null; then
-  for t in "${targets[@]}"; do
-    if [ -f "$root/tests/fuzz/grown/$t.tar.xz" ]; then
-      echo "fuzz.sh: xz not found, which unpacks tests/fuzz/grown/$t.tar.xz (Debian: apt-get install xz-utils);" >&2
-      echo "         or run from the seeds alone with --seeds-only" >&2
-      exit 2
-    fi
-  done
+if ! command -v xz >/dev/null; then
+  if [ -n "$update_grown" ]; then
+    echo "fuzz.sh: xz not found, which --update-grown packs the archives with (Debian: apt-get install xz-utils)" >&2
+    exit 2
+  fi
+  if [ -z "$seeds_only" ]; then
+    for t in "${targets[@]}"; do
+      if [ -f "$root/tests/fuzz/grown/$t.tar.xz" ]; then
+        echo "fuzz.sh: xz not found, which unpacks tests/fuzz/grown/$t.tar.xz (Debian: apt-get install xz-utils);" >&2
+        echo "         or run from the seeds alone with --seeds-only" >&2
+        exit 2
+      fi
+    done
+  fi
 fi
 
 if [ ! -x "$cxx" ]; then
@@ -135,9 +141,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:report_error_type=1:al
 update_grown_corpus() {
   local t=$1 bin=$2 run=$3 corpus=$4 merged="$3/merged" grown="$root/tests/fuzz/grown/$1.tar.xz"
   local seeds="$root/tests/fuzz/corpus/$t"
-  rm -rf "$merged"
-  mkdir -p "$merged" "$root/tests/fuzz/grown"
-  cp -R "$seeds/." "$merged/"
+  rm -rf "$merged" && mkdir -p "$merged" "$root/tests/fuzz/grown" && cp -R "$seeds/." "$merged/" || return 1
   if ! (cd "$run" && "$bin" -merge=1 -max_len="$(max_len_of "$t")" "$merged" "$corpus") >"$run/merge.log" 2>&1; then
     echo "!! fuzz_$t: the merge failed; $grown unchanged (log: $run/merge.log)"
     return 1
@@ -146,7 +150,7 @@ update_grown_corpus() {
   # stateful target such as protocol need not reach the same features twice).
   local seed
   for seed in "$seeds"/*; do
-    rm -f "$merged/$(basename "$seed")" "$merged/$(sha1sum <"$seed" | cut -d' ' -f1)"
+    rm -f "$merged/$(basename "$seed")" "$merged/$(sha1sum <"$seed" | cut -d' ' -f1)" || return 1
   done
   local inputs
   inputs=$(find "$merged" -maxdepth 1 -type f | wc -l)
@@ -154,7 +158,11 @@ update_grown_corpus() {
     echo "!! fuzz_$t: the run reached nothing beyond the seeds; $grown unchanged"
     return 1
   fi
-  "$root/tests/fuzz/pack_grown.sh" "$merged" "$grown"
+  # Called from a condition, where set -e does not hold: every step checks its own status.
+  if ! "$root/tests/fuzz/pack_grown.sh" "$merged" "$grown"; then
+    echo "!! fuzz_$t: packing the merged inputs failed; $grown unchanged"
+    return 1
+  fi
   echo "== fuzz_$t: $grown: $inputs inputs ($(du -k "$grown" | cut -f1) KiB)"
 }
 

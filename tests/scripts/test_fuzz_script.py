@@ -68,6 +68,10 @@ class FuzzScriptArguments(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("fuzz.sh: xz not found, which unpacks tests/fuzz/grown/decode.tar.xz", r.stderr)
         self.assertFalse(os.path.exists(self.build))
+        r = subprocess.run([SCRIPT, "--update-grown", "30", "npy"], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("fuzz.sh: xz not found, which --update-grown packs the archives with", r.stderr)
+        self.assertFalse(os.path.exists(self.build))
         # From the seeds alone, xz is not needed: on to the compiler check.
         r = subprocess.run([SCRIPT, "--seeds-only", "30", "decode"], env=env, capture_output=True, text=True,
                            timeout=60)
