@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iterator>
+#include <optional>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -333,6 +334,12 @@ std::string_view trim(std::string_view s) {
 // 2^64, the first whole number a std::uint64_t cannot hold (exact as a double).
 constexpr double kTwo64 = 18446744073709551616.0;
 
+// A double that is a whole number a std::uint64_t holds (-0 included, as 0); nothing otherwise.
+std::optional<std::uint64_t> whole_uint64(double d) {
+  if (std::floor(d) != d || d < 0 || d >= kTwo64) return std::nullopt;  // NaN and infinities fail the first
+  return static_cast<std::uint64_t>(d);
+}
+
 // Decimal or 0x hex, the whole text, no sign.
 bool parse_uint(std::string_view s, std::uint64_t& out) {
   s = trim(s);
@@ -439,7 +446,7 @@ std::uint64_t json_uint(const Leaf& l, const json& v) {
     // value is an integer, so it is held to the key's range like any other, not refused as a fraction.
     const double d = v.get<double>();
     if (std::isfinite(d) && std::floor(d) == d) {
-      if (d >= 0 && d < kTwo64) return static_cast<std::uint64_t>(d);
+      if (const auto u = whole_uint64(d)) return *u;
       bad(l.path(), v.dump(), "out of range" + (range.empty() ? std::string(d < 0 ? " (>= 0)" : " (< 2^64)") : range));
     }
   }
@@ -711,9 +718,9 @@ json override_patch(std::string_view assignment) {
       // The spellings a configuration file takes for a whole number (1e2, 64.0) mean the same here: a sweep or
       // a script that writes its numbers through JSON passes them on as they came.
       if (const json n = json::parse(value, nullptr, false); n.is_number()) {
-        const double d = n.get<double>();  // -0 and -0.0 are 0, as in a file
-        if (std::floor(d) == d && d >= 0 && d < kTwo64) {
-          v = static_cast<std::uint64_t>(d);
+        const double d = n.get<double>();
+        if (const auto u = whole_uint64(d)) {
+          v = *u;
           break;
         }
         if (d >= kTwo64)
