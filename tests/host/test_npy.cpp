@@ -331,6 +331,70 @@ TEST(Npy, NpyFileReadsTheHeaderThenTheDataOnce) {
   std::remove(path.c_str());
 }
 
+// skip(): read()'s checks without the data -- a regular file's size from its length (a sparse file past the
+// host-memory limit costs nothing), a FIFO's data drained 64 KiB at a time so that its writer finishes.
+TEST(Npy, NpyFileSkipChecksTheDataWithoutHoldingIt) {
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 50000), }";
+  const std::uint64_t data_bytes = std::uint64_t{4} * 100000 * 50000;  // 20 GB, past the 16 GiB limit
+  const std::string sparse = temp_path("skip_sparse.npy");
+  const std::vector<std::uint8_t> header_bytes = npy_file(header, {});
+  write_file(sparse, header_bytes);
+  const auto resize = [&](std::uint64_t data) {
+    ASSERT_EQ(::truncate(sparse.c_str(), static_cast<off_t>(header_bytes.size() + data)), 0);
+  };
+  resize(data_bytes);
+  {
+    host::NpyFile whole(sparse);
+    EXPECT_NO_THROW(whole.skip());
+    EXPECT_THROW(whole.skip(), std::logic_error);
+    EXPECT_THROW(whole.read(), std::logic_error);
+  }
+  EXPECT_THROW(host::NpyFile(sparse).read(), host::NpyError);  // holding it would pass the limit
+  resize(data_bytes - 1);
+  try {
+    host::NpyFile(sparse).skip();
+    ADD_FAILURE() << "a short regular file skipped";
+  } catch (const host::NpyError& e) {
+    EXPECT_EQ(std::string(e.what()), sparse + ": data is 19999999999 bytes but shape (100000, 50000) of '<f4' needs "
+                                              "20000000000 bytes");
+  }
+  std::remove(sparse.c_str());
+
+  // A FIFO of 3 MiB of data (48 pipe buffers): drained whole, its writer done; short or long data named.
+  const std::string fifo = temp_path("skip.fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string fifo_header = "{'descr': '<f2', 'fortran_order': False, 'shape': (1024, 1536), }";
+  const std::vector<std::uint8_t> bytes = npy_file(fifo_header, std::vector<std::uint8_t>(2 * 1024 * 1536, 0x3C));
+  for (const std::size_t cut : {std::size_t{0}, std::size_t{1}}) {
+    std::vector<std::uint8_t> fed(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(cut));
+    std::thread writer([&] { write_file(fifo, fed); });
+    host::NpyFile piped(fifo);
+    if (cut == 0) {
+      EXPECT_NO_THROW(piped.skip());
+    } else {
+      try {
+        piped.skip();
+        ADD_FAILURE() << "short FIFO data skipped";
+      } catch (const host::NpyError& e) {
+        EXPECT_EQ(std::string(e.what()), fifo + ": data is 3145727 bytes but shape (1024, 1536) of '<f2' needs "
+                                                "3145728 bytes");
+      }
+    }
+    writer.join();
+  }
+  std::vector<std::uint8_t> longer = bytes;
+  longer.push_back(0);
+  std::thread feeder([&] { write_file(fifo, longer); });
+  {
+    host::NpyFile piped(fifo);
+    piped.skip(host::NpyFile::End::CheckLater);
+    EXPECT_THROW(piped.check_end(), host::NpyError);
+  }
+  feeder.join();
+  std::remove(fifo.c_str());
+}
+
 // Every part of a header a message quotes is cut to 160 characters: the whole header, a key, the descr.
 TEST(Npy, LongHeaderPartsAreCutInMessages) {
   const std::string long_descr = "{'descr': '" + std::string(20000, 'x') + "', 'fortran_order': False, 'shape': (2, 2), }";

@@ -43,6 +43,29 @@ execute_process(COMMAND ${PEVP} asm ${EXAMPLE}/program.pes -o ${WORK}/p.bin RESU
 if(NOT rc EQUAL 0 OR NOT out MATCHES "for MARIANA")
   message(FATAL_ERROR "pe-vp asm without --gen: status ${rc}, '${out}'")
 endif()
+# ... with that generation's preset: MAVERICK's 256-column array, on which this record is valid (on MARIANA's
+# preset, which asm used when --gen was absent, its 128 columns are "must be 1..64 (the tile's columns)").
+file(WRITE ${WORK}/mav.pes ".gen MAVERICK\nldweights src_mem_pattern=sbuf[0]:[1,128][0,1][0,1] in_dtype=BFLOAT16 \
+fp32_mode=None num_active_rows=128 num_active_cols=128 tile_size.row=R128 tile_size.col=C128 tile_sel.row_sel=0 \
+tile_sel.col_sel=0 flags.xpose_mode=0 flags.scalar_mode=0 flags.seed_mode=NONE flags.load_order=LAST_COL_FIRST \
+perf_mode=NONE\n")
+execute_process(COMMAND ${PEVP} asm ${WORK}/mav.pes -o ${WORK}/mav_directive.bin
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "wrote 1 instruction\\(s\\) \\(64 bytes\\) for MAVERICK")
+  message(FATAL_ERROR "pe-vp asm of a MAVERICK source without --gen: status ${rc}, '${out}${err}'")
+endif()
+execute_process(COMMAND ${PEVP} asm --gen MAVERICK ${WORK}/mav.pes -o ${WORK}/mav_option.bin RESULT_VARIABLE rc)
+file(SHA256 ${WORK}/mav_directive.bin with_directive)
+file(SHA256 ${WORK}/mav_option.bin with_option)
+if(NOT rc EQUAL 0 OR NOT with_directive STREQUAL with_option)
+  message(FATAL_ERROR "pe-vp asm: the .gen directive and --gen MAVERICK give different records (status ${rc})")
+endif()
+file(WRITE ${WORK}/cayman.json "{\"generation\": \"CAYMAN\"}")
+expect_refused("pe-vp: .*mav.pes: .gen MAVERICK disagrees with the configuration's generation CAYMAN"
+               ${PEVP} asm ${WORK}/mav.pes -o x.bin --config cayman.json)
+file(WRITE ${WORK}/pluto.pes ".gen PLUTO\n")
+expect_refused("pe-vp asm: pluto.pes: .gen PLUTO is not a generation \\(CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK\\)"
+               ${PEVP} asm pluto.pes -o x.bin)
 expect_refused("The following argument was not expected" ${PEVP} gemm --no-such-option)
 # Integers: the range, no wrap of -1, no clamp of 2^64, no exponent.
 expect_refused("--m: expected an integer in 1..1048576, got '0'" ${PEVP} gemm --m 0)

@@ -248,6 +248,130 @@ class Files(unittest.TestCase):
             self.assertEqual(r.returncode, 0, (hold_a_open, r.stderr))
             self.assertIn(b"bit-exact", r.stdout, hold_a_open)
 
+    def test_mode_timing_checks_the_operands_data_without_holding_it(self):
+        """Mode timing needs the shapes alone. A sparse 17.2 GB A (past the 16 GiB limit of a file held whole) is
+        checked from its size and simulated; FIFOs fed one after the other are drained, 64 KiB at a time (the
+        process never holds A's 256 MiB); short and long data are still refused."""
+        a_header = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 4100), }")
+        b_data = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4100, 1), }", b"\0\0\x80\x3f" * 4100)
+        with open(self.path("ra.npy"), "wb") as f:
+            f.write(a_header)
+            f.truncate(len(a_header) + 4 * 1048576 * 4100)
+        with open(self.path("rb.npy"), "wb") as f:
+            f.write(b_data)
+        r = run(["gemm", "--a", "ra.npy", "--b", "rb.npy", "--mode", "timing"], self.dir, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"C[1048576x1] = A[1048576x4100] @ B[4100x1]", r.stdout)
+        self.assertIn(b"check:    skipped (mode timing moves no data)", r.stdout)
+        with open(self.path("ra.npy"), "r+b") as f:
+            f.truncate(len(a_header) + 4 * 1048576 * 4100 - 1)
+        r = run(["gemm", "--a", "ra.npy", "--b", "rb.npy", "--mode", "timing"], self.dir, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"ra.npy: data is 17196646399 bytes but shape (1048576, 4100) of '<f4' needs 17196646400 bytes",
+                      r.stderr)
+
+        # A's 256 MiB is written 1 MiB at a time: a child's peak counts the memory of the process it was forked from
+        # (Python's vfork shares it), so this process must not hold A either.
+        a_header = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (16384, 4096), }")
+        b_data = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4096, 8), }", bytes(4 * 4096 * 8))
+        mib = bytes(1 << 20)
+        for name, a_extra, expected in [("whole", 0, None),
+                                        ("short", -1, b"fa_short.npy: data is 268435455 bytes but shape "
+                                                      b"(16384, 4096) of '<f4' needs 268435456 bytes"),
+                                        ("long", 1, b"fa_long.npy: data is more than the 268435456 bytes "
+                                                    b"shape (16384, 4096) of '<f4' needs")]:
+            a, b = "fa_%s.npy" % name, "fb_%s.npy" % name
+            for fifo in (a, b):
+                os.mkfifo(self.path(fifo))
+            def feed(a_extra=a_extra):
+                try:
+                    with open(self.path(a), "wb") as fa:
+                        fa.write(a_header)
+                        for i in range(256):
+                            fa.write(mib if i < 255 or a_extra >= 0 else mib[:-1])
+                        fa.write(bytes(max(a_extra, 0)))
+                    with open(self.path(b), "wb") as fb:
+                        fb.write(b_data)
+                except BrokenPipeError:
+                    pass  # a refused A: its reader is gone
+            writer = threading.Thread(target=feed, daemon=True)
+            writer.start()
+            with open(self.path("out"), "w+b") as out_file, open(self.path("err"), "w+b") as err_file:
+                p = subprocess.Popen([PEVP, "gemm", "--a", a, "--b", b, "--mode", "timing"], cwd=self.dir, env=ENV,
+                                     stdout=out_file, stderr=err_file)
+                watchdog = threading.Timer(120, p.kill)
+                watchdog.start()
+                _, status, usage = os.wait4(p.pid, 0)  # this child's own peak, not the largest of all so far
+                watchdog.cancel()
+                out, err = read(self.path("out")), read(self.path("err"))
+            writer.join(10)
+            self.assertTrue(os.WIFEXITED(status), (name, "killed: it hung", err))
+            if expected is None:
+                self.assertEqual(os.WEXITSTATUS(status), 0, err)
+                self.assertIn(b"C[16384x8] = A[16384x4096] @ B[4096x8]", out)
+                self.assertFalse(writer.is_alive(), "B's writer still waits")
+                if not sanitized():  # AddressSanitizer's shadow memory and quarantine have their own peak
+                    self.assertLess(usage.ru_maxrss, 128 * 1024, "the timing run held A's 256 MiB")
+            else:
+                self.assertEqual(os.WEXITSTATUS(status), 2, (name, err))
+                self.assertIn(expected, err, name)
+            if writer.is_alive():  # a refused A: nobody opens B, whose writer waits
+                os.close(os.open(self.path(b), os.O_RDONLY | os.O_NONBLOCK))
+                writer.join(10)
+
+    def test_one_pipe_named_twice_is_refused_before_it_is_opened(self):
+        """A pipe's bytes can be read once, and a FIFO opened again after its writer has gone waits for a writer for
+        ever: one pipe named by two inputs -- a FIFO, a symlink to it, an inherited /dev/fd/N -- is refused before
+        either is opened (no writer is needed to see it; these runs hung)."""
+        os.mkfifo(self.path("p"))
+        os.symlink("p", self.path("link"))
+        program = os.path.join(EXAMPLE, "program.pes")
+        st = os.path.join(EXAMPLE, "st.npy")
+        for args, expected in [
+            (["gemm", "--a", "p", "--b", "p"], "--a p and --b p"),
+            (["gemm", "--a", "link", "--b", "p", "--mode", "timing"], "--a link and --b p"),
+            (["run", "--gen", "MARIANA", program, "--load", "p@0x0:bf16", "--load", "p@0x1000:bf16"],
+             "--load p and --load p"),
+            (["run", "--gen", "MARIANA", program, "--regs", "link", "--load", st + "@0x0:bf16", "--load", "p@0x8:bf16"],
+             "--regs link and --load p"),
+            (["run", "--gen", "MARIANA", "p", "--config", "link"], "--config link and program p"),
+            (["asm", "p", "-o", "x.bin", "--config", "p"], "--config p and input p"),
+        ]:
+            r = run(args, self.dir, timeout=30)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn((expected + " name the same pipe, which can be read only once: give each input its own "
+                           "file or pipe").encode(), r.stderr, args)
+        read_end, write_end = os.pipe()
+        try:
+            fd = "/dev/fd/%d" % read_end
+            r = run(["gemm", "--a", fd, "--b", fd], self.dir, timeout=30, pass_fds=(read_end,))
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(("--a %s and --b %s name the same pipe" % (fd, fd)).encode(), r.stderr)
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        # One regular file given twice is read twice, as before.
+        r = run(RUN + ["--load", st + "@0x4000:bf16"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_asm_reads_its_source_once(self):
+        """Without --gen, asm reads the source for its .gen directive and its records in one read: a FIFO source
+        assembles as the file does (it was read twice, and the second open waited for ever)."""
+        with open(os.path.join(EXAMPLE, "program.pes"), "rb") as f:
+            source = f.read()
+        os.mkfifo(self.path("src.pes"))
+        def feed():
+            with open(self.path("src.pes"), "wb") as f:
+                f.write(source)
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        r = run(["asm", "src.pes", "-o", "piped.bin"], self.dir, timeout=30)
+        writer.join(5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        plain = run(["asm", os.path.join(EXAMPLE, "program.pes"), "-o", "plain.bin"], self.dir)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(read(self.path("piped.bin")), read(self.path("plain.bin")))
+
     def test_shapes_that_disagree_are_refused_before_the_data_is_read(self):
         """A 1 x 1 A and a sparse 6.4 GB B of 40000 x 40000: the mismatch is named from the headers, not after
         reading B; so is a 1-D operand and a --k that contradicts A."""

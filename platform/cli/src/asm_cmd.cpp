@@ -13,7 +13,6 @@
 
 namespace pevp::platform {
 
-
 int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
             const AsmCmdOptions& options, std::ostream& out, std::ostream& err) {
   std::string why;
@@ -22,7 +21,13 @@ int run_asm(isa::Generation gen, const std::string& input_path, const std::strin
     err << "pe-vp asm: " << why << '\n';
     return 2;
   }
-  const std::string& source = *read;
+  return assemble_source(gen, input_path, *read, output_path, options, out, err);
+}
+
+int assemble_source(isa::Generation gen, const std::string& input_path, const std::string& source,
+                    const std::string& output_path, const AsmCmdOptions& options, std::ostream& out,
+                    std::ostream& err) {
+  std::string why;
   if (output_path.empty()) {
     err << "pe-vp asm: no output file given\n";
     return 2;

@@ -79,13 +79,9 @@ const CLI::Validator kPath(
     },
     "PATH", "a non-empty path");
 
-// The generation a source's first `.gen NAME` directive names, or "" (with `*error` set when the file cannot be
-// read). Read through the reader's size limit: a line-by-line read of /dev/zero, which has no line end, grew
-// without bound.
-std::string gen_directive(const std::string& path, std::string* error) {
-  const std::optional<std::string> text = files::read_file(path, error);
-  if (!text) return "";
-  std::istringstream f(*text);
+// The generation a source's first `.gen NAME` directive names, or "".
+std::string gen_directive(const std::string& source) {
+  std::istringstream f(source);
   std::string line;
   while (std::getline(f, line)) {
     std::istringstream words(line);
@@ -356,8 +352,48 @@ int run_command(int argc, char* argv[]) {
   }
   const CLI::App* cmd_app = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
   const CLI::Option* gen_opt = cmd_app->get_option_no_throw("--gen");
+  // Every input of the command line, before any is opened: one pipe named twice cannot be read by both.
+  std::vector<files::NamedInput> inputs{{"--config", config_path}};
+  if (*gemm) inputs.insert(inputs.end(), {{"--a", gemm_cmd.a_path}, {"--b", gemm_cmd.b_path}});
+  if (*assemble) inputs.push_back({"input", asm_in});
+  if (*run) {
+    inputs.insert(inputs.end(), {{"program", run_cmd.program}, {"--regs", run_cmd.regs}, {"--restore", run_cmd.restore}});
+    for (const std::string& l : run_loads) try {
+        inputs.push_back({"--load", platform::parse_load(l).file});
+      } catch (const std::exception&) {  // reported with the other --load errors below
+      }
+  }
+  if (const std::string twice = files::pipe_named_twice(inputs); !twice.empty()) {
+    std::cerr << "pe-vp: " << twice << '\n';
+    return 2;
+  }
   const bool gen_given = gen_opt && gen_opt->count() > 0;
-  const std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
+  std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
+  // pe-vp asm without --gen takes the generation of the source's .gen directive, its preset (geometry) included.
+  // The source is read here, once, for the directive and the records alike: a FIFO can be read only once.
+  std::string asm_source;
+  if (*assemble) {
+    std::string error;
+    const std::optional<std::string> text = files::read_file(asm_in, &error);
+    if (!text) {
+      std::cerr << "pe-vp asm: " << error << '\n';
+      return 2;
+    }
+    asm_source = *text;
+    if (!gen_given) {
+      gen_text = gen_directive(asm_source);
+      if (gen_text.empty()) {
+        std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
+        return 2;
+      }
+      if (!isa::parse_generation(gen_text)) {
+        std::cerr << "pe-vp asm: " << asm_in << ": .gen " << gen_text
+                  << " is not a generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)\n";
+        return 2;
+      }
+    }
+  }
+  const bool gen_from_source = *assemble && !gen_given;
   platform::VpConfig config;
   try {
     config = platform::preset(generation_or_exit(gen_text));
@@ -375,8 +411,9 @@ int run_command(int argc, char* argv[]) {
         throw std::invalid_argument("--mode " + mode + " contradicts --set mode=" +
                                     std::string(platform::name(set_mode)) + ": give one of them");
     }
-    if (gen_given && config.gen() != generation_or_exit(gen_text))
-      throw std::invalid_argument("--gen " + gen_text + " disagrees with the configuration's generation " +
+    if ((gen_given || gen_from_source) && config.gen() != generation_or_exit(gen_text))
+      throw std::invalid_argument((gen_from_source ? asm_in + ": .gen " : std::string("--gen ")) + gen_text +
+                                  " disagrees with the configuration's generation " +
                                   std::string(isa::name(config.gen())));
   } catch (const std::bad_alloc&) {
     throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
@@ -391,20 +428,8 @@ int run_command(int argc, char* argv[]) {
     return 0;
   }
   if (*assemble) {
-    if (asm_gen.empty()) {
-      std::string error;
-      asm_gen = gen_directive(asm_in, &error);
-      if (!error.empty()) {
-        std::cerr << "pe-vp asm: " << error << '\n';
-        return 2;
-      }
-      if (asm_gen.empty()) {
-        std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
-        return 2;
-      }
-    }
     asm_options.geometry = config.geometry;
-    return platform::run_asm(generation_or_exit(asm_gen), asm_in, asm_out, asm_options, std::cout, std::cerr);
+    return platform::assemble_source(config.gen(), asm_in, asm_source, asm_out, asm_options, std::cout, std::cerr);
   }
   if (*run) {
     run_cmd.gen = config.gen();

@@ -268,6 +268,8 @@ struct NpyFile::State {
     if (!in.read(n, bytes, &error)) throw NpyError(error);
   }
   const std::uint8_t* view() const { return reinterpret_cast<const std::uint8_t*>(bytes.data()); }
+  // Once per file, before its data: a regular file's size must match the shape (checked without reading it).
+  void begin_data(const char* how);
 };
 
 NpyFile::NpyFile(const std::string& path) : state_(std::make_unique<State>()) {
@@ -288,19 +290,24 @@ const NpyArray& NpyFile::header() const { return state_->header.array; }
 
 bool NpyFile::regular() const { return state_->in.regular_size().has_value(); }
 
+void NpyFile::State::begin_data(const char* how) {
+  if (read) throw std::logic_error(std::string("NpyFile::") + how + ": " + in.path() + " was read already");
+  read = true;
+  if (in.regular_size() && *in.regular_size() != header.data_offset + header.data_bytes)
+    wrong_data_size(in.path(), *in.regular_size() < header.data_offset ? 0 : *in.regular_size() - header.data_offset,
+                    header);
+}
+
 NpyArray NpyFile::read(End end) {
   State& s = *state_;
-  if (s.read) throw std::logic_error("NpyFile::read: " + s.in.path() + " was read already");
-  s.read = true;
   const std::string& path = s.in.path();
   const Header& h = s.header;
   const std::uint64_t limit = files::kNpyInput.max_bytes;
-  if (h.data_bytes > limit - h.data_offset)
+  if (!s.read && h.data_bytes > limit - h.data_offset)
     throw NpyError(path + ": shape " + shape_text(h.array.shape) + " of '" + h.array.descr + "' needs " +
                    std::to_string(h.data_bytes) + " bytes of data, more than the " + std::to_string(limit) +
                    "-byte host-memory limit for " + files::kNpyInput.what);
-  if (s.in.regular_size() && *s.in.regular_size() != h.data_offset + h.data_bytes)
-    wrong_data_size(path, *s.in.regular_size() < h.data_offset ? 0 : *s.in.regular_size() - h.data_offset, h);
+  s.begin_data("read");
   NpyArray out = h.array;  // the header stays as it was for header()
   // Straight into the array, once: the data is never held twice.
   out.data.reserve(h.data_bytes);
@@ -309,6 +316,18 @@ NpyArray NpyFile::read(End end) {
   if (out.data.size() != h.data_bytes) wrong_data_size(path, out.data.size(), h);
   if (end == End::CheckNow) check_end();
   return out;
+}
+
+void NpyFile::skip(End end) {
+  State& s = *state_;
+  s.begin_data("skip");
+  if (!s.in.regular_size()) {
+    std::uint64_t dropped = 0;
+    std::string error;
+    if (!s.in.discard(s.header.data_bytes, &dropped, &error)) throw NpyError(error);
+    if (dropped != s.header.data_bytes) wrong_data_size(s.in.path(), dropped, s.header);
+  }
+  if (end == End::CheckNow) check_end();
 }
 
 void NpyFile::check_end() {

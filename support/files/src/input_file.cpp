@@ -67,6 +67,39 @@ bool InputFile::read(std::uint64_t bytes, std::vector<std::uint8_t>& out, std::s
   return read_into(fd_, path_, bytes, out, error);
 }
 
+bool InputFile::discard(std::uint64_t bytes, std::uint64_t* discarded, std::string* error) {
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 16;
+  std::vector<std::uint8_t> chunk;
+  chunk.reserve(kChunk);
+  *discarded = 0;
+  while (*discarded < bytes) {
+    chunk.clear();
+    if (!read(std::min(kChunk, bytes - *discarded), chunk, error)) return false;
+    if (chunk.empty()) break;  // the end of the file
+    *discarded += chunk.size();
+  }
+  return true;
+}
+
+std::string pipe_named_twice(const std::vector<NamedInput>& inputs) {
+  struct Pipe {
+    dev_t dev;
+    ino_t ino;
+    const NamedInput* named;
+  };
+  std::vector<Pipe> seen;
+  for (const NamedInput& in : inputs) {
+    struct stat st {};
+    if (in.path.empty() || ::stat(in.path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+    for (const Pipe& other : seen)
+      if (other.dev == st.st_dev && other.ino == st.st_ino)
+        return other.named->option + " " + other.named->path + " and " + in.option + " " + in.path +
+               " name the same pipe, which can be read only once: give each input its own file or pipe";
+    seen.push_back({st.st_dev, st.st_ino, &in});
+  }
+  return "";
+}
+
 std::optional<std::string> read_file(const std::string& path, std::string* error, const InputKind& kind) {
   InputFile in;
   if (!in.open(path, error)) return std::nullopt;

@@ -31,5 +31,10 @@ struct AsmCmdOptions {
 // cannot be read or written.
 int run_asm(isa::Generation gen, const std::string& input_path, const std::string& output_path,
             const AsmCmdOptions& options, std::ostream& out, std::ostream& err);
+// The same for a source already read; `input_path` names it in the diagnostics. `pe-vp asm` reads its source once,
+// for the .gen directive that chooses the generation and for the records alike (a FIFO can be read only once).
+int assemble_source(isa::Generation gen, const std::string& input_path, const std::string& source,
+                    const std::string& output_path, const AsmCmdOptions& options, std::ostream& out,
+                    std::ostream& err);
 
 }  // namespace pevp::platform

@@ -59,7 +59,13 @@ class NpyFile {
   // End::CheckLater, a FIFO is read up to its data and check_end() looks for trailing bytes afterwards: a writer
   // that keeps it open while it feeds the next file is not waited for.
   NpyArray read(End end = End::CheckNow);
-  // After read(End::CheckLater): throws NpyError when bytes follow the data (waits for the writer to close).
+  // read()'s checks without holding the data, for a caller that needs the shape alone (pe-vp gemm --mode timing): a
+  // regular file's size is compared with the shape, a FIFO's data is read and dropped 64 KiB at a time (its writer
+  // may feed the next file only after it). No host-memory limit applies: nothing is held. Either read() or skip(),
+  // once.
+  void skip(End end = End::CheckNow);
+  // After read(End::CheckLater) or skip(End::CheckLater): throws NpyError when bytes follow the data (waits for the
+  // writer to close).
   void check_end();
 
  private:

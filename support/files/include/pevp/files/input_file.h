@@ -50,6 +50,9 @@ class InputFile {
   // Appends up to `bytes` more bytes to `out`: fewer only at the end of the file.
   bool read(std::uint64_t bytes, std::string& out, std::string* error);
   bool read(std::uint64_t bytes, std::vector<std::uint8_t>& out, std::string* error);
+  // Reads and drops up to `bytes` more bytes (fewer only at the end of the file), holding 64 KiB at a time: a FIFO's
+  // data its reader does not need must still be drained, or its writer waits for ever. `*discarded` says how many.
+  bool discard(std::uint64_t bytes, std::uint64_t* discarded, std::string* error);
   // The size of a regular file (nothing for a FIFO or device, whose size is unknown before reading).
   std::optional<std::uint64_t> regular_size() const { return size_; }
   const std::string& path() const { return path_; }
@@ -59,5 +62,16 @@ class InputFile {
   int fd_ = -1;
   std::optional<std::uint64_t> size_;
 };
+
+// An input a command was given: the option that named it and the path ("" = not given).
+struct NamedInput {
+  std::string option;  // "--a", "--load", "program"
+  std::string path;
+};
+// Two inputs that name one pipe -- a FIFO or an open pipe such as bash's <(...), through symlinks and /dev/fd/N:
+// "--a p and --b p name the same pipe, ...", or "" when there is none. A pipe's bytes can be read once, and a FIFO
+// opened again after its writer has left waits for another writer for ever. A path that cannot be stat()ed is
+// skipped: opening it reports that.
+std::string pipe_named_twice(const std::vector<NamedInput>& inputs);
 
 }  // namespace pevp::files
