@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <iterator>
+#include <vector>
 
 #include "isa_random.h"
 #include "pevp/isa_text/assembly.h"
@@ -203,6 +205,32 @@ TEST(Asm, ConstantsLabelsCommentsAndExpressions) {
   EXPECT_EQ(b.get("imm_value"), 5);
   EXPECT_EQ(b.get("src_mem_pattern.start_addr"), 256 * 1024 + 128 + 63);
   EXPECT_EQ(b.get("src_mem_pattern.step_elem[0]"), -1);
+}
+
+// gen_directive() finds the .gen the assembler reads -- past comments and labels, the name in any case -- and the
+// assembler accepts the source for the generation it names.
+TEST(Asm, GenDirectiveIsFoundAsTheAssemblerReadsIt) {
+  struct Case {
+    const char* text;
+    std::optional<std::string> want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {".gen MARIANA\n", "MARIANA"},
+           {"# MAVERICK\n; .gen CAYMAN in a comment\n  .GEN v4   ; and a comment\n", "v4"},
+           {".gen MARIANA;v4\n", "MARIANA"},
+           {"start: .gen CAYMAN # after a label\n", "CAYMAN"},
+           {"a: b: .Gen mariana_plus\n.gen MAVERICK\n", "mariana_plus"},
+           {".const K = 1\n", std::nullopt},
+           {"", std::nullopt},
+       }) {
+    EXPECT_EQ(gen_directive(c.text), c.want) << c.text;
+    if (!c.want) continue;
+    const std::optional<Generation> g = parse_generation(*c.want);
+    ASSERT_TRUE(g) << *c.want;
+    const std::string text(c.text);
+    if (text.find(".gen MAVERICK") != std::string::npos) continue;  // a second .gen that disagrees, on purpose
+    EXPECT_TRUE(assemble(*g, text).ok()) << c.text << diags(assemble(*g, text));
+  }
 }
 
 TEST(Asm, PsumFlagBitsCombineWithBar) {

@@ -64,7 +64,7 @@ file(WRITE ${WORK}/cayman.json "{\"generation\": \"CAYMAN\"}")
 expect_refused("pe-vp: .*mav.pes: .gen MAVERICK disagrees with the configuration's generation CAYMAN"
                ${PEVP} asm ${WORK}/mav.pes -o x.bin --config cayman.json)
 file(WRITE ${WORK}/pluto.pes ".gen PLUTO\n")
-expect_refused("pe-vp asm: pluto.pes: .gen PLUTO is not a generation \\(CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK\\)"
+expect_refused("pe-vp asm: pluto.pes: .gen names an unknown generation 'PLUTO' \\(CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK\\)"
                ${PEVP} asm pluto.pes -o x.bin)
 expect_refused("The following argument was not expected" ${PEVP} gemm --no-such-option)
 # Integers: the range, no wrap of -1, no clamp of 2^64, no exponent.

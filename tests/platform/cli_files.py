@@ -269,6 +269,15 @@ class Files(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(b"ra.npy: data is 17196646399 bytes but shape (1048576, 4100) of '<f4' needs 17196646400 bytes",
                       r.stderr)
+        # A side past 2^20 (as --m, --k and --n) is refused from the header: the FIFO's endless writer is not drained.
+        writer = self.feed_endlessly("wide.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, "
+                                                           "'shape': (1048577, 4100), }"))
+        r = run(["gemm", "--a", "wide.npy", "--b", "rb.npy", "--mode", "timing"], self.dir, timeout=60)
+        writer.join(10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"pe-vp gemm: --a wide.npy is 1048577x4100: a GEMM side is at most 1048576 (as --m, --k and --n)",
+                      r.stderr)
+        self.assertFalse(writer.is_alive(), "the FIFO's data was being drained")
 
         # A's 256 MiB is written 1 MiB at a time: a child's peak counts the memory of the process it was forked from
         # (Python's vfork shares it), so this process must not hold A either.
@@ -336,6 +345,7 @@ class Files(unittest.TestCase):
              "--regs link and --load p"),
             (["run", "--gen", "MARIANA", "p", "--config", "link"], "--config link and program p"),
             (["asm", "p", "-o", "x.bin", "--config", "p"], "--config p and input p"),
+            (["disasm", "--gen", "MARIANA", "link", "--config", "p"], "--config p and file link"),
         ]:
             r = run(args, self.dir, timeout=30)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
@@ -353,6 +363,52 @@ class Files(unittest.TestCase):
         # One regular file given twice is read twice, as before.
         r = run(RUN + ["--load", st + "@0x4000:bf16"], self.dir)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_inputs_are_read_in_one_order_configuration_first(self):
+        """One writer that feeds the --config FIFO, then the source's: asm and run read the configuration first, with
+        --gen or without it (the source's .gen then chooses the preset the configuration applies on)."""
+        with open(os.path.join(EXAMPLE, "program.pes"), "rb") as f:
+            source = f.read()
+        for i, args in enumerate((["asm", "--gen", "MARIANA", "SRC", "-o", "x.bin"], ["asm", "SRC", "-o", "x.bin"],
+                                  ["run", "--gen", "MARIANA", "SRC", "--mode", "timing"])):
+            cfg, src = self.path("cfg%d.json" % i), self.path("src%d.pes" % i)
+            for fifo in (cfg, src):
+                os.mkfifo(fifo)
+            def feed(cfg=cfg, src=src):
+                with open(cfg, "w") as f:
+                    f.write('{"generation": "MARIANA"}')
+                with open(src, "wb") as f:
+                    f.write(source)
+            writer = threading.Thread(target=feed, daemon=True)
+            writer.start()
+            try:
+                r = run([a if a != "SRC" else src for a in args] + ["--config", cfg], self.dir, timeout=30)
+            except subprocess.TimeoutExpired:
+                self.fail("%s waited for ever: it opened the source before the configuration" % args)
+            finally:
+                for fifo in (cfg, src):  # release a writer still waiting
+                    try:
+                        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+                    except OSError:
+                        pass
+                writer.join(10)
+            self.assertEqual(r.returncode, 0, (args, r.stderr))
+
+    def test_a_sweep_reads_a_topology_two_workloads_name_once(self):
+        """Two workloads of one spec may name one SCALE-Sim topology: it is read once, so a FIFO serves both."""
+        os.mkfifo(self.path("t.csv"))
+        with open(self.path("s.toml"), "w") as f:
+            f.write('[[workload]]\nscalesim_gemm = "t.csv"\n[[workload]]\nname = "again"\nscalesim_gemm = "t.csv"\n')
+        def feed():
+            with open(self.path("t.csv"), "w") as f:
+                f.write("Layer, M, N, K,\nG1, 16, 16, 16,\n")
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        r = run(["sweep", "s.toml", "--out", "out", "--no-plots", "--quiet", "-j", "1"], self.dir, timeout=120)
+        writer.join(5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("out/sweep.json")) as f:
+            self.assertIn('"again"', f.read())
 
     def test_asm_reads_its_source_once(self):
         """Without --gen, asm reads the source for its .gen directive and its records in one read: a FIFO source

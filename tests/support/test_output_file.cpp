@@ -281,4 +281,56 @@ TEST(InputFile, AFileLargerThanItsKindsLimitIsRefused) {
   EXPECT_EQ(error, fs::temp_directory_path().string() + ": is a directory");
 }
 
+// discard(): reads and drops up to the count asked, 64 KiB at a time, stopping at the end -- a FIFO's writer that sends
+// more than a pipe holds finishes.
+TEST(InputFile, DiscardDropsUpToTheCountAndStopsAtTheEnd) {
+  const fs::path fifo = fs::temp_directory_path() / ("pevp_discard_" + std::to_string(::getpid()));
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string sent(1000000, 'x');
+  std::thread writer([&] { std::ofstream(fifo) << sent; });
+  pevp::files::InputFile in;
+  std::string error;
+  ASSERT_TRUE(in.open(fifo.string(), &error)) << error;
+  std::uint64_t dropped = 0;
+  ASSERT_TRUE(in.discard(999999, &dropped, &error)) << error;
+  EXPECT_EQ(dropped, 999999u);
+  ASSERT_TRUE(in.discard(10, &dropped, &error)) << error;
+  EXPECT_EQ(dropped, 1u) << "the end of the data";
+  writer.join();
+  fs::remove(fifo);
+}
+
+// pipe_named_twice(): one FIFO under two names (itself, a symlink), and an open pipe's /dev/fd/N twice; regular
+// files, missing paths and empty names are not pipes.
+TEST(InputFile, OnePipeNamedTwiceIsFound) {
+  using pevp::files::pipe_named_twice;
+  const fs::path dir = fs::temp_directory_path() / ("pevp_pipes_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string p = (dir / "p").string(), q = (dir / "q").string(), link = (dir / "link").string();
+  const std::string file = (dir / "f").string();
+  ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(q.c_str(), 0600), 0);
+  fs::create_symlink(p, link);
+  { std::ofstream(file) << "x"; }
+  EXPECT_EQ(pipe_named_twice({{"--a", p}, {"--b", q}}), "");
+  EXPECT_EQ(pipe_named_twice({{"--a", link}, {"--b", q}, {"--load", p}}),
+            "--a " + link + " and --load " + p +
+                " name the same pipe, which can be read only once: give each input its own file or pipe");
+  EXPECT_EQ(pipe_named_twice({{"--a", file}, {"--b", file}, {"--config", ""}, {"--regs", ""},
+                              {"--load", (dir / "missing").string()}, {"--load", (dir / "missing").string()}}),
+            "")
+      << "a regular file may be read twice; a missing one is reported when it is opened";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string fd = "/dev/fd/" + std::to_string(fds[0]);
+  EXPECT_EQ(pipe_named_twice({{"--a", fd}, {"--b", fd}}),
+            "--a " + fd + " and --b " + fd +
+                " name the same pipe, which can be read only once: give each input its own file or pipe");
+  ::close(fds[0]);
+  ::close(fds[1]);
+  fs::remove_all(dir);
+}
+
 }  // namespace

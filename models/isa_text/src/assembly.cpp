@@ -683,6 +683,27 @@ std::string geometry_operands(const ArrayGeometry& geo) {
          " psum_bank_bytes=" + std::to_string(geo.psum_bank_bytes);
 }
 
+std::optional<std::string> gen_directive(std::string_view source) {
+  for (std::size_t pos = 0; pos <= source.size();) {
+    const std::size_t end = std::min(source.find('\n', pos), source.size());
+    Cursor c{strip_comment(source.substr(pos, end - pos))};
+    pos = end + 1;
+    for (;;) {  // labels
+      const std::size_t save = c.pos;
+      const std::string_view id = c.ident();
+      if (id.empty() || c.pos >= c.s.size() || c.s[c.pos] != ':') {
+        c.pos = save;
+        break;
+      }
+      ++c.pos;
+    }
+    if (c.at_end() || c.peek() != '.') continue;
+    ++c.pos;
+    if (lower(c.ident()) == "gen") return std::string(c.rest_token());
+  }
+  return std::nullopt;
+}
+
 AsmResult assemble(Generation g, std::string_view source, const AsmOptions& options) {
   const ArrayGeometry geo = options.geometry.value_or(preset_geometry(g));
   AsmResult result;

@@ -355,8 +355,15 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
             << " has " << actual << " " << what << " (leave " << option << " out to take the shape from the files)\n";
         return true;
       };
+      const auto too_large = [&](const char* option, const std::string& path, std::size_t rows, std::size_t cols) {
+        if (rows <= kMaxGemmSide && cols <= kMaxGemmSide) return false;
+        err << "pe-vp gemm: " << option << " " << path << " is " << rows << "x" << cols << ": a GEMM side is at most "
+            << kMaxGemmSide << " (as --m, --k and --n)\n";
+        return true;
+      };
       host::NpyFile file_a(cmd.a_path);
       const auto [rows_a, cols_a] = host::matrix_shape(file_a.header(), cmd.a_path);
+      if (too_large("--a", cmd.a_path, rows_a, cols_a)) return 2;
       if (contradicts(cmd.m_given, "--m", cmd.m, rows_a, "--a", cmd.a_path, "rows") ||
           contradicts(cmd.k_given, "--k", cmd.k, cols_a, "--a", cmd.a_path, "columns"))
         return 2;
@@ -370,6 +377,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       }
       host::NpyFile file_b(cmd.b_path);
       const auto [rows_b, cols_b] = host::matrix_shape(file_b.header(), cmd.b_path);
+      if (too_large("--b", cmd.b_path, rows_b, cols_b)) return 2;
       if (cols_a != rows_b) {
         err << "pe-vp gemm: A is " << rows_a << "x" << cols_a << " and B is " << rows_b << "x" << cols_b
             << ": A's columns must equal B's rows\n";

@@ -13,10 +13,12 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 
 #include "pevp/capi/server.h"
+#include "pevp/isa_text/assembly.h"
 #include "pevp/isa_text/format.h"
 #include "pevp/files/input_file.h"
 #include "pevp/files/output_file.h"
@@ -79,18 +81,6 @@ const CLI::Validator kPath(
     },
     "PATH", "a non-empty path");
 
-// The generation a source's first `.gen NAME` directive names, or "".
-std::string gen_directive(const std::string& source) {
-  std::istringstream f(source);
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream words(line);
-    std::string directive, name;
-    if (words >> directive >> name && directive == ".gen") return name;
-  }
-  return "";
-}
-
 // The command line's one command, run.
 int run_command(int argc, char* argv[]) {
   CLI::App app{"pe-vp: virtual platform of the PE (tensor) matrix engine"};
@@ -140,8 +130,7 @@ int run_command(int argc, char* argv[]) {
   };
   // Host threads: far more than any host this runs on, small enough to be a mistake when exceeded.
   constexpr std::uint64_t kMaxHostThreads = 4096;
-  // GEMM sides: 2^20 is far past any sweep (a 32768^3 timing run is 2^15).
-  constexpr std::uint64_t kMaxGemmSide = std::uint64_t{1} << 20;
+  constexpr std::uint64_t kMaxGemmSide = platform::kMaxGemmSide;
   platform::GemmCommand gemm_cmd;
   std::string gemm_gen = "MARIANA";
   auto* gemm = app.add_subcommand("gemm", "Run C = A @ B through the driver path of the virtual platform");
@@ -356,6 +345,7 @@ int run_command(int argc, char* argv[]) {
   std::vector<files::NamedInput> inputs{{"--config", config_path}};
   if (*gemm) inputs.insert(inputs.end(), {{"--a", gemm_cmd.a_path}, {"--b", gemm_cmd.b_path}});
   if (*assemble) inputs.push_back({"input", asm_in});
+  if (*disasm) inputs.push_back({"file", path});
   if (*run) {
     inputs.insert(inputs.end(), {{"program", run_cmd.program}, {"--regs", run_cmd.regs}, {"--restore", run_cmd.restore}});
     for (const std::string& l : run_loads) try {
@@ -369,35 +359,51 @@ int run_command(int argc, char* argv[]) {
   }
   const bool gen_given = gen_opt && gen_opt->count() > 0;
   std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
-  // pe-vp asm without --gen takes the generation of the source's .gen directive, its preset (geometry) included.
-  // The source is read here, once, for the directive and the records alike: a FIFO can be read only once.
-  std::string asm_source;
-  if (*assemble) {
+  if (gen_given) (void)generation_or_exit(gen_text);  // a bad --gen is named before any input is opened
+  // The inputs are read in one order by every command, the configuration file first: a writer may feed FIFOs one
+  // after the other.
+  std::optional<std::string> config_text;
+  if (!config_path.empty()) {
     std::string error;
-    const std::optional<std::string> text = files::read_file(asm_in, &error);
-    if (!text) {
-      std::cerr << "pe-vp asm: " << error << '\n';
+    config_text = files::read_file(config_path, &error);
+    if (!config_text) {
+      std::cerr << "pe-vp: " << error << '\n';
       return 2;
     }
-    asm_source = *text;
-    if (!gen_given) {
-      gen_text = gen_directive(asm_source);
-      if (gen_text.empty()) {
-        std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
-        return 2;
-      }
-      if (!isa::parse_generation(gen_text)) {
-        std::cerr << "pe-vp asm: " << asm_in << ": .gen " << gen_text
-                  << " is not a generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)\n";
-        return 2;
-      }
-    }
   }
+  // pe-vp asm reads its source once, for the .gen directive and the records alike (a FIFO can be read only once).
+  // Without --gen, the directive chooses the generation and the preset (its geometry) the configuration applies on,
+  // so the source is read here; with --gen, only when it is assembled.
+  std::string asm_source;
+  const auto read_asm_source = [&] {
+    std::string error;
+    std::optional<std::string> text = files::read_file(asm_in, &error);
+    if (!text) {
+      std::cerr << "pe-vp asm: " << error << '\n';
+      return false;
+    }
+    asm_source = std::move(*text);
+    return true;
+  };
   const bool gen_from_source = *assemble && !gen_given;
+  if (gen_from_source) {
+    if (!read_asm_source()) return 2;
+    const std::optional<std::string> directive = isa::gen_directive(asm_source);
+    if (!directive) {
+      std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
+      return 2;
+    }
+    if (!isa::parse_generation(*directive)) {
+      std::cerr << "pe-vp asm: " << asm_in << ": .gen names an unknown generation '" << *directive
+                << "' (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)\n";
+      return 2;
+    }
+    gen_text = *directive;
+  }
   platform::VpConfig config;
   try {
     config = platform::preset(generation_or_exit(gen_text));
-    if (!config_path.empty()) config = platform::load_config(config_path, config);
+    if (config_text) config = platform::load_config_text(*config_text, config_path, config);
     platform::apply_overrides(config, overrides);
     if (!mode.empty()) {
       // --mode is --set mode=... spelled as an option: both given must agree.
@@ -428,6 +434,7 @@ int run_command(int argc, char* argv[]) {
     return 0;
   }
   if (*assemble) {
+    if (!gen_from_source && !read_asm_source()) return 2;
     asm_options.geometry = config.geometry;
     return platform::assemble_source(config.gen(), asm_in, asm_source, asm_out, asm_options, std::cout, std::cerr);
   }
@@ -512,6 +519,24 @@ int run_command(int argc, char* argv[]) {
   return 2;
 }
 
+// Headroom for the way out of an allocation failure. Destructors run while std::bad_alloc unwinds, and some
+// allocate as they free (nlohmann::json's, from a noexcept destructor): with the memory exhausted they would end in
+// std::terminate instead of sc_main's "out of host memory". So the first failure gives this block back and throws
+// (operator new's own failures throw from then on). Untouched, it costs address space, not memory.
+constexpr std::size_t kOomHeadroomBytes = std::size_t{4} << 20;
+std::unique_ptr<char[]> g_oom_headroom;
+
+void give_back_headroom_and_throw() {
+  g_oom_headroom.reset();
+  std::set_new_handler(nullptr);
+  throw std::bad_alloc();
+}
+
+void reserve_oom_headroom() {
+  g_oom_headroom.reset(new char[kOomHeadroomBytes]);
+  std::set_new_handler(give_back_headroom_and_throw);
+}
+
 }  // namespace
 
 // pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
@@ -524,6 +549,7 @@ int main(int argc, char* argv[]) {
 
 int sc_main(int argc, char* argv[]) {
   try {
+    reserve_oom_headroom();
     return run_command(argc, argv);
   } catch (const std::bad_alloc&) {
     // Inputs are checked against the host-memory limit before anything large is

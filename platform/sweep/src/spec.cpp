@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <toml++/toml.h>
 
@@ -116,7 +117,12 @@ Network gemm_list(const Doc& w, const std::string& where) {
   return net;
 }
 
-Network workload(const Doc& w, const std::string& where, const std::string& source, const std::string& base_dir) {
+// The topology files a spec's workloads name, each read once: two workloads may name one file (a conv and a GEMM
+// reading of it, or two names), and a FIFO can be read only once.
+using TopologyTexts = std::map<std::string, std::string>;
+
+Network workload(const Doc& w, const std::string& where, const std::string& source, const std::string& base_dir,
+                 TopologyTexts& topologies) {
   if (!w.is_object()) throw SpecError(source + ": " + where + ": expected a table, got " + kind_of(w));
   check_keys(w, {"name", "network", "scalesim_conv", "scalesim_gemm", "gemms"}, where, source);
   int sources = 0;
@@ -142,7 +148,12 @@ Network workload(const Doc& w, const std::string& where, const std::string& sour
                         ": expected a path, got " + kind_of(p));
       std::filesystem::path path(p.get<std::string>());
       if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
-      net = read_scalesim_topology(path.string(), conv ? TopologyKind::Conv : TopologyKind::Gemm);
+      auto text = topologies.find(path.string());
+      if (text == topologies.end())
+        text = topologies.emplace(path.string(), read_input_file(path.string(), kMaxInputBytes, "a SCALE-Sim topology"))
+                   .first;
+      net = conv ? parse_scalesim_conv_topology(text->second, path.string())
+                 : parse_scalesim_gemm_topology(text->second, path.string());
     }
   } catch (const WorkloadError& e) {
     throw SpecError(source + ": " + where + ": " + e.what());
@@ -295,8 +306,9 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
                              "scalesim_gemm or gemms)");
   const Doc ws = doc["workload"].is_array() ? doc["workload"] : Doc::array({doc["workload"]});
   if (ws.empty()) throw SpecError(source + ": workload: the list is empty");
+  TopologyTexts topologies;
   for (std::size_t i = 0; i < ws.size(); ++i) {
-    Network net = workload(ws[i], "workload[" + std::to_string(i) + "]", source, base_dir);
+    Network net = workload(ws[i], "workload[" + std::to_string(i) + "]", source, base_dir, topologies);
     for (const Network& seen : spec.workloads)
       if (seen.name == net.name)
         throw SpecError(source + ": workload[" + std::to_string(i) + "]: a second workload named '" + net.name +

@@ -787,7 +787,10 @@ VpConfig load_config(const std::string& path, const VpConfig& base) {
   std::string error;
   const std::optional<std::string> read = files::read_file(path, &error);
   if (!read) throw ConfigError("", error);
-  const std::string& text = *read;
+  return load_config_text(*read, path, base);
+}
+
+VpConfig load_config_text(const std::string& text, const std::string& path, const VpConfig& base) {
 
   json j;
   // The keys down to the value being parsed, so an error the parser raises on a

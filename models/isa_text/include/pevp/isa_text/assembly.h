@@ -6,8 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +50,11 @@ struct AsmResult {
 // Assembles `source` for generation `g`. Never throws on any text: every
 // problem is a diagnostic, and all of them are reported (not only the first).
 AsmResult assemble(Generation g, std::string_view source, const AsmOptions& options = {});
+
+// The operand of the source's first `.gen` directive, found as assemble() finds it (comments cut, labels before it
+// skipped, the directive's name in any case), or nothing when there is none; the name itself is not checked. A
+// command without --gen takes the generation from it.
+std::optional<std::string> gen_directive(std::string_view source);
 
 // The settable geometry members as a `.geometry` directive's operands:
 // "pe_rows=64 pe_cols=64 partitions=128 sbuf_partition_bytes=262144 psum_banks=8

@@ -27,6 +27,10 @@
 
 namespace pevp::platform {
 
+// The largest GEMM side, given (--m, --k, --n) or read from an operand's shape: 2^20 is far past any sweep (a
+// 32768^3 timing run is 2^15), and it bounds what a timing run of .npy operands drains from a pipe.
+inline constexpr std::size_t kMaxGemmSide = std::size_t{1} << 20;
+
 struct GemmCommand {
   isa::Generation gen = isa::Generation::MARIANA;
   std::size_t m = 256, k = 512, n = 512;

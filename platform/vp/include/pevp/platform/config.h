@@ -123,6 +123,9 @@ void apply_overrides(VpConfig& config, const std::vector<std::string>& assignmen
 // `base` with from_json. Errors start with the file name; a syntax error gives
 // "<file>:<line>:<column>: JSON syntax error: ...".
 VpConfig load_config(const std::string& path, const VpConfig& base = VpConfig{});
+// The same for a file's text already read; `path` names it in the errors. For a command that must read its inputs
+// in a set order (the configuration before a source whose .gen directive chooses the preset it applies on).
+VpConfig load_config_text(const std::string& text, const std::string& path, const VpConfig& base = VpConfig{});
 
 // Checks a configuration built in code the way from_json checks a file: every
 // key's range, the geometry's rules (isa::check_geometry), the window overlaps, the
