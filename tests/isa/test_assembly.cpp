@@ -220,15 +220,17 @@ TEST(Asm, GenDirectiveIsFoundAsTheAssemblerReadsIt) {
            {".gen MARIANA;v4\n", "MARIANA"},
            {"start: .gen CAYMAN # after a label\n", "CAYMAN"},
            {"a: b: .Gen mariana_plus\n.gen MAVERICK\n", "mariana_plus"},
+           {"start:\t.GEN\tMAVERICK\r\n.const K = 1\r\n", "MAVERICK"},
+           {".gen\n", ""},
            {".const K = 1\n", std::nullopt},
            {"", std::nullopt},
        }) {
     EXPECT_EQ(gen_directive(c.text), c.want) << c.text;
-    if (!c.want) continue;
+    if (!c.want || c.want->empty()) continue;
     const std::optional<Generation> g = parse_generation(*c.want);
     ASSERT_TRUE(g) << *c.want;
     const std::string text(c.text);
-    if (text.find(".gen MAVERICK") != std::string::npos) continue;  // a second .gen that disagrees, on purpose
+    if (text.find("\n.gen MAVERICK") != std::string::npos) continue;  // a second .gen that disagrees, on purpose
     EXPECT_TRUE(assemble(*g, text).ok()) << c.text << diags(assemble(*g, text));
   }
 }

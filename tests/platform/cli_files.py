@@ -278,6 +278,13 @@ class Files(unittest.TestCase):
         self.assertIn(b"pe-vp gemm: --a wide.npy is 1048577x4100: a GEMM side is at most 1048576 (as --m, --k and --n)",
                       r.stderr)
         self.assertFalse(writer.is_alive(), "the FIFO's data was being drained")
+        with open(self.path("wide_b.npy"), "wb") as f:
+            head = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4100, 1048577), }")
+            f.write(head)
+            f.truncate(len(head) + 4 * 4100 * 1048577)
+        r = run(["gemm", "--a", "rb.npy", "--b", "wide_b.npy", "--k", "1", "--mode", "timing"], self.dir, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"pe-vp gemm: --b wide_b.npy is 4100x1048577: a GEMM side is at most 1048576", r.stderr)
 
         # A's 256 MiB is written 1 MiB at a time: a child's peak counts the memory of the process it was forked from
         # (Python's vfork shares it), so this process must not hold A either.
@@ -395,10 +402,13 @@ class Files(unittest.TestCase):
             self.assertEqual(r.returncode, 0, (args, r.stderr))
 
     def test_a_sweep_reads_a_topology_two_workloads_name_once(self):
-        """Two workloads of one spec may name one SCALE-Sim topology: it is read once, so a FIFO serves both."""
+        """Workloads of one spec may name one SCALE-Sim topology, however spelled (t.csv, ./t.csv, a symlink): it is
+        read once, so a FIFO serves them all."""
         os.mkfifo(self.path("t.csv"))
         with open(self.path("s.toml"), "w") as f:
-            f.write('[[workload]]\nscalesim_gemm = "t.csv"\n[[workload]]\nname = "again"\nscalesim_gemm = "t.csv"\n')
+            f.write('[[workload]]\nscalesim_gemm = "t.csv"\n[[workload]]\nname = "again"\nscalesim_gemm = "./t.csv"\n'
+                    '[[workload]]\nname = "link"\nscalesim_gemm = "link.csv"\n')
+        os.symlink("t.csv", self.path("link.csv"))
         def feed():
             with open(self.path("t.csv"), "w") as f:
                 f.write("Layer, M, N, K,\nG1, 16, 16, 16,\n")
@@ -408,7 +418,24 @@ class Files(unittest.TestCase):
         writer.join(5)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("out/sweep.json")) as f:
-            self.assertIn('"again"', f.read())
+            recorded = f.read()
+        self.assertIn('"again"', recorded)
+        self.assertIn('"link"', recorded)
+        # --config and --set do not reach a sweep's points (they take theirs from the spec): refused, not dropped.
+        for args, option in ((["--set", "timing.fp32_factor=7"], "--set"), (["--config", "s.toml"], "--config")):
+            r = run(["sweep", "s.toml", "--out", "out2", *args], self.dir, timeout=30)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(("pe-vp sweep: %s does not apply to a sweep: each point's configuration comes from the spec"
+                           % option).encode(), r.stderr)
+
+    def test_a_bad_gen_is_named_before_any_input_is_opened(self):
+        """A FIFO with no writer blocks whoever opens it: a bad --gen is reported without opening the source."""
+        os.mkfifo(self.path("nowriter.pes"))
+        for args in (["asm", "--gen", "PLUTO", "nowriter.pes", "-o", "x.bin"],
+                     ["run", "--gen", "PLUTO", "nowriter.pes"], ["disasm", "--gen", "PLUTO", "nowriter.pes"]):
+            r = run(args, self.dir, timeout=30)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(b"unknown generation 'PLUTO'", r.stderr, args)
 
     def test_asm_reads_its_source_once(self):
         """Without --gen, asm reads the source for its .gen directive and its records in one read: a FIFO source
@@ -456,6 +483,20 @@ class Files(unittest.TestCase):
     def test_an_allocation_failure_is_out_of_host_memory(self):
         if sanitized():
             self.skipTest("an address-space limit does not apply under AddressSanitizer")
+        # Wherever the memory runs out -- the limits move the failing allocation about a 1,000,000-point sweep's
+        # planning -- the message is the same; destructors that allocate while std::bad_alloc unwinds once ended it
+        # in std::terminate (status 134).
+        values = ", ".join(str(i) for i in range(1, 1001))
+        with open(self.path("big.toml"), "w") as f:
+            f.write("[[workload]]\ngemms = [{ m = 64, k = 64, n = 64 }]\n[grid]\nsbuf_budget = [%s]\n"
+                    "\"timing.psum_rmw_cycles\" = [%s]\n" % (values, values))
+        for kib in (350000, 450000, 524288, 600000, 700000):
+            def limited(kib=kib):
+                resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+            shutil.rmtree(self.path("big_out"), ignore_errors=True)
+            r = run(["sweep", "big.toml", "--out", "big_out", "--no-plots", "--quiet"], self.dir, timeout=120,
+                    preexec_fn=limited)
+            self.assertEqual((r.returncode, r.stderr), (2, b"pe-vp: out of host memory\n"), kib)
         for kib, args in [(2000000, ["gemm", "--m", "32768", "--k", "32768", "--n", "1", "--no-check", "--quiet"]),
                           (90000, GEMM)]:
             def limited(kib=kib):

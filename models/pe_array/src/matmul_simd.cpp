@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "pevp/buffers/oom_headroom.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/fast_kernel.h"
 #include "src/simd_decode.h"
@@ -71,7 +72,10 @@ float* Scratch(Slot slot, size_t floats) {
   thread_local Buffer buffers[2];
   Buffer& b = buffers[static_cast<int>(slot)];
   if (floats > b.capacity || !b.data) {
-    b.data = hwy::AllocateAligned<float>(floats);
+    b.data.reset();
+    b.capacity = 0;
+    // Highway's allocator returns null on failure: handled as operator new would (pevp/buffers/oom_headroom.h).
+    while (!(b.data = hwy::AllocateAligned<float>(floats))) buffers::handle_allocation_failure();
     b.capacity = floats;
   }
   return b.data.get();

@@ -2,6 +2,8 @@
 #include "pevp/capi/machine.h"
 #include "pevp/capi/stale_stack_poison.h"
 
+#include "pevp/buffers/oom_headroom.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -150,6 +152,8 @@ struct Machine::Impl {
     } catch (const remote::ProtocolError& e) {
       return {Status::Protocol, e.what(), {}};
     } catch (const std::bad_alloc&) {
+      // The server goes on: the reserve the failure gave back is taken again for the next one (pe-vp serve only).
+      if (buffers::oom_headroom_installed()) buffers::reserve_oom_headroom();
       return {Status::Internal, std::string(name(op)) + ": out of host memory", {}};
     } catch (const std::exception& e) {
       return {Status::Internal, std::string(name(op)) + ": " + e.what(), {}};

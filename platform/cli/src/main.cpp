@@ -17,6 +17,7 @@
 #include <new>
 #include <optional>
 
+#include "pevp/buffers/oom_headroom.h"
 #include "pevp/capi/server.h"
 #include "pevp/isa_text/assembly.h"
 #include "pevp/isa_text/format.h"
@@ -357,6 +358,14 @@ int run_command(int argc, char* argv[]) {
     std::cerr << "pe-vp: " << twice << '\n';
     return 2;
   }
+  // A sweep's points take their configurations from the spec alone: a --config or --set beside it would be silently
+  // dropped.
+  if (*sweep && (!config_path.empty() || !overrides.empty())) {
+    std::cerr << "pe-vp sweep: " << (config_path.empty() ? "--set" : "--config")
+              << " does not apply to a sweep: each point's configuration comes from the spec (give the keys in its "
+                 "[set] table, or vary them in [grid] or [zip]; docs/sweeps.md)\n";
+    return 2;
+  }
   const bool gen_given = gen_opt && gen_opt->count() > 0;
   std::string gen_text = gen_given ? gen_opt->as<std::string>() : "MARIANA";
   if (gen_given) (void)generation_or_exit(gen_text);  // a bad --gen is named before any input is opened
@@ -519,24 +528,6 @@ int run_command(int argc, char* argv[]) {
   return 2;
 }
 
-// Headroom for the way out of an allocation failure. Destructors run while std::bad_alloc unwinds, and some
-// allocate as they free (nlohmann::json's, from a noexcept destructor): with the memory exhausted they would end in
-// std::terminate instead of sc_main's "out of host memory". So the first failure gives this block back and throws
-// (operator new's own failures throw from then on). Untouched, it costs address space, not memory.
-constexpr std::size_t kOomHeadroomBytes = std::size_t{4} << 20;
-std::unique_ptr<char[]> g_oom_headroom;
-
-void give_back_headroom_and_throw() {
-  g_oom_headroom.reset();
-  std::set_new_handler(nullptr);
-  throw std::bad_alloc();
-}
-
-void reserve_oom_headroom() {
-  g_oom_headroom.reset(new char[kOomHeadroomBytes]);
-  std::set_new_handler(give_back_headroom_and_throw);
-}
-
 }  // namespace
 
 // pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
@@ -549,7 +540,7 @@ int main(int argc, char* argv[]) {
 
 int sc_main(int argc, char* argv[]) {
   try {
-    reserve_oom_headroom();
+    pevp::buffers::reserve_oom_headroom();  // so that an allocation failure reaches the handler below
     return run_command(argc, argv);
   } catch (const std::bad_alloc&) {
     // Inputs are checked against the host-memory limit before anything large is

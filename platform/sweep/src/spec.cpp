@@ -148,9 +148,13 @@ Network workload(const Doc& w, const std::string& where, const std::string& sour
                         ": expected a path, got " + kind_of(p));
       std::filesystem::path path(p.get<std::string>());
       if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
-      auto text = topologies.find(path.string());
+      // One file however it is spelled (./t.csv, a symlink, an absolute path): weakly_canonical resolves them.
+      std::error_code ec;
+      std::filesystem::path key = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+      if (ec) key = path.lexically_normal();
+      auto text = topologies.find(key.string());
       if (text == topologies.end())
-        text = topologies.emplace(path.string(), read_input_file(path.string(), kMaxInputBytes, "a SCALE-Sim topology"))
+        text = topologies.emplace(key.string(), read_input_file(path.string(), kMaxInputBytes, "a SCALE-Sim topology"))
                    .first;
       net = conv ? parse_scalesim_conv_topology(text->second, path.string())
                  : parse_scalesim_gemm_topology(text->second, path.string());

@@ -1,5 +1,7 @@
 #include "pevp/buffers/large_buffer.h"
 
+#include "pevp/buffers/oom_headroom.h"
+
 #include <sys/mman.h>
 
 #include <new>
@@ -19,10 +21,11 @@ LargeBuffer::LargeBuffer(std::size_t bytes) : size_(bytes) {
   // ranges with huge pages.
   const std::size_t slack = bytes >= kHugePage ? kHugePage : 0;
   mapped_ = bytes + slack;
-  mapping_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping_ == MAP_FAILED) {
+  // A failed mapping is handled as operator new handles a failure: the new_handler may free memory (and the mapping
+  // is tried again) or throw std::bad_alloc.
+  while ((mapping_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
     mapping_ = nullptr;
-    throw std::bad_alloc();
+    handle_allocation_failure();
   }
   const auto start = reinterpret_cast<std::uintptr_t>(mapping_);
   const std::uintptr_t aligned = slack ? (start + slack - 1) / slack * slack : start;
