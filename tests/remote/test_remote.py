@@ -531,6 +531,15 @@ class Listening(unittest.TestCase):
             self.assertEqual(server.process.wait(timeout=30), 0)
             self.assertFalse(os.path.exists(path))
 
+    def test_a_stop_signal_the_moment_it_listens_ends_it(self):
+        """SIGTERM sent as soon as the listening line appears lands between the server's stop check and its first
+        wait; it must still end the server (a signal handled just before a plain poll() left it waiting forever)."""
+        for signum in [signal.SIGTERM, signal.SIGINT] * 10:
+            with pevp.serve(pe_vp=PEVP_BIN) as server:
+                server.process.send_signal(signum)
+                self.assertEqual(server.process.wait(timeout=30), 0, signal.Signals(signum).name)
+                self.assertIn("pe-vp serve: stopped", server.stdout())
+
     def test_a_path_in_use_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             plain = os.path.join(d, "file")

@@ -1,10 +1,12 @@
 #include "pevp/capi/server.h"
 
+#include <chrono>
 #include <csignal>
 #include <cerrno>
 #include <ostream>
 
 #include <poll.h>
+#include <pthread.h>
 
 #include "pevp/capi/machine.h"
 #include "pevp/capi/stale_stack_poison.h"
@@ -20,15 +22,47 @@ using remote::Status;
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_stop_signal(int) { g_stop = 1; }
 
-// SIGINT and SIGTERM end the server between requests; poll() returns early for them (no SA_RESTART). A peer that
-// goes away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass MSG_NOSIGNAL).
-void install_signal_handlers() {
-  struct sigaction stop {};
-  stop.sa_handler = on_stop_signal;
-  sigemptyset(&stop.sa_mask);
-  sigaction(SIGINT, &stop, nullptr);
-  sigaction(SIGTERM, &stop, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+// The signal mask the server's waits run under: the process's own, with SIGINT and SIGTERM let through.
+sigset_t g_wait_mask;
+
+// SIGINT and SIGTERM end the server between requests. While it serves they stay blocked except inside wait_for(),
+// which unblocks them atomically with the wait (ppoll): a signal that lands between the loop's g_stop check and the
+// wait would otherwise be handled just before an endless poll() and the server would never stop. Blocked, it stays
+// pending and ends the next wait at once. The thread's mask is restored when serve() returns. A peer that goes
+// away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass MSG_NOSIGNAL).
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction stop {};
+    stop.sa_handler = on_stop_signal;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, nullptr);
+    sigaction(SIGTERM, &stop, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stops, &previous_);
+    g_wait_mask = previous_;
+    sigdelset(&g_wait_mask, SIGINT);
+    sigdelset(&g_wait_mask, SIGTERM);
+  }
+  ~StopSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// poll() that a stop signal interrupts (-1 with EINTR) however close before the call it arrived. A negative
+// timeout waits without end.
+int wait_for(pollfd* fds, nfds_t count, std::chrono::milliseconds timeout) {
+  timespec limit{};
+  limit.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  limit.tv_nsec = static_cast<long>(timeout.count() % 1000) * 1000000L;
+  return ::ppoll(fds, count, timeout.count() < 0 ? nullptr : &limit, &g_wait_mask);
 }
 
 enum class ClientEnd { Left, Dropped, Shutdown, Stopped };
@@ -44,7 +78,7 @@ class Server {
       clear_stale_stack_poison();
       if (g_stop) return ClientEnd::Stopped;
       pollfd fds[2] = {{c.fd(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
-      const int n = ::poll(fds, 2, static_cast<int>(options_.idle_timeout.count()));
+      const int n = wait_for(fds, 2, options_.idle_timeout);
       if (n < 0) {
         if (errno == EINTR) continue;
         err_ << "pe-vp serve: poll failed; " << who << " dropped\n";
@@ -135,7 +169,7 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
     err << "pe-vp serve: cannot listen: " << e.what() << '\n';
     return 2;
   }
-  install_signal_handlers();
+  const StopSignals stop_signals;
   out << "pe-vp serve: listening on " << listener->bound().describe() << " (" << isa::name(config.gen()) << ")"
       << std::endl;
   Server server(*machine, *listener, options, err);
@@ -143,7 +177,7 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
   while (!g_stop) {
     clear_stale_stack_poison();
     pollfd fd{listener->fd(), POLLIN, 0};
-    if (::poll(&fd, 1, -1) < 0) continue;  // EINTR: a signal; the loop checks it
+    if (wait_for(&fd, 1, remote::kForever) < 0) continue;  // EINTR: a signal; the loop checks it
     std::optional<Connection> c = listener->try_accept();
     if (!c) continue;
     const ClientEnd end = server.serve_client(*c, ++clients);
