@@ -40,7 +40,11 @@ Outcome run(const CosimCheckCommand& cmd) {
 fs::path scratch(const std::string& name) {
   struct Dir {
     fs::path path = fs::temp_directory_path() / ("pevp_cosim_check_" + std::to_string(::getpid()));
-    Dir() { fs::create_directories(path); }
+    Dir() {
+      std::error_code ignored;  // a killed run with the same pid may have left files behind
+      fs::remove_all(path, ignored);
+      fs::create_directories(path);
+    }
     ~Dir() {
       std::error_code ec;
       fs::remove_all(path, ec);

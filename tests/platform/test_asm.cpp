@@ -24,6 +24,7 @@ class AsmCmd : public ::testing::Test {
     dir_ = fs::temp_directory_path() /
            ("pevp_asm_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
             std::to_string(::getpid()));
+    fs::remove_all(dir_);  // a killed run with the same pid may have left files behind
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -304,7 +304,7 @@ class Checkpoints(unittest.TestCase):
 class Misbehaving(Served):
     """Raw frames: whatever a client sends, the server answers or drops it, and the VP stays consistent."""
 
-    server_args = ("--frame-timeout-ms", "300")
+    server_args = ("--frame-timeout-ms", "2000")
 
     def mark(self):
         """Leaves a known value in a register, to check later that nothing half-applied changed the VP."""
@@ -605,7 +605,7 @@ class Listening(unittest.TestCase):
         self.assertGreater(len(logged), 64 << 10)
 
     def test_shutdown_request_and_idle_timeout(self):
-        with pevp.serve(pe_vp=PEVP_BIN, args=["--idle-timeout-ms", "200"]) as server:
+        with pevp.serve(pe_vp=PEVP_BIN, args=["--idle-timeout-ms", "2000"]) as server:
             s = raw_socket(server.endpoint)
             self.assertIsNone(read_reply(s), "a silent client is dropped")
             s.close()

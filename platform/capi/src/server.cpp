@@ -1,12 +1,17 @@
 #include "pevp/capi/server.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cerrno>
+#include <cstring>
+#include <string>
 #include <ostream>
 
+#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
+#include <unistd.h>
 
 #include "pevp/capi/machine.h"
 #include "pevp/capi/stale_stack_poison.h"
@@ -20,57 +25,83 @@ using remote::Op;
 using remote::Status;
 
 volatile std::sig_atomic_t g_stop = 0;
-extern "C" void on_stop_signal(int) { g_stop = 1; }
+// The write end of the stop pipe, or -1 outside serve(). Written by the signal handler, read by wait_for().
+volatile std::sig_atomic_t g_stop_pipe = -1;
 
-// The signal mask the server's waits run under: the process's own, with SIGINT and SIGTERM let through.
-sigset_t g_wait_mask;
+extern "C" void on_stop_signal(int) {
+  g_stop = 1;
+  const int saved = errno;
+  if (g_stop_pipe >= 0) (void)!::write(g_stop_pipe, "s", 1);  // full pipe: a stop is already pending
+  errno = saved;
+}
 
-// SIGINT and SIGTERM end the server between requests. While it serves they stay blocked except inside wait_for(),
-// which unblocks them atomically with the wait (ppoll): a signal that lands between the loop's g_stop check and the
-// wait would otherwise be handled just before an endless poll() and the server would never stop. Blocked, it stays
-// pending and ends the next wait at once. The thread's mask is restored when serve() returns. A peer that goes
-// away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass MSG_NOSIGNAL).
+// SIGINT and SIGTERM end the server between requests. The handler sets g_stop and writes a byte to a pipe that
+// every wait of the server also watches (the self-pipe idiom): a signal that lands between the loop's g_stop check
+// and its wait would otherwise be handled just before an endless poll(), and the server would never stop. A mask
+// and ppoll() would not do: the kernel may hand a process-directed signal to any thread (OpenBLAS starts workers)
+// and the main thread's ppoll() would never hear of it. serve() restores the previous handlers when it returns.
+// A peer that goes away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass
+// MSG_NOSIGNAL).
 class StopSignals {
  public:
+  // Check failure() before serving. No exception: see pevp/capi/stale_stack_poison.h.
   StopSignals() {
+    if (::pipe2(pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
+      failure_ = std::string("cannot create the stop pipe: ") + std::strerror(errno);
+      return;
+    }
+    g_stop = 0;
+    g_stop_pipe = pipe_[1];
     struct sigaction stop {};
     stop.sa_handler = on_stop_signal;
     sigemptyset(&stop.sa_mask);
-    sigaction(SIGINT, &stop, nullptr);
-    sigaction(SIGTERM, &stop, nullptr);
+    sigaction(SIGINT, &stop, &previous_int_);
+    sigaction(SIGTERM, &stop, &previous_term_);
     std::signal(SIGPIPE, SIG_IGN);
-    sigset_t stops;
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stops, &previous_);
-    g_wait_mask = previous_;
-    sigdelset(&g_wait_mask, SIGINT);
-    sigdelset(&g_wait_mask, SIGTERM);
   }
-  ~StopSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  ~StopSignals() {
+    if (!failure_.empty()) return;
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+    g_stop_pipe = -1;
+    ::close(pipe_[0]);
+    ::close(pipe_[1]);
+  }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
+  const std::string& failure() const { return failure_; }
+  int read_end() const { return pipe_[0]; }
+
  private:
-  sigset_t previous_;
+  std::string failure_;
+  int pipe_[2] = {-1, -1};
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
 };
 
-// poll() that a stop signal interrupts (-1 with EINTR) however close before the call it arrived. A negative
-// timeout waits without end.
-int wait_for(pollfd* fds, nfds_t count, std::chrono::milliseconds timeout) {
-  timespec limit{};
-  limit.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  limit.tv_nsec = static_cast<long>(timeout.count() % 1000) * 1000000L;
-  return ::ppoll(fds, count, timeout.count() < 0 ? nullptr : &limit, &g_wait_mask);
+// poll() on `fds` that also ends, returning -1 with errno EINTR, once a stop signal has arrived -- also when it
+// arrived just before the call. A negative timeout waits without end.
+template <std::size_t N>
+int wait_for(const StopSignals& stops, pollfd (&fds)[N], std::chrono::milliseconds timeout) {
+  pollfd all[N + 1];
+  std::copy(fds, fds + N, all);
+  all[N] = {stops.read_end(), POLLIN, 0};
+  const int n = ::poll(all, N + 1, static_cast<int>(timeout.count()));
+  std::copy(all, all + N, fds);
+  if (n > 0 && all[N].revents != 0) {
+    errno = EINTR;
+    return -1;
+  }
+  return n;
 }
 
 enum class ClientEnd { Left, Dropped, Shutdown, Stopped };
 
 class Server {
  public:
-  Server(Machine& m, remote::Listener& l, const ServeOptions& o, std::ostream& err)
-      : machine_(m), listener_(l), options_(o), err_(err) {}
+  Server(Machine& m, remote::Listener& l, const StopSignals& stops, const ServeOptions& o, std::ostream& err)
+      : machine_(m), listener_(l), stops_(stops), options_(o), err_(err) {}
 
   ClientEnd serve_client(Connection& c, unsigned id) {
     const std::string who = "client " + std::to_string(id);
@@ -78,7 +109,7 @@ class Server {
       clear_stale_stack_poison();
       if (g_stop) return ClientEnd::Stopped;
       pollfd fds[2] = {{c.fd(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
-      const int n = wait_for(fds, 2, options_.idle_timeout);
+      const int n = wait_for(stops_, fds, options_.idle_timeout);
       if (n < 0) {
         if (errno == EINTR) continue;
         err_ << "pe-vp serve: poll failed; " << who << " dropped\n";
@@ -145,6 +176,7 @@ class Server {
 
   Machine& machine_;
   remote::Listener& listener_;
+  const StopSignals& stops_;
   const ServeOptions& options_;
   std::ostream& err_;
 };
@@ -170,14 +202,18 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
     return 2;
   }
   const StopSignals stop_signals;
+  if (!stop_signals.failure().empty()) {
+    err << "pe-vp serve: " << stop_signals.failure() << '\n';
+    return 2;
+  }
   out << "pe-vp serve: listening on " << listener->bound().describe() << " (" << isa::name(config.gen()) << ")"
       << std::endl;
-  Server server(*machine, *listener, options, err);
+  Server server(*machine, *listener, stop_signals, options, err);
   unsigned clients = 0;
   while (!g_stop) {
     clear_stale_stack_poison();
-    pollfd fd{listener->fd(), POLLIN, 0};
-    if (wait_for(&fd, 1, remote::kForever) < 0) continue;  // EINTR: a signal; the loop checks it
+    pollfd fd[1] = {{listener->fd(), POLLIN, 0}};
+    if (wait_for(stop_signals, fd, remote::kForever) < 0) continue;  // EINTR: a signal; the loop checks it
     std::optional<Connection> c = listener->try_accept();
     if (!c) continue;
     const ClientEnd end = server.serve_client(*c, ++clients);
