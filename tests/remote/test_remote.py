@@ -420,8 +420,10 @@ class Misbehaving(Served):
 class ProtocolFuzzing(unittest.TestCase):
     """Bounded mutation fuzzing of a live server over its socket: valid frames of every op, mutated (bytes flipped,
     cut, extended, spliced, length fields and op bytes changed), sent in bursts on fresh connections. The server
-    must never die or hang, and the VP must stay consistent. Seed and duration: PEVP_PROTOCOL_FUZZ_SEED,
-    PEVP_PROTOCOL_FUZZ_SECONDS (default 20 s); both are printed, so a failure reproduces. The libFuzzer harness
+    must never die or hang, and the VP must stay consistent. Seed and length: PEVP_PROTOCOL_FUZZ_SEED and
+    PEVP_PROTOCOL_FUZZ_CONNECTIONS (default 5000), so a run is the same bursts on a fast machine and under the
+    sanitizers; PEVP_PROTOCOL_FUZZ_SECONDS (default 120) only bounds its wall time. All three are printed, so a
+    failure reproduces. The libFuzzer harness
     fuzz_protocol (docs/reliability.md) goes deeper on the in-process side."""
 
     def valid_frames(self):
@@ -485,13 +487,15 @@ class ProtocolFuzzing(unittest.TestCase):
 
     def test_mutated_frames_against_a_live_server(self):
         seed = int(os.environ.get("PEVP_PROTOCOL_FUZZ_SEED", "20261202"))
-        seconds = float(os.environ.get("PEVP_PROTOCOL_FUZZ_SECONDS", "20"))
+        seconds = float(os.environ.get("PEVP_PROTOCOL_FUZZ_SECONDS", "120"))
+        wanted = int(os.environ.get("PEVP_PROTOCOL_FUZZ_CONNECTIONS", "5000"))
         rng = random.Random(seed)
         frames = self.valid_frames()
         sent = connections = 0
         with pevp.serve(pe_vp=PEVP_BIN, args=["--frame-timeout-ms", "200"]) as server:
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
+            start = time.monotonic()
+            deadline = start + seconds
+            while connections < wanted and time.monotonic() < deadline:
                 s = raw_socket(server.endpoint)
                 burst = self.bound(b"".join(self.mutate(rng, frames) for _ in range(rng.randint(1, 8))))
                 try:
@@ -505,8 +509,8 @@ class ProtocolFuzzing(unittest.TestCase):
                 sent += len(burst)
                 connections += 1
                 self.assertIsNone(server.process.poll(), "the server died (seed %d)" % seed)
-            print("protocol fuzzing: seed %d, %.0f s, %d connections, %d bytes" % (seed, seconds, connections, sent),
-                  file=sys.stderr)
+            print("protocol fuzzing: seed %d, %d of %d connections in %.1f s (limit %.0f s), %d bytes"
+                  % (seed, connections, wanted, time.monotonic() - start, seconds, sent), file=sys.stderr)
             with server.connect(timeout=30) as vp:
                 # Consistent: the error status and the record agree, the queue within its depth, time monotonic,
                 # and a register write reads back.
