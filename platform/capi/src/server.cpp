@@ -1,6 +1,7 @@
 #include "pevp/capi/server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cerrno>
 #include <chrono>
@@ -24,23 +25,28 @@ using remote::Connection;
 using remote::Op;
 using remote::Status;
 
-volatile std::sig_atomic_t g_stop = 0;
+// Lock-free atomics, not volatile sig_atomic_t: the handler may run on another thread of the process.
+static_assert(std::atomic<int>::is_always_lock_free, "the stop flag is set from a signal handler");
+std::atomic<int> g_stop{0};
 // The write end of the stop pipe, or -1 outside serve(). Written by the signal handler, read by wait_for().
-volatile std::sig_atomic_t g_stop_pipe = -1;
+std::atomic<int> g_stop_pipe{-1};
 
 extern "C" void on_stop_signal(int) {
   g_stop = 1;
   const int saved = errno;
-  if (g_stop_pipe >= 0) (void)!::write(g_stop_pipe, "s", 1);  // full pipe: a stop is already pending
+  const int fd = g_stop_pipe;
+  if (fd >= 0) (void)!::write(fd, "s", 1);  // a full pipe: a stop is already pending
   errno = saved;
 }
 
-// SIGINT and SIGTERM end the server between requests. The handler sets g_stop and writes a byte to a pipe that
-// every wait of the server also watches (the self-pipe idiom): a signal that lands between the loop's g_stop check
-// and its wait would otherwise be handled just before an endless poll(), and the server would never stop. A mask
-// and ppoll() would not do: the kernel may hand a process-directed signal to any thread (OpenBLAS starts workers)
-// and the main thread's ppoll() would never hear of it. serve() restores the previous handlers when it returns.
-// A peer that goes away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass
+// SIGINT and SIGTERM end the server between requests. The handler sets g_stop and writes a byte to a pipe that the
+// server's waits between requests also watch (the self-pipe idiom): a signal that lands between the loop's g_stop
+// check and its wait would otherwise be handled just before an endless poll(), and the server would never stop. A
+// mask and ppoll() would not do: the kernel may hand a process-directed signal to any thread (OpenBLAS starts
+// workers) and the main thread's ppoll() would never hear of it. A request being executed, or a frame being
+// received or sent (at most the frame timeout), finishes first. The handlers stay installed after serve()
+// returns, so a late signal during teardown (the socket's removal, SystemC's end) does not kill the process. A
+// peer that goes away while it is sent to must not kill the server: SIGPIPE is ignored (sends also pass
 // MSG_NOSIGNAL).
 class StopSignals {
  public:
@@ -55,14 +61,12 @@ class StopSignals {
     struct sigaction stop {};
     stop.sa_handler = on_stop_signal;
     sigemptyset(&stop.sa_mask);
-    sigaction(SIGINT, &stop, &previous_int_);
-    sigaction(SIGTERM, &stop, &previous_term_);
+    sigaction(SIGINT, &stop, nullptr);
+    sigaction(SIGTERM, &stop, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
   }
   ~StopSignals() {
     if (!failure_.empty()) return;
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
     g_stop_pipe = -1;
     ::close(pipe_[0]);
     ::close(pipe_[1]);
@@ -76,8 +80,6 @@ class StopSignals {
  private:
   std::string failure_;
   int pipe_[2] = {-1, -1};
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
 };
 
 // poll() on `fds` that also ends, returning -1 with errno EINTR, once a stop signal has arrived -- also when it
