@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
-#include <string>
 #include <ostream>
+#include <string>
 
 #include <fcntl.h>
 #include <poll.h>
