@@ -22,6 +22,7 @@ from .client import (
     Server,
     Vp,
     connect,
+    default_token_path,
     serve,
     to_bf16_bits,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Server",
     "Vp",
     "connect",
+    "default_token_path",
     "serve",
     "to_bf16_bits",
 ]

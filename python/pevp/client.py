@@ -8,6 +8,7 @@ sends, so both are tested by the same server.
 
 import collections
 import json
+import operator
 import os
 import shutil
 import socket
@@ -23,7 +24,7 @@ MAX_TRANSFER_BYTES = 64 << 20
 INSTRUCTION_BYTES = 64
 
 # Ops (docs/protocol.md).
-HELLO, TIME, SHUTDOWN, CYCLES = 0x01, 0x02, 0x03, 0x04
+HELLO, TIME, SHUTDOWN, CYCLES, AUTH = 0x01, 0x02, 0x03, 0x04, 0x05
 READ32, WRITE32, READ, WRITE = 0x10, 0x11, 0x12, 0x13
 READ_REG, WRITE_REG, COUNTER48 = 0x20, 0x21, 0x22
 ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36
@@ -41,7 +42,13 @@ STATUS_NAMES = {
     6: "internal",
     7: "protocol",
     8: "connection",
+    9: "auth",
 }
+
+# TCP's credential (docs/protocol.md "Authentication"): the environment variable naming the token file, and the
+# file's size limit (as the C API's pevp/remote/credential.h).
+TOKEN_FILE_VARIABLE = "PEVP_TOKEN_FILE"
+MAX_TOKEN_FILE_BYTES = 4096
 
 
 class PevpError(Exception):
@@ -50,6 +57,7 @@ class PevpError(Exception):
     def __init__(self, status, message):
         self.status = status
         self.kind = STATUS_NAMES.get(status, str(status))
+        self.message = message
         super().__init__("%s: %s" % (self.kind, message))
 
 
@@ -89,11 +97,101 @@ class _Payload:
             raise PevpError(7, "%s: %d bytes after the last field" % (self.what, len(self.data) - self.pos))
 
 
-def _str(text):
-    data = text.encode("utf-8")
+# The encoders of request fields: a value that does not fit its field is PevpError (argument) naming the field,
+# never a struct.error, TypeError or OverflowError from below, and never a silent conversion (bytes(123) would be
+# 123 NUL bytes).
+
+def _uint(value, bits, field):
+    """`value` as an unsigned integer of `bits` bits (a Python or numpy integer, or a bool)."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise PevpError(1, "%s: %r is not an integer" % (field, value)) from None
+    if not 0 <= number < 1 << bits:
+        raise PevpError(1, "%s: %d is outside 0..%d" % (field, number, (1 << bits) - 1))
+    return number
+
+
+def _text(value, field):
+    """`value` (a str) as UTF-8 bytes."""
+    if not isinstance(value, str):
+        raise PevpError(1, "%s: a str, not %s" % (field, type(value).__name__))
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise PevpError(1, "%s: not encodable as UTF-8 (%s)" % (field, e.reason)) from None
+
+
+def _str(value, field="name"):
+    """A str field: UTF-8 without NULs (as a C client's strings), at most 65535 bytes."""
+    data = _text(value, field)
+    if b"\0" in data:
+        raise PevpError(1, "%s: holds a NUL at offset %d (a str is text without NULs)" % (field, data.index(b"\0")))
     if len(data) > 0xFFFF:
-        raise PevpError(1, "a name of %d bytes is longer than the protocol's 65535" % len(data))
+        raise PevpError(1, "%s: %d bytes, longer than the protocol's 65535" % (field, len(data)))
     return struct.pack("<H", len(data)) + data
+
+
+def _bytes(data, field):
+    """A bytes-like object's bytes (bytes, bytearray, memoryview, a numpy array); an int, a str or anything else
+    without a buffer is refused."""
+    try:
+        return memoryview(data).tobytes()
+    except (TypeError, ValueError) as e:
+        raise PevpError(1, "%s: bytes-like data, not %s (%s)" % (field, type(data).__name__, e)) from None
+
+
+def _endpoint_parts(endpoint):
+    """("unix", path) or ("tcp", (host, port)) for an endpoint's text, as the C API parses it."""
+    if not isinstance(endpoint, str):
+        raise PevpError(1, "endpoint: a str, not %s" % type(endpoint).__name__)
+    if endpoint.startswith("unix:"):
+        if not endpoint[5:]:
+            raise PevpError(1, "%r: a socket path has 1 to 107 bytes" % endpoint)
+        return "unix", endpoint[5:]
+    if endpoint.startswith("tcp:"):
+        host, _, port = endpoint[4:].rpartition(":")
+        if not port.isdigit() or len(port) > 5 or int(port) > 65535:
+            raise PevpError(1, "%r: the port must be a number in 0..65535" % endpoint)
+        host = host or "127.0.0.1"
+        return "tcp", ("127.0.0.1" if host == "localhost" else host, int(port))
+    raise PevpError(1, "%r: an endpoint is unix:PATH, tcp:PORT or tcp:HOST:PORT" % (endpoint,))
+
+
+def default_token_path(endpoint):
+    """Where a `pe-vp serve` on the TCP `endpoint` writes its token unless given --token-file:
+    ~/.pe-vp/tcp-HOST-PORT.token (HOST numeric)."""
+    kind, where = _endpoint_parts(endpoint)
+    if kind != "tcp":
+        raise PevpError(1, "%s: a Unix socket takes no token" % endpoint)
+    return os.path.join(os.path.expanduser("~"), ".pe-vp", "tcp-%s-%d.token" % where)
+
+
+def _client_token_file(endpoint, given):
+    """The token file presented to `endpoint`: `given`, else $PEVP_TOKEN_FILE, else the default one when it is
+    there; None for a Unix socket or when there is none (the C API's rule)."""
+    if _endpoint_parts(endpoint)[0] != "tcp":
+        return None
+    if given:
+        return os.fspath(given)
+    if os.environ.get(TOKEN_FILE_VARIABLE):
+        return os.environ[TOKEN_FILE_VARIABLE]
+    default = default_token_path(endpoint)
+    return default if os.path.exists(default) else None
+
+
+def _read_token(path):
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_TOKEN_FILE_BYTES + 1)
+    except OSError as e:
+        raise PevpError(1, "token file %s: %s" % (path, e.strerror or e)) from None
+    if len(text) > MAX_TOKEN_FILE_BYTES:
+        raise PevpError(1, "token file %s: longer than a token file's %d bytes" % (path, MAX_TOKEN_FILE_BYTES))
+    token = text.strip(b" \t\r\n")
+    if not token:
+        raise PevpError(1, "token file %s: empty" % path)
+    return token
 
 
 def to_bf16_bits(values):
@@ -114,14 +212,34 @@ _ELEMENT = {
 class Vp:
     """One connection to a `pe-vp serve` VP. Methods mirror the C API (pevp/pevp.h); errors raise PevpError."""
 
-    def __init__(self, endpoint, timeout=None):
+    def __init__(self, endpoint, timeout=None, token_file=None):
         self.endpoint = endpoint
+        self._sock = None
+        # The token is read before connecting: a file that is not there is the caller's mistake, whatever the server.
+        self.token_file = _client_token_file(endpoint, token_file)
+        token = _read_token(self.token_file) if self.token_file else None
         self._sock = _connect(endpoint, timeout)
         try:
-            self._hello()
+            if token is not None:
+                self._authenticate(token)
+            try:
+                self._hello()
+            except PevpError as e:
+                if e.status == 9 and token is None:
+                    raise PevpError(9, "%s (this client has no token: %s is unset and the default token file is "
+                                       "not there)" % (e.message, TOKEN_FILE_VARIABLE)) from None
+                raise
         except BaseException:
             self.close()
             raise
+
+    def _authenticate(self, token):
+        if len(token) > 0xFFFF:
+            raise PevpError(1, "token file %s: a token of %d bytes" % (self.token_file, len(token)))
+        try:
+            self._call(AUTH, struct.pack("<H", len(token)) + token)
+        except PevpError as e:
+            raise PevpError(e.status, "%s [token from %s]" % (e.message, self.token_file)) from None
 
     def _hello(self):
         reply = _Payload(self._call(HELLO), "hello reply")
@@ -137,6 +255,8 @@ class Vp:
     def _call(self, op, payload=b""):
         if self._sock is None:
             raise PevpError(8, "the connection to %s is closed" % self.endpoint)
+        if len(payload) + 2 > MAX_TRANSFER_BYTES + 4096:
+            raise PevpError(1, "a request of %d bytes exceeds the frame limit" % (len(payload) + 2))
         frame = struct.pack("<IBB", len(payload) + 2, PROTOCOL_VERSION, op) + payload
         try:
             try:
@@ -146,14 +266,14 @@ class Vp:
                 # frame, which says why, is still worth reading.
                 pass
             header = self._recv_exact(6)
+            length, version, kind = struct.unpack("<IBB", header)
+            if version != PROTOCOL_VERSION or length < 2 or length > MAX_TRANSFER_BYTES + 4096:
+                self.close()
+                raise PevpError(7, "a reply frame with version %d and length %d" % (version, length))
+            body = self._recv_exact(length - 2)
         except OSError as e:
             self.close()
             raise PevpError(8, "%s: %s" % (self.endpoint, e)) from None
-        length, version, kind = struct.unpack("<IBB", header)
-        if version != PROTOCOL_VERSION or length < 2:
-            self.close()
-            raise PevpError(7, "a reply frame with version %d and length %d" % (version, length))
-        body = self._recv_exact(length - 2)
         if kind == REPLY_OK:
             return body
         if kind == REPLY_ERROR:
@@ -194,40 +314,44 @@ class Vp:
         return ps
 
     def read32(self, address, privileged=False):
-        reply = _Payload(self._call(READ32, struct.pack("<QB", address, bool(privileged))), "read32 reply")
+        request = struct.pack("<QB", _uint(address, 64, "address"), bool(privileged))
+        reply = _Payload(self._call(READ32, request), "read32 reply")
         (value,) = reply.unpack("I", "value")
         reply.end()
         return value
 
     def write32(self, address, value, privileged=False):
-        self._call(WRITE32, struct.pack("<QBI", address, bool(privileged), value))
+        self._call(WRITE32, struct.pack("<QBI", _uint(address, 64, "address"), bool(privileged),
+                                        _uint(value, 32, "value")))
 
     def read(self, address, size):
         """`size` bytes from the bus (SBUF, PSUM), in frames of at most 64 MiB."""
+        address, size = _uint(address, 64, "address"), _uint(size, 64, "size")
         out = bytearray()
         while len(out) < size:
             n = min(size - len(out), MAX_TRANSFER_BYTES)
-            out += self._call(READ, struct.pack("<QI", address + len(out), n))
+            out += self._call(READ, struct.pack("<QI", _uint(address + len(out), 64, "address"), n))
         return bytes(out)
 
     def write(self, address, data):
-        data = memoryview(bytes(data))
+        address, data = _uint(address, 64, "address"), memoryview(_bytes(data, "data"))
         for start in range(0, max(len(data), 1), MAX_TRANSFER_BYTES):
-            self._call(WRITE, struct.pack("<Q", address + start) + bytes(data[start:start + MAX_TRANSFER_BYTES]))
+            self._call(WRITE, struct.pack("<Q", _uint(address + start, 64, "address"))
+                       + bytes(data[start:start + MAX_TRANSFER_BYTES]))
 
     # ---- registers by name -----------------------------------------------------------------------------
     def read_reg(self, face, name):
         """A register or field by its generated name (`pe-vp regs` lists them): face top, cluster, protected, vp."""
-        reply = _Payload(self._call(READ_REG, _str(face) + _str(name)), "read_reg reply")
+        reply = _Payload(self._call(READ_REG, _str(face, "face") + _str(name)), "read_reg reply")
         (value,) = reply.unpack("I", "value")
         reply.end()
         return value
 
     def write_reg(self, face, name, value):
-        self._call(WRITE_REG, _str(face) + _str(name) + struct.pack("<I", value))
+        self._call(WRITE_REG, _str(face, "face") + _str(name) + struct.pack("<I", _uint(value, 32, "value")))
 
     def counter48(self, face, lsb_name):
-        reply = _Payload(self._call(COUNTER48, _str(face) + _str(lsb_name)), "counter48 reply")
+        reply = _Payload(self._call(COUNTER48, _str(face, "face") + _str(lsb_name, "lsb_name")), "counter48 reply")
         (value,) = reply.unpack("Q", "value")
         reply.end()
         return value
@@ -239,11 +363,13 @@ class Vp:
 
     def assemble(self, source):
         """Assembly text (docs/assembly.md) -> 64-byte records (bytes), for this VP's generation and geometry."""
-        data = source.encode("utf-8")
+        data = _text(source, "source")
+        if len(data) > MAX_TRANSFER_BYTES:
+            raise PevpError(1, "source: %d bytes exceed the transfer limit of %d" % (len(data), MAX_TRANSFER_BYTES))
         return self._call(ASSEMBLE, struct.pack("<I", len(data)) + data)
 
     def submit(self, records):
-        records = bytes(records)
+        records = _bytes(records, "records")
         if len(records) % INSTRUCTION_BYTES:
             raise PevpError(1, "%d bytes are not whole 64-byte records" % len(records))
         step = MAX_TRANSFER_BYTES - MAX_TRANSFER_BYTES % INSTRUCTION_BYTES
@@ -252,7 +378,8 @@ class Vp:
 
     def wait_idle(self, timeout_ns=1_000_000_000):
         """Waits for done or an error, at most `timeout_ns` of simulated time; a timeout raises PevpError (timeout)."""
-        reply = _Payload(self._call(WAIT_IDLE, struct.pack("<Q", timeout_ns)), "wait_idle reply")
+        request = struct.pack("<Q", _uint(timeout_ns, 64, "timeout_ns"))
+        reply = _Payload(self._call(WAIT_IDLE, request), "wait_idle reply")
         c = Completion(*reply.unpack("BBBQ", "completion"))
         reply.end()
         if c.timed_out:
@@ -261,7 +388,8 @@ class Vp:
 
     def wait_irq(self, timeout_ns=1_000_000_000):
         """Waits for the interrupt line, at most `timeout_ns`: (raised, simulated ps when seen or at the timeout)."""
-        reply = _Payload(self._call(WAIT_IRQ, struct.pack("<Q", timeout_ns)), "wait_irq reply")
+        request = struct.pack("<Q", _uint(timeout_ns, 64, "timeout_ns"))
+        reply = _Payload(self._call(WAIT_IRQ, request), "wait_irq reply")
         raised, ps = reply.unpack("BQ", "irq")
         reply.end()
         return bool(raised), ps
@@ -285,7 +413,7 @@ class Vp:
         reply = _Payload(self._call(STATS), "stats reply")
         text = reply.lstr("json")
         reply.end()
-        return json.loads(text)
+        return _json(text, "stats reply")
 
     def cycles(self):
         """The tensor engine's clock (docs/cosim-reference.md): a dict of now, busy, first_start and last_complete
@@ -309,24 +437,33 @@ class Vp:
             part = reply.lstr("lines")
             reply.end()
             if not part:
-                return [json.loads(line) for line in text.splitlines()]
+                return [_json(line, "micro_op_log_take reply") for line in text.splitlines()]
             text += part
 
     def save_checkpoint(self, path=None):
         """The whole VP state at an idle point (docs/checkpoint.md), as bytes; also written to `path` when given."""
         data = self._call(SAVE_CHECKPOINT)
         if path is not None:
-            with open(path, "wb") as f:
-                f.write(data)
+            try:
+                with open(path, "wb") as f:
+                    f.write(data)
+            except (OSError, TypeError) as e:
+                raise PevpError(1, "checkpoint %r: %s" % (path, e)) from None
         return data
 
     def restore_checkpoint(self, checkpoint):
         """Restores a checkpoint (bytes, or a path to its file) into this VP; a bad one raises PevpError (argument)
         and changes nothing."""
         if isinstance(checkpoint, (str, os.PathLike)):
-            with open(checkpoint, "rb") as f:
-                checkpoint = f.read()
-        self._call(RESTORE_CHECKPOINT, bytes(checkpoint))
+            try:
+                with open(checkpoint, "rb") as f:
+                    checkpoint = f.read(MAX_TRANSFER_BYTES + 1)
+            except OSError as e:
+                raise PevpError(1, "checkpoint %s: %s" % (os.fspath(checkpoint), e.strerror or e)) from None
+        data = _bytes(checkpoint, "checkpoint")
+        if len(data) > MAX_TRANSFER_BYTES:
+            raise PevpError(1, "checkpoint: more than the %d bytes a frame carries" % MAX_TRANSFER_BYTES)
+        self._call(RESTORE_CHECKPOINT, data)
 
     def shutdown(self):
         """Ends the server (after its reply); the connection closes."""
@@ -339,13 +476,22 @@ class Vp:
     def load_sbuf(self, array, partition=0, offset=0, dtype="bf16"):
         """Row r of the 2-D `array` into SBUF partition `partition` + r at byte `offset`, as `dtype`
         (bf16, fp16 or fp32; bf16 rounds to nearest even)."""
-        array = np.asarray(array)
+        partition, offset = _uint(partition, 32, "partition"), _uint(offset, 32, "offset")
+        try:
+            array = np.asarray(array)
+        except (TypeError, ValueError) as e:
+            raise PevpError(1, "load_sbuf: not an array (%s)" % e) from None
         if array.ndim != 2:
             raise PevpError(1, "load_sbuf takes a 2-D array, not %d-D" % array.ndim)
-        if dtype not in _ELEMENT:
+        if array.dtype.kind not in _LOADABLE_KINDS:
+            raise PevpError(1, "load_sbuf: an array of %s; it takes real numbers (bool, integer or floating point)"
+                            % array.dtype)
+        if not isinstance(dtype, str) or dtype not in _ELEMENT:
             raise PevpError(1, "dtype %r: bf16, fp16 or fp32" % (dtype,))
         _, convert = _ELEMENT[dtype]
         rows = np.ascontiguousarray(convert(array))
+        if rows.shape[0] == 0:
+            return
         if partition + rows.shape[0] > self.map.partitions:
             raise PevpError(1, "%d rows from partition %d pass the last of %d partitions"
                             % (rows.shape[0], partition, self.map.partitions))
@@ -356,8 +502,25 @@ class Vp:
             self.write(self.map.sbuf + (partition + r) * self.map.sbuf_partition_bytes + offset, row.tobytes())
 
     def read_psum(self, partitions, elements, partition=0, offset=0, dtype=np.float32):
-        """`partitions` x `elements` of PSUM from partition `partition`, byte `offset`, as a numpy array."""
-        dtype = np.dtype(dtype)
+        """`partitions` x `elements` of PSUM from partition `partition`, byte `offset`, as a numpy array. Every row
+        must lie in its partition, as pevp_read_psum checks: a partition past the map's, or a range past a
+        partition's end, is PevpError (argument) before anything is read."""
+        partitions, elements = _uint(partitions, 32, "partitions"), _uint(elements, 32, "elements")
+        partition, offset = _uint(partition, 32, "partition"), _uint(offset, 32, "offset")
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError as e:
+            raise PevpError(1, "read_psum: dtype %r (%s)" % (dtype, e)) from None
+        if dtype.kind not in _READABLE_KINDS:
+            raise PevpError(1, "read_psum: dtype %s; it reads integers or floating point" % dtype)
+        m = self.map
+        last = partition + max(partitions, 1) - 1  # pevp_read_psum judges the partition even for no bytes
+        if last >= m.partitions:
+            raise PevpError(1, "PSUM partition %d: the VP has %d (0..%d)" % (last, m.partitions, m.partitions - 1))
+        size = elements * dtype.itemsize
+        if offset > m.psum_partition_bytes or size > m.psum_partition_bytes - offset:
+            raise PevpError(1, "PSUM partition %d bytes %d + %d: past the partition's %d"
+                            % (partition, offset, size, m.psum_partition_bytes))
         out = np.empty((partitions, elements), dtype=dtype)
         for r in range(partitions):
             address = self.map.psum + (partition + r) * self.map.psum_partition_bytes + offset
@@ -365,17 +528,31 @@ class Vp:
         return out
 
 
+def _json(text, what):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise PevpError(7, "%s: not JSON (%s)" % (what, e)) from None
+
+
+_LOADABLE_KINDS = "biuf"  # numpy kinds load_sbuf converts: bool, signed, unsigned, floating point
+_READABLE_KINDS = "iuf"   # numpy kinds read_psum views PSUM's bytes as
+
+
 def _connect(endpoint, timeout):
-    if endpoint.startswith("unix:"):
+    kind, target = _endpoint_parts(endpoint)
+    if timeout is not None:
+        try:
+            timeout = float(timeout)
+        except (TypeError, ValueError):
+            raise PevpError(1, "timeout: %r is not a number of seconds" % (timeout,)) from None
+        if not timeout > 0:
+            raise PevpError(1, "timeout: %r; a timeout is a positive number of seconds (None: none)" % timeout)
+    if kind == "unix":
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        target = endpoint[5:]
-    elif endpoint.startswith("tcp:"):
-        host, _, port = endpoint[4:].rpartition(":")
+    else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        target = (host or "127.0.0.1", int(port))
-    else:
-        raise PevpError(1, "%r: an endpoint is unix:PATH, tcp:PORT or tcp:HOST:PORT" % (endpoint,))
     sock.settimeout(timeout)
     try:
         sock.connect(target)
@@ -385,9 +562,11 @@ def _connect(endpoint, timeout):
     return sock
 
 
-def connect(endpoint, timeout=None):
-    """A Vp over `endpoint` ("unix:PATH", "tcp:PORT", "tcp:HOST:PORT"); `timeout` in wall seconds per socket call."""
-    return Vp(endpoint, timeout)
+def connect(endpoint, timeout=None, token_file=None):
+    """A Vp over `endpoint` ("unix:PATH", "tcp:PORT", "tcp:HOST:PORT"); `timeout` in wall seconds per socket call.
+    Over TCP the token in `token_file` is presented, else the one in the file $PEVP_TOKEN_FILE names, else the one
+    in the server's default token file when it is there (docs/protocol.md, Authentication)."""
+    return Vp(endpoint, timeout, token_file)
 
 
 class Server:
@@ -403,23 +582,35 @@ class Server:
         binary = pe_vp or os.environ.get("PEVP_BIN") or shutil.which("pe-vp")
         if not binary:
             raise PevpError(1, "no pe-vp: pass pe_vp=, set PEVP_BIN or put pe-vp on PATH")
+        args = [os.fspath(a) for a in args]
+        self.process = None
         self._dir = tempfile.mkdtemp(prefix="pevp-")
         self._logs = {"stdout": os.path.join(self._dir, "stdout"), "stderr": os.path.join(self._dir, "stderr")}
         self._kept = None  # the logs' text, kept when stop() removes the directory
         if endpoint is None:
             endpoint = "unix:" + os.path.join(self._dir, "vp.sock")
         command = [binary, "serve", "--gen", gen, "--listen", endpoint, *args]
+        # TCP: the token in this server's private folder unless the caller chose (the user's default token file
+        # would serve as well, but tests and scripts should leave the home directory alone).
+        if str(endpoint).startswith("tcp:") and not {"--token-file", "--insecure-no-auth"} & set(args):
+            command += ["--token-file", os.path.join(self._dir, "token")]
         for s in settings:
             command += ["--set", s]
-        # O_APPEND: the server's writes always land at the end, whatever this process reads meanwhile.
-        with open(self._logs["stdout"], "ab") as out, open(self._logs["stderr"], "ab") as err:
-            self.process = subprocess.Popen(command, stdout=out, stderr=err)
+        try:
+            # O_APPEND: the server's writes always land at the end, whatever this process reads meanwhile.
+            with open(self._logs["stdout"], "ab") as out, open(self._logs["stderr"], "ab") as err:
+                self.process = subprocess.Popen(command, stdout=out, stderr=err)
+        except (OSError, TypeError, ValueError) as e:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise PevpError(1, "cannot start %r: %s" % (binary, e)) from None
         line = self._first_line()
         if "listening on " not in line:
             why = "pe-vp serve did not start: %s%s" % (line, self.stderr())
             self.stop()
             raise PevpError(6, why)
         self.endpoint = line.split("listening on ", 1)[1].split(" ")[0].strip()
+        # ", token in PATH" on TCP (None: the server takes no token).
+        self.token_file = line.split(", token in ", 1)[1].strip() if ", token in " in line else None
 
     def _first_line(self):
         """The server's first stdout line, once written; what it wrote if it ended first or was too slow to start."""
@@ -434,7 +625,7 @@ class Server:
             time.sleep(0.01)
 
     def connect(self, timeout=None):
-        return connect(self.endpoint, timeout)
+        return connect(self.endpoint, timeout, self.token_file)
 
     def _log(self, name):
         if self._kept is not None:

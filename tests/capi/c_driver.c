@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
         "an unknown generation is named: %s", pevp_open_error());
   CHECK(pevp_connect("tcp:", &second) == PEVP_ERR_ARGUMENT && strstr(pevp_open_error(), "port") != NULL,
         "a malformed endpoint: %s", pevp_open_error());
+  /* The token is read before anything is connected (nothing listens on port 1). */
+  CHECK(pevp_connect_token("tcp:1", "/nonexistent/pevp-token", &second) == PEVP_ERR_ARGUMENT && second == NULL &&
+            strstr(pevp_open_error(), "token file /nonexistent/pevp-token") != NULL,
+        "a token file that is not there: %s", pevp_open_error());
   CHECK(pevp_get_map(vp, &map) == PEVP_OK, "map");
   CHECK(pevp_arm(vp, 0, 0, 0) == PEVP_OK, "arm: %s", pevp_last_error(vp));
 

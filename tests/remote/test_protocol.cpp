@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
+#include "pevp/remote/credential.h"
+#include "pevp/remote/owned_file.h"
 #include "pevp/remote/protocol.h"
 #include "pevp/remote/socket.h"
 
@@ -53,6 +58,10 @@ TEST(Payload, EveryMalformedPayloadNamesItsOpAndField) {
             "read_reg: the payload ends inside 'face' (10 bytes needed, 1 left)");
   Reader extra(three.data(), three.size(), "time");
   EXPECT_EQ(message_of([&] { extra.end(); }), "time: 3 byte(s) after the last field of the payload");
+  const std::vector<std::uint8_t> nul = {4, 0, 'a', 'b', 0, 'c'};
+  Reader with_nul(nul.data(), nul.size(), "read_reg");
+  EXPECT_EQ(message_of([&] { with_nul.str("name"); }),
+            "read_reg: 'name' holds a NUL byte at offset 2 (a str is text without NULs)");
   EXPECT_THROW(Writer().str(std::string(70000, 'x')), ProtocolError);
 }
 
@@ -162,6 +171,148 @@ TEST(Connections, ASendToAPeerThatTakesNothingTimesOut) {
   Pair p;
   const std::vector<std::uint8_t> big(8u << 20, 1);  // more than the socket buffers hold
   EXPECT_NE(message_of([&] { p.a.send(0x13, big, Millis(100)); }).find("took no more data"), std::string::npos);
+}
+
+TEST(ErrorText, WhatIsNotPrintableUtf8IsEscaped) {
+  // Printable UTF-8 of one to four bytes passes; a line feed too (it separates the assembler's diagnostics).
+  EXPECT_EQ(printable_message("reg 'a.b' \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\nline 2"),
+            "reg 'a.b' \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\nline 2");
+  // Controls, DEL, a NUL (the message goes on past it) and the C1 controls, byte by byte.
+  EXPECT_EQ(printable_message(std::string("a\x1b[31m\x00z\t\x7f\xc2\x9b\xc2\xa0", 14)),
+            "a\\x1b[31m\\x00z\\x09\\x7f\\xc2\\x9b\xc2\xa0");
+  // Invalid UTF-8: a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, bytes never used,
+  // a sequence cut by another lead byte or by the end.
+  EXPECT_EQ(printable_message("\x80|\xc0\xaf|\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xff\xfe|\xe2\x82x|\xe2"),
+            "\\x80|\\xc0\\xaf|\\xe0\\x80\\xaf|\\xed\\xa0\\x80|\\xf4\\x90\\x80\\x80|\\xff\\xfe|\\xe2\\x82x|\\xe2");
+  // A backslash is doubled, so that a client cannot forge an escape.
+  EXPECT_EQ(printable_message("a\\x41"), "a\\\\x41");
+}
+
+TEST(ErrorText, AnErrorPayloadIsPrintableAndCutAtACharacter) {
+  const std::vector<std::uint8_t> p = error_payload(Status::Argument, std::string("name '\xff\x00'", 9));
+  Reader r(p.data(), p.size(), "error");
+  EXPECT_EQ(r.u8("status"), 1);
+  EXPECT_EQ(r.str("message"), "name '\\xff\\x00'");
+  // 65,534 ASCII bytes then a 2-byte character: the cut falls inside it and keeps it out whole.
+  const std::string longest = std::string(0xFFFE, 'a') + "\xc3\xa9";
+  const std::vector<std::uint8_t> cut = error_payload(Status::Argument, longest);
+  Reader rc(cut.data(), cut.size(), "error");
+  rc.u8("status");
+  EXPECT_EQ(rc.str("message"), std::string(0xFFFE, 'a'));
+}
+
+TEST(Credential, TokensAreFreshHexAndComparedWhole) {
+  const std::string a = new_token(), b = new_token();
+  EXPECT_EQ(a.size(), 2 * kTokenRandomBytes);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(token_matches(a, a));
+  std::string first = a, last = a;
+  first.front() = first.front() == '0' ? '1' : '0';
+  last.back() = last.back() == '0' ? '1' : '0';
+  EXPECT_FALSE(token_matches(a, first));
+  EXPECT_FALSE(token_matches(a, last));
+  EXPECT_FALSE(token_matches(a, a.substr(0, a.size() - 1)));
+  EXPECT_FALSE(token_matches(a, a + "0"));
+  EXPECT_FALSE(token_matches(a, ""));
+}
+
+TEST(Credential, AnAuthPayloadIsAStrAndNothingElse) {
+  std::string why;
+  EXPECT_EQ(token_of_auth_payload(auth_payload("t0k"), &why), "t0k");
+  EXPECT_EQ(token_of_auth_payload(auth_payload(""), &why), "");
+  EXPECT_EQ(token_of_auth_payload({5}, &why), std::nullopt);
+  EXPECT_EQ(why, "auth: the payload ends inside 'token' (2 bytes needed, 1 there)");
+  EXPECT_EQ(token_of_auth_payload({3, 0, 'a'}, &why), std::nullopt);
+  EXPECT_EQ(why, "auth: the payload ends inside 'token' (5 bytes needed, 3 there)");
+  EXPECT_EQ(token_of_auth_payload({1, 0, 'a', 'b'}, &why), std::nullopt);
+  EXPECT_EQ(why, "auth: 1 byte(s) after the last field of the payload");
+}
+
+struct TempFolder {
+  std::string path;
+  TempFolder() {
+    char name[] = "/tmp/pevp-remote-test.XXXXXX";
+    path = ::mkdtemp(name);
+  }
+  ~TempFolder() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+TEST(Credential, TheTokenFileIsOwnerOnlyReadBackAndRemovedOnlyWhileItIsOurs) {
+  TempFolder d;
+  const std::string path = d.path + "/token";
+  std::ofstream(path) << "a file another process left\n";
+  ::chmod(path.c_str(), 0644);
+  {
+    OwnedFile file = write_token_file(path, "abc123");
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(read_token_file(path), "abc123");
+    EXPECT_EQ(file.path(), path);
+  }
+  EXPECT_FALSE(exists(path)) << "removed with its OwnedFile";
+  OwnedFile first = write_token_file(path, "first");
+  OwnedFile second = write_token_file(path, "second");  // replaces the first's file at the same path
+  EXPECT_FALSE(first.remove()) << "the path names another file now";
+  EXPECT_EQ(read_token_file(path), "second");
+  EXPECT_TRUE(second.remove());
+  EXPECT_FALSE(exists(path));
+  EXPECT_NE(message_of([&] { write_token_file(d.path + "/no/such/folder/t", "x"); }).find("no/such/folder"),
+            std::string::npos);
+}
+
+TEST(Credential, ABadTokenFileIsNamedWithWhatIsWrong) {
+  TempFolder d;
+  EXPECT_NE(message_of([&] { read_token_file(d.path + "/missing"); }).find("token file " + d.path + "/missing: No such"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { read_token_file(d.path); }).find("not a regular file"), std::string::npos);
+  std::ofstream(d.path + "/blank") << " \n\t\n";
+  EXPECT_NE(message_of([&] { read_token_file(d.path + "/blank"); }).find("empty"), std::string::npos);
+  std::ofstream(d.path + "/huge") << std::string(kMaxTokenFileBytes + 1, 'a');
+  EXPECT_NE(message_of([&] { read_token_file(d.path + "/huge"); }).find("longer than"), std::string::npos);
+  std::ofstream(d.path + "/padded") << "\n  tok3n \r\n";
+  EXPECT_EQ(read_token_file(d.path + "/padded"), "tok3n");
+}
+
+TEST(Credential, WhichTokenFileAClientPresents) {
+  TempFolder home;
+  ::setenv("HOME", home.path.c_str(), 1);
+  ::unsetenv(kTokenFileVariable);
+  const Endpoint tcp = parse_endpoint("tcp:localhost:4242"), unix_socket = parse_endpoint("unix:/tmp/s");
+  const std::string fallback = home.path + "/.pe-vp/tcp-127.0.0.1-4242.token";
+  EXPECT_EQ(default_token_path(tcp), fallback);
+  EXPECT_EQ(client_token_file(tcp, ""), std::nullopt) << "no default file yet";
+  OwnedFile made = write_token_file(fallback, "t");
+  struct stat st {};
+  ASSERT_EQ(::stat((home.path + "/.pe-vp").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(client_token_file(tcp, ""), fallback);
+  ::setenv(kTokenFileVariable, "/from/the/environment", 1);
+  EXPECT_EQ(client_token_file(tcp, ""), "/from/the/environment");
+  EXPECT_EQ(client_token_file(tcp, "/given"), "/given");
+  EXPECT_EQ(client_token_file(unix_socket, "/given"), std::nullopt) << "a Unix socket takes no token";
+  ::unsetenv(kTokenFileVariable);
+}
+
+TEST(Connections, ClosingAtOnceKeepsTheLastFrameAndDoesNotWait) {
+  Pair p;
+  const std::uint8_t unread[3] = {1, 2, 3};  // the peer's bytes this side never reads
+  ASSERT_EQ(::write(p.b.fd(), unread, sizeof unread), 3);
+  p.a.send(static_cast<std::uint8_t>(Reply::Error), error_payload(Status::State, "busy"), Millis(0));
+  const auto start = std::chrono::steady_clock::now();
+  p.a.close_at_once_after_last_frame();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  EXPECT_EQ(p.a.fd(), -1);
+  const std::optional<Frame> last = p.b.receive(Millis(1000));
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->kind, static_cast<std::uint8_t>(Reply::Error));
+  EXPECT_FALSE(p.b.receive(Millis(1000))) << "then the end of the stream";
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ import stat
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -73,10 +74,26 @@ def error_of(reply):
 
 
 def raw_socket(endpoint):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(30)
-    s.connect(endpoint[len("unix:"):])
+    """A connected socket that speaks no protocol of its own (unix:PATH or tcp:HOST:PORT)."""
+    if endpoint.startswith("tcp:"):
+        host, port = endpoint[len("tcp:"):].rsplit(":", 1)
+        s = socket.create_connection((host, int(port)), timeout=30)
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(30)
+        s.connect(endpoint[len("unix:"):])
     return s
+
+
+def auth_frame(token):
+    return frame(proto.AUTH, struct.pack("<H", len(token)) + token)
+
+
+def without_token_environment(home):
+    """An environment whose client finds no token: no PEVP_TOKEN_FILE, and a home without a default token file."""
+    env = dict(os.environ, HOME=home)
+    env.pop("PEVP_TOKEN_FILE", None)
+    return env
 
 
 class Served(unittest.TestCase):
@@ -568,7 +585,7 @@ class Listening(unittest.TestCase):
     def test_a_non_loopback_address_is_warned_about(self):
         with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0.0.0.0:0", args=["--once"]) as server:
             port = server.endpoint.rsplit(":", 1)[1]
-            with pevp.connect("tcp:127.0.0.1:" + port) as vp:
+            with pevp.connect("tcp:127.0.0.1:" + port, token_file=server.token_file) as vp:
                 vp.time_ps()
             server.process.wait(timeout=30)
             self.assertIn("not a loopback address", server.stderr())
@@ -617,6 +634,317 @@ class Listening(unittest.TestCase):
             vp.shutdown()
             self.assertEqual(server.process.wait(timeout=30), 0)
             self.assertIn("shut down by client", server.stdout())
+
+
+class Connections(unittest.TestCase):
+    """The server's connections: newcomers refused without holding up the served client, a socket path shared with
+    a newer server, and messages that quote what a client sent."""
+
+    @staticmethod
+    def requests_per_second(vp, seconds):
+        count, end = 0, time.monotonic() + seconds
+        while time.monotonic() < end:
+            vp.time_ps()
+            count += 1
+        return count / seconds
+
+    def test_refusing_newcomers_does_not_slow_the_served_client(self):
+        """Newcomers that connect while a client is served and then say nothing are refused ("busy") on the
+        server's only thread; the served client's throughput while they keep coming stays within a factor of 3 of
+        its throughput alone, measured just before."""
+        with pevp.serve(pe_vp=PEVP_BIN) as server, server.connect(timeout=30) as vp:
+            alone = self.requests_per_second(vp, 1.0)
+            stop, silent, attempts = threading.Event(), [], [0]
+
+            def newcomers():
+                while not stop.is_set():
+                    attempts[0] += 1
+                    try:
+                        silent.append(raw_socket(server.endpoint))  # connects, sends nothing, reads nothing
+                    except OSError:
+                        pass  # the listen backlog is full: the server is not taking newcomers as they come
+                    time.sleep(0.02)
+
+            crowd = threading.Thread(target=newcomers)
+            crowd.start()
+            try:
+                crowded = self.requests_per_second(vp, 1.0)
+            finally:
+                stop.set()
+                crowd.join()
+            try:
+                self.assertGreater(crowded, alone / 3,
+                                   "%.0f requests/s alone, %.0f while %d newcomers came (%d connected)"
+                                   % (alone, crowded, attempts[0], len(silent)))
+                self.assertGreater(attempts[0], 20, "newcomers kept coming")
+                self.assertEqual(len(silent), attempts[0], "every newcomer was taken off the backlog")
+                for s in silent[:5]:
+                    status, message = error_of(read_reply(s))
+                    self.assertEqual(status, 2)
+                    self.assertIn("busy", message)
+                    self.assertIsNone(read_reply(s), "and closed")
+            finally:
+                for s in silent:
+                    s.close()
+            self.assertEqual(vp.read_reg("top", "queue_cfg"), 0)
+
+    def test_a_stopping_server_leaves_a_newer_servers_socket(self):
+        """The first server's socket file is removed from under it and a second server listens at the same path:
+        the first one's end must not remove the second's socket (it would run on, unreachable)."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "vp.sock")
+            first = pevp.serve(pe_vp=PEVP_BIN, endpoint="unix:" + path)
+            try:
+                os.unlink(path)
+                with pevp.serve(pe_vp=PEVP_BIN, endpoint="unix:" + path) as second:
+                    self.assertEqual(first.stop(), 0)
+                    self.assertTrue(os.path.exists(path), "the newer server's socket is still there")
+                    with second.connect(timeout=30) as vp:
+                        self.assertEqual(vp.read_reg("top", "queue_cfg"), 0)
+                self.assertFalse(os.path.exists(path), "each server removes its own socket")
+            finally:
+                first.stop()
+
+    def test_error_messages_escape_what_the_client_sent(self):
+        """A register name of invalid UTF-8, a terminal escape, a control, a C1 control and a backslash comes back
+        in the error message as printable UTF-8, each such byte as \\xHH; a name with a NUL, which the message
+        would have been cut at, is refused as a malformed str, naming where the NUL is."""
+        with pevp.serve(pe_vp=PEVP_BIN) as server:
+            s = raw_socket(server.endpoint)
+            name = b"bad\xff\x1b[31mred\x01after\xc2\x9bx\\y\xc3\xa9"
+            s.sendall(frame(proto.READ_REG, proto._str("top") + struct.pack("<H", len(name)) + name))
+            kind, body = read_reply(s)
+            self.assertEqual(kind, proto.REPLY_ERROR)
+            (n,) = struct.unpack("<H", body[1:3])
+            message = body[3:3 + n].decode("utf-8")  # strict: the field is UTF-8
+            self.assertEqual(body[0], 1)
+            self.assertIn(r"'bad\xff\x1b[31mred\x01after\xc2\x9bx\\y" + "\u00e9'", message)
+            self.assertFalse([c for c in message if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0], message)
+            with_nul = b"queue\x00cfg"
+            s.sendall(frame(proto.READ_REG, proto._str("top") + struct.pack("<H", len(with_nul)) + with_nul))
+            status, message = error_of(read_reply(s))
+            self.assertEqual((status, message), (7, "read_reg: 'name' holds a NUL byte at offset 5 "
+                                                    "(a str is text without NULs)"))
+            s.sendall(frame(proto.TIME))
+            self.assertEqual(read_reply(s)[0], proto.REPLY_OK, "the connection stays")
+            s.close()
+
+
+class Authentication(unittest.TestCase):
+    """TCP takes a client only with the token the server wrote to its owner-only token file."""
+
+    def test_tcp_takes_only_a_client_with_the_token(self):
+        with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0") as server:
+            self.assertIsNotNone(server.token_file, server.stdout())
+            self.assertEqual(stat.S_IMODE(os.stat(server.token_file).st_mode), 0o600)
+            with open(server.token_file, "rb") as f:
+                token = f.read().strip()
+            self.assertRegex(token, rb"^[0-9a-f]{64}$")
+            attempts = (
+                (frame(proto.SHUTDOWN), "takes a token first"),
+                (frame(proto.WRITE32, struct.pack("<QBI", 0x3002000, 1, 1)), "takes a token first"),
+                (auth_frame(b"0" * 64), "not this server's"),
+                (auth_frame(token[:-1]), "not this server's"),
+                (auth_frame(token + b"0"), "not this server's"),
+                (auth_frame(b""), "not this server's"),
+                (frame(proto.AUTH, b"\x05"), "auth: the payload ends inside 'token'"),
+            )
+            for request, why in attempts:
+                s = raw_socket(server.endpoint)
+                s.sendall(request)
+                status, message = error_of(read_reply(s))
+                self.assertEqual(status, 9, message)
+                self.assertIn(why, message)
+                self.assertNotIn(token.decode(), message)
+                self.assertIsNone(read_reply(s), "closed after the refusal")
+                s.close()
+            self.assertIsNone(server.process.poll(), "the shutdown without a token was refused")
+            s = raw_socket(server.endpoint)
+            s.sendall(auth_frame(token) + frame(proto.TIME) + auth_frame(b"again: nothing to check"))
+            self.assertEqual(read_reply(s), (proto.REPLY_OK, b""))
+            self.assertEqual(read_reply(s)[0], proto.REPLY_OK)
+            self.assertEqual(read_reply(s), (proto.REPLY_OK, b""))
+            s.close()
+            with server.connect(timeout=30) as vp:
+                self.assertEqual(vp.read_reg("top", "queue_cfg"), 0)
+            with tempfile.TemporaryDirectory() as home:
+                old = os.environ.copy()
+                os.environ.clear()
+                os.environ.update(without_token_environment(home))
+                try:
+                    with self.assertRaisesRegex(pevp.PevpError, "auth: .*takes a token first.*no token"):
+                        pevp.connect(server.endpoint, timeout=30)
+                finally:
+                    os.environ.clear()
+                    os.environ.update(old)
+                wrong = os.path.join(home, "wrong")
+                with open(wrong, "w") as f:
+                    f.write("1" * 64 + "\n")
+                with self.assertRaisesRegex(pevp.PevpError, "auth: .*not this server's.*token from " + wrong):
+                    pevp.connect(server.endpoint, timeout=30, token_file=wrong)
+                with self.assertRaisesRegex(pevp.PevpError, "argument: token file .*missing"):
+                    pevp.connect(server.endpoint, timeout=30, token_file=os.path.join(home, "missing"))
+            token_file = server.token_file
+        self.assertFalse(os.path.exists(token_file), "the token file goes with its server")
+
+    def test_the_c_driver_over_tcp_reads_its_token_file(self):
+        with tempfile.TemporaryDirectory() as home:
+            env = without_token_environment(home)
+            with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0") as server:
+                refused = subprocess.run([C_DRIVER, server.endpoint], capture_output=True, text=True, timeout=120,
+                                         env=env)
+                self.assertNotEqual(refused.returncode, 0)
+                self.assertIn("takes a token first", refused.stdout)
+                env["PEVP_TOKEN_FILE"] = server.token_file
+                taken = subprocess.run([C_DRIVER, server.endpoint], capture_output=True, text=True, timeout=120,
+                                       env=env)
+                self.assertEqual(taken.returncode, 0, taken.stdout + taken.stderr)
+
+    def test_the_default_token_file_is_in_the_home_directory(self):
+        with tempfile.TemporaryDirectory() as home:
+            env = without_token_environment(home)
+            out_path = os.path.join(home, "out")
+            with open(out_path, "wb") as out:
+                server = subprocess.Popen([PEVP_BIN, "serve", "--listen", "tcp:0"], stdout=out,
+                                          stderr=subprocess.DEVNULL, env=env)
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    with open(out_path) as f:
+                        text = f.read()
+                    if "\n" in text:
+                        break
+                    time.sleep(0.05)
+                line = text.split("\n")[0]
+                endpoint = line.split("listening on ")[1].split(" ")[0]
+                port = endpoint.rsplit(":", 1)[1]
+                path = os.path.join(home, ".pe-vp", "tcp-127.0.0.1-%s.token" % port)
+                self.assertIn(", token in " + path, line)
+                self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode), 0o700)
+                driver = subprocess.run([C_DRIVER, "tcp:" + port], capture_output=True, text=True, timeout=120,
+                                        env=env)
+                self.assertEqual(driver.returncode, 0, driver.stdout + driver.stderr)
+            finally:
+                server.terminate()
+                self.assertEqual(server.wait(timeout=30), 0)
+            self.assertFalse(os.path.exists(path), "removed when the server ends")
+
+    def test_a_stopping_server_leaves_a_newer_servers_token_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            token = os.path.join(d, "token")
+            first = pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0", args=["--token-file", token])
+            try:
+                with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0", args=["--token-file", token]) as second:
+                    self.assertEqual(first.stop(), 0)
+                    self.assertTrue(os.path.exists(token), "the newer server's token file is still there")
+                    with second.connect(timeout=30) as vp:
+                        self.assertEqual(vp.read_reg("top", "queue_cfg"), 0)
+            finally:
+                first.stop()
+
+    def test_the_explicit_opt_out(self):
+        with pevp.serve(pe_vp=PEVP_BIN, endpoint="tcp:0", args=["--insecure-no-auth"]) as server:
+            self.assertIsNone(server.token_file)
+            s = raw_socket(server.endpoint)
+            s.sendall(frame(proto.TIME) + auth_frame(b"anything"))
+            self.assertEqual(read_reply(s)[0], proto.REPLY_OK)
+            self.assertEqual(read_reply(s), (proto.REPLY_OK, b""), "an auth frame: nothing to check")
+            s.close()
+        self.assertIn("--insecure-no-auth: any user", server.stderr())
+
+    def test_token_options_are_for_tcp(self):
+        with tempfile.TemporaryDirectory() as d:
+            for args in (["--listen", "unix:" + os.path.join(d, "s"), "--token-file", os.path.join(d, "t")],
+                         ["--listen", "unix:" + os.path.join(d, "s"), "--insecure-no-auth"],
+                         ["--listen", "tcp:0", "--token-file", os.path.join(d, "t"), "--insecure-no-auth"],
+                         ["--listen", "tcp:0", "--token-file", os.path.join(d, "no", "such", "folder", "t")]):
+                r = subprocess.run([PEVP_BIN, "serve", *args], capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, args)
+                self.assertRegex(r.stderr, "apply to TCP|exclude each other|token file .*folder", args)
+            self.assertEqual(os.listdir(d), [], "nothing left behind")
+
+
+class ClientArguments(Served):
+    """The Python client refuses what does not fit a request with PevpError (argument) naming the field, before
+    anything is sent; read_psum refuses what pevp_read_psum refuses."""
+
+    def test_read_psum_stays_inside_psum_as_the_c_api_does(self):
+        with self.server.connect(timeout=30) as vp:
+            m = vp.map
+            vp.write(m.sbuf, b"\xAB" * 64)  # what a read that slipped out of PSUM into SBUF would find
+            last = m.psum_partition_bytes - 4
+            vp.write(m.psum + 127 * m.psum_partition_bytes + last, struct.pack("<f", 2.5))
+            self.assertEqual(vp.read_psum(1, 1, partition=127, offset=last)[0, 0], 2.5, "the last element reads")
+            refusals = (
+                (dict(partitions=1, elements=1, partition=-1), "partition: -1 is outside"),
+                (dict(partitions=1, elements=1, offset=-4), "offset: -4 is outside"),
+                (dict(partitions=1, elements=2, offset=last), "PSUM partition 0 bytes %d \\+ 8: past the partition's %d"
+                 % (last, m.psum_partition_bytes)),
+                (dict(partitions=2, elements=1, partition=127), "PSUM partition 128: the VP has 128"),
+                (dict(partitions=1, elements=0, partition=128), "PSUM partition 128: the VP has 128"),
+                (dict(partitions=1, elements=1, offset=m.psum_partition_bytes + 4), "past the partition's"),
+                (dict(partitions=-1, elements=1), "partitions: -1 is outside"),
+                (dict(partitions=1, elements=1.5), "elements: 1.5 is not an integer"),
+                (dict(partitions=1, elements=1, dtype=np.complex64), "dtype complex64"),
+                (dict(partitions=1, elements=1, dtype="no such type"), "dtype 'no such type'"),
+            )
+            for kwargs, why in refusals:
+                with self.assertRaisesRegex(pevp.PevpError, "argument: .*" + why, msg=str(kwargs)):
+                    vp.read_psum(**kwargs)
+
+    def test_every_bad_argument_is_a_pevp_error(self):
+        with self.server.connect(timeout=30) as vp:
+            refusals = (
+                (lambda: vp.read32(-1), "address: -1 is outside"),
+                (lambda: vp.read32("0x10"), "address: '0x10' is not an integer"),
+                (lambda: vp.write32(0x3000000, 1 << 32), "value: 4294967296 is outside"),
+                (lambda: vp.read(vp.map.sbuf, -1), "size: -1 is outside"),
+                (lambda: vp.write(1 << 64, b"x"), "address: .* is outside"),
+                (lambda: vp.write(vp.map.sbuf, 64), "data: bytes-like data, not int"),
+                (lambda: vp.write(vp.map.sbuf, "text"), "data: bytes-like data, not str"),
+                (lambda: vp.write_reg("top", "queue_cfg", -1), "value: -1 is outside"),
+                (lambda: vp.read_reg(None, "queue_cfg"), "face: a str, not NoneType"),
+                (lambda: vp.read_reg("top", "\ud800"), "name: not encodable as UTF-8"),
+                (lambda: vp.read_reg("top", "queue\0cfg"), "name: holds a NUL at offset 5"),
+                (lambda: vp.counter48("top", 5), "lsb_name: a str, not int"),
+                (lambda: vp.assemble(b"nop"), "source: a str, not bytes"),
+                (lambda: vp.submit(64), "records: bytes-like data, not int"),
+                (lambda: vp.wait_idle(timeout_ns=-1), "timeout_ns: -1 is outside"),
+                (lambda: vp.wait_irq(timeout_ns=None), "timeout_ns: None is not an integer"),
+                (lambda: vp.restore_checkpoint(123), "checkpoint: bytes-like data, not int"),
+                (lambda: vp.restore_checkpoint(os.path.join(tempfile.gettempdir(), "no-such-pevp.ckpt")),
+                 "checkpoint .*no-such-pevp.ckpt: No such file"),
+                (lambda: vp.save_checkpoint(os.path.join(tempfile.gettempdir(), "no-such-dir", "c")),
+                 "checkpoint .*no-such-dir"),
+                (lambda: vp.load_sbuf(np.ones((2, 2), dtype=np.complex64)), "an array of complex64"),
+                (lambda: vp.load_sbuf(np.array([[1.0, "a"]], dtype=object)), "an array of object"),
+                (lambda: vp.load_sbuf(np.array([["1", "2"]])), "an array of <U1"),
+                (lambda: vp.load_sbuf(np.ones((2, 2)), partition=-1), "partition: -1 is outside"),
+                (lambda: vp.load_sbuf(np.ones((2, 2)), offset=-2), "offset: -2 is outside"),
+                (lambda: vp.load_sbuf(np.ones((2, 2)), dtype=["bf16"]), "dtype \\['bf16'\\]"),
+            )
+            for call, why in refusals:
+                with self.assertRaisesRegex(pevp.PevpError, "argument: .*" + why):
+                    call()
+            vp.load_sbuf(np.ones((0, 4)))  # no rows: nothing to write, no error
+            self.assertEqual(vp.read(vp.map.sbuf, 0), b"")
+            self.assertEqual(vp.read_reg("top", "queue_cfg"), 0, "the connection is intact")
+        for endpoint, why in ((123, "endpoint: a str, not int"), ("tcp:port", "the port must be a number"),
+                              ("tcp:70000", "the port must be a number"), ("unix:", "a socket path"),
+                              ("udp:1", "an endpoint is")):
+            with self.assertRaisesRegex(pevp.PevpError, "argument: .*" + why):
+                pevp.connect(endpoint)
+        with self.assertRaisesRegex(pevp.PevpError, "argument: timeout"):
+            pevp.connect(self.server.endpoint, timeout="soon")
+
+    def test_serve_with_a_binary_that_is_not_there(self):
+        before = set(os.listdir(tempfile.gettempdir()))
+        for binary in ("/nonexistent/pe-vp", tempfile.gettempdir()):
+            with self.assertRaisesRegex(pevp.PevpError, "argument: cannot start '%s'" % binary):
+                pevp.serve(pe_vp=binary)
+        left = [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("pevp-")]
+        self.assertEqual(left, [], "no temporary folder left behind")
 
 
 if __name__ == "__main__":

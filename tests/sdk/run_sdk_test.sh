@@ -44,12 +44,17 @@ echo "== the installed pe-vp"
 "$work/prefix/bin/pe-vp" gemm --mode timing --m 256 --k 256 --n 256 --quiet | grep -q "timing (timing"
 echo "== the installed Python client (python3 -m pevp's package) and the C driver against the installed pe-vp serve"
 PYTHONPATH="$work/prefix/lib/python3/dist-packages" /usr/bin/python3 - "$work/prefix/bin/pe-vp" "$work/c_driver_pc" <<'PY'
-import subprocess, sys
+import os, subprocess, sys
 import numpy as np, pevp
 pe_vp, c_driver = sys.argv[1], sys.argv[2]
 assert "dist-packages" in pevp.__file__, pevp.__file__  # the installed package, not the tree's
 with pevp.serve(pe_vp=pe_vp, args=["--once"]) as server:
     r = subprocess.run([c_driver, server.endpoint], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+# Over TCP: the server's token, in the file pevp.serve keeps, read by the installed C API.
+with pevp.serve(pe_vp=pe_vp, endpoint="tcp:0", args=["--once"]) as server:
+    env = dict(os.environ, PEVP_TOKEN_FILE=server.token_file)
+    r = subprocess.run([c_driver, server.endpoint], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
 with pevp.serve(pe_vp=pe_vp, gen="CAYMAN") as server, server.connect() as vp:
     assert vp.generation == "CAYMAN"

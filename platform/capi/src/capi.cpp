@@ -9,8 +9,10 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pevp/capi/machine.h"
@@ -19,6 +21,7 @@
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
+#include "pevp/remote/credential.h"
 #include "pevp/remote/socket.h"
 
 // libsystemc's main calls sc_main; a C program has its own main, so this one is never called. Weak: a C++ program
@@ -40,7 +43,8 @@ static_assert(static_cast<int>(Status::Ok) == PEVP_OK && static_cast<int>(Status
                   static_cast<int>(Status::Timeout) == PEVP_ERR_TIMEOUT &&
                   static_cast<int>(Status::Internal) == PEVP_ERR_INTERNAL &&
                   static_cast<int>(Status::Protocol) == PEVP_ERR_PROTOCOL &&
-                  static_cast<int>(Status::Connection) == PEVP_ERR_CONNECTION,
+                  static_cast<int>(Status::Connection) == PEVP_ERR_CONNECTION &&
+                  static_cast<int>(Status::Auth) == PEVP_ERR_AUTH,
               "the protocol's status numbers are pevp_status's");
 
 // Where a handle's requests go.
@@ -88,7 +92,7 @@ class RemoteBackend : public Backend {
       Reader r(reply->payload.data(), reply->payload.size(), "error reply");
       const std::uint8_t status = r.u8("status");
       std::string message = r.str("message");
-      if (status == 0 || status > static_cast<std::uint8_t>(Status::Connection))
+      if (status == 0 || status > static_cast<std::uint8_t>(Status::Auth))
         throw remote::ProtocolError("an error reply with status " + std::to_string(status));
       return {static_cast<Status>(status), std::move(message), {}};
     } catch (const remote::ConnectionError& e) {
@@ -208,11 +212,25 @@ pevp_status introduce(pevp_vp* vp) {
   return PEVP_OK;
 }
 
-// A handle over `backend` after the hello; on failure *out stays null and `error` has the reason.
-pevp_status make_handle(std::unique_ptr<Backend> backend, pevp_vp** out, std::string* error) {
+// TCP's credential: the token presented in the connection's first frame (an auth frame).
+pevp_status authenticate(pevp_vp* vp, const std::string& token, const std::string& token_file) {
+  const pevp_status s = call(vp, static_cast<Op>(remote::kAuthOp), remote::auth_payload(token));
+  if (s == PEVP_ERR_PROTOCOL && vp->error.rfind("unknown op", 0) == 0)
+    vp->error = "the VP does not know the auth request (" + vp->error + "): a pe-vp older than this client; "
+                "connect without a token (unset " + remote::kTokenFileVariable + ")";
+  if (s != PEVP_OK) vp->error += " [token from " + token_file + "]";
+  return s;
+}
+
+// A handle over `backend` after the hello (after presenting `token` when there is one); on failure *out stays
+// null and `error` has the reason.
+pevp_status make_handle(std::unique_ptr<Backend> backend, pevp_vp** out, std::string* error,
+                        const std::optional<std::pair<std::string, std::string>>& token_and_file = std::nullopt) {
   auto handle = std::make_unique<pevp_vp>();
   handle->backend = std::move(backend);
-  const pevp_status s = introduce(handle.get());
+  pevp_status s = PEVP_OK;
+  if (token_and_file) s = authenticate(handle.get(), token_and_file->first, token_and_file->second);
+  if (s == PEVP_OK) s = introduce(handle.get());
   if (s != PEVP_OK) {
     if (error) *error = handle->error;
     return s;
@@ -265,15 +283,25 @@ pevp_status pevp_open_config(const char* generation, const char* const* settings
   return s == PEVP_OK ? s : open_failed(s, error);
 }
 
-pevp_status pevp_connect(const char* endpoint, pevp_vp** vp) {
+pevp_status pevp_connect(const char* endpoint, pevp_vp** vp) { return pevp_connect_token(endpoint, nullptr, vp); }
+
+pevp_status pevp_connect_token(const char* endpoint, const char* token_file, pevp_vp** vp) {
   t_open_error.clear();
   if (vp == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "vp is a null pointer");
   *vp = nullptr;
   if (endpoint == nullptr) return open_failed(PEVP_ERR_ARGUMENT, "endpoint is a null pointer");
   try {
     const remote::Endpoint e = remote::parse_endpoint(endpoint);
+    // The token is read before connecting: a file that is not there is the caller's mistake, whatever the server.
+    std::optional<std::pair<std::string, std::string>> token_and_file;
+    if (const auto path = remote::client_token_file(e, token_file ? token_file : ""))
+      token_and_file.emplace(remote::read_token_file(*path), *path);
     std::string error;
-    const pevp_status s = make_handle(std::make_unique<RemoteBackend>(remote::connect_to(e), e.describe()), vp, &error);
+    const pevp_status s =
+        make_handle(std::make_unique<RemoteBackend>(remote::connect_to(e), e.describe()), vp, &error, token_and_file);
+    if (s == PEVP_ERR_AUTH && !token_and_file)
+      error += std::string(" (this client has no token: ") + remote::kTokenFileVariable +
+               " is unset and the default token file is not there)";
     return s == PEVP_OK ? s : open_failed(s, error);
   } catch (const std::invalid_argument& e) {
     return open_failed(PEVP_ERR_ARGUMENT, e.what());

@@ -16,6 +16,7 @@
 
 #include "pevp/capi/machine.h"
 #include "pevp/capi/stale_stack_poison.h"
+#include "pevp/remote/credential.h"
 
 namespace pevp::capi {
 
@@ -100,10 +101,50 @@ int wait_for(const StopSignals& stops, pollfd (&fds)[N], std::chrono::millisecon
 
 enum class ClientEnd { Left, Dropped, Shutdown, Stopped };
 
+// TCP's credential: the token a connection's first frame must present, and the owner-only file it is in.
+struct Credential {
+  std::string token;
+  remote::OwnedFile file;
+};
+
 class Server {
  public:
-  Server(Machine& m, remote::Listener& l, const StopSignals& stops, const ServeOptions& o, std::ostream& err)
-      : machine_(m), listener_(l), stops_(stops), options_(o), err_(err) {}
+  // `credential`: null when connections are taken without one (a Unix socket, or --insecure-no-auth).
+  Server(Machine& m, remote::Listener& l, const StopSignals& stops, const ServeOptions& o,
+         const Credential* credential, std::ostream& err)
+      : machine_(m), listener_(l), stops_(stops), options_(o), credential_(credential), err_(err) {}
+
+  // Whether the connection may be served: on a server with a credential its first frame, within the frame
+  // timeout, must be auth with the token (answered ok); anything else is answered with status 9 and the
+  // connection closed, without a wait.
+  bool admit(Connection& c, unsigned id) {
+    if (credential_ == nullptr) return true;
+    const std::string who = "client " + std::to_string(id);
+    pollfd fds[1] = {{c.fd(), POLLIN, 0}};
+    const int n = wait_for(stops_, fds, options_.frame_timeout);
+    if (n < 0) return false;  // a stop signal (or poll failed): the connection goes with the server
+    if (n == 0) {
+      err_ << "pe-vp serve: " << who << ": no token within " << options_.frame_timeout.count() << " ms: dropped\n";
+      return false;
+    }
+    Connection::Received got = c.try_receive(options_.frame_timeout, remote::Millis(0));
+    if (got.kind != Connection::Received::Kind::Frame) {
+      if (got.kind == Connection::Received::Kind::Malformed) refuse(c, Status::Protocol, got.why);
+      if (got.kind != Connection::Received::Kind::Closed)
+        err_ << "pe-vp serve: " << who << ": " << got.why << ": dropped\n";
+      return false;
+    }
+    const std::string problem = credential_problem(got.frame);
+    if (!problem.empty()) {
+      refuse(c, Status::Auth, problem);
+      err_ << "pe-vp serve: " << who << ": not admitted: " << problem << "\n";
+      return false;
+    }
+    std::string why;
+    if (c.try_send(static_cast<std::uint8_t>(remote::Reply::Ok), {}, options_.frame_timeout, &why)) return true;
+    err_ << "pe-vp serve: " << who << ": " << why << ": dropped\n";
+    return false;
+  }
 
   ClientEnd serve_client(Connection& c, unsigned id) {
     const std::string who = "client " + std::to_string(id);
@@ -146,7 +187,9 @@ class Server {
       }
       const std::optional<Op> op = remote::op_from_byte(got.frame.kind);
       bool sent;
-      if (!op) {
+      if (got.frame.kind == remote::kAuthOp) {
+        sent = answer_late_auth(c);
+      } else if (!op) {
         sent = reply_error(c, Status::Protocol, "unknown op " + std::to_string(got.frame.kind) + " (docs/protocol.md)");
       } else {
         const Outcome o = machine_.execute(*op, got.frame.payload);
@@ -166,8 +209,39 @@ class Server {
   void refuse_newcomer() {
     std::optional<Connection> other = listener_.try_accept();
     if (!other) return;
-    reply_error(*other, Status::State, "busy: the VP is serving another client; connect again when it has left");
-    other->close_after_last_frame(remote::Millis(200));
+    refuse(*other, Status::State, "busy: the VP is serving another client; connect again when it has left");
+  }
+
+  // A last error frame and the end of a connection this thread must not wait for: the served client's requests,
+  // or the next client's admission, would wait behind it. The frame is sent without waiting (a fresh
+  // connection's send buffer holds it), and the connection closed without lingering.
+  void refuse(Connection& c, Status status, const std::string& message) {
+    std::string ignored;
+    c.try_send(static_cast<std::uint8_t>(remote::Reply::Error), remote::error_payload(status, message),
+               remote::Millis(0), &ignored);
+    c.close_at_once_after_last_frame();
+  }
+
+  // What keeps `first` (a connection's first frame) from admitting it, or "".
+  std::string credential_problem(const remote::Frame& first) const {
+    if (first.kind != remote::kAuthOp)
+      return "this server takes a token first: an auth frame (op 5) with the token from its token file " +
+             credential_->file.path() + " (docs/protocol.md, Authentication); the first frame was op " +
+             std::to_string(first.kind);
+    std::string malformed;
+    const std::optional<std::string> token = remote::token_of_auth_payload(first.payload, &malformed);
+    if (!token) return malformed;
+    if (!remote::token_matches(credential_->token, *token))
+      return "the token is not this server's (its token file is " + credential_->file.path() + ")";
+    return "";
+  }
+
+  // An auth frame on an admitted connection, or on a server that takes no token: nothing to check.
+  bool answer_late_auth(Connection& c) {
+    std::string why;
+    if (c.try_send(static_cast<std::uint8_t>(remote::Reply::Ok), {}, options_.frame_timeout, &why)) return true;
+    err_ << "pe-vp serve: " << why << ": dropped\n";
+    return false;
   }
 
   bool reply_error(Connection& c, Status status, const std::string& message, std::string* why = nullptr) {
@@ -180,15 +254,37 @@ class Server {
   remote::Listener& listener_;
   const StopSignals& stops_;
   const ServeOptions& options_;
+  const Credential* credential_;
   std::ostream& err_;
 };
+
+// The credential a TCP server takes (a fresh token in its file), or none: nullopt with *failure empty on a Unix
+// socket or with --insecure-no-auth, or with *failure saying why the token file could not be written.
+std::optional<Credential> make_credential(const ServeOptions& options, const remote::Endpoint& bound,
+                                          std::string* failure) {
+  if (bound.kind != remote::Endpoint::Kind::Tcp || options.insecure_no_auth) return std::nullopt;
+  try {
+    const std::string path = options.token_file.empty() ? remote::default_token_path(bound) : options.token_file;
+    Credential c;
+    c.token = remote::new_token();
+    c.file = remote::write_token_file(path, c.token);
+    return c;
+  } catch (const std::runtime_error& e) {
+    *failure = e.what();
+    return std::nullopt;
+  }
+}
 
 }  // namespace
 
 int serve(const platform::VpConfig& config, const ServeOptions& options, std::ostream& out, std::ostream& err) {
+  const bool tcp = options.endpoint.kind == remote::Endpoint::Kind::Tcp;
+  if (tcp && options.insecure_no_auth)
+    err << "pe-vp serve: warning: --insecure-no-auth: any user who reaches " << options.endpoint.describe()
+        << " drives the VP, privileged accesses and shutdown included\n";
   if (!options.endpoint.loopback())
     err << "pe-vp serve: warning: " << options.endpoint.describe()
-        << " is not a loopback address: anyone who reaches it drives the VP (the protocol has no authentication)\n";
+        << " is not a loopback address: the protocol is not encrypted, and the token (if any) travels in clear\n";
   std::string error;
   Machine* machine = Machine::open(config, &error);
   if (machine == nullptr) {
@@ -208,17 +304,24 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
     err << "pe-vp serve: " << stop_signals.failure() << '\n';
     return 2;
   }
-  out << "pe-vp serve: listening on " << listener->bound().describe() << " (" << isa::name(config.gen()) << ")"
-      << std::endl;
-  Server server(*machine, *listener, stop_signals, options, err);
+  std::string failure;
+  const std::optional<Credential> credential = make_credential(options, listener->bound(), &failure);
+  if (!failure.empty()) {
+    err << "pe-vp serve: " << failure << '\n';
+    return 2;
+  }
+  out << "pe-vp serve: listening on " << listener->bound().describe() << " (" << isa::name(config.gen()) << ")";
+  if (credential) out << ", token in " << credential->file.path();
+  out << std::endl;
+  Server server(*machine, *listener, stop_signals, options, credential ? &*credential : nullptr, err);
   unsigned clients = 0;
   while (!g_stop) {
     clear_stale_stack_poison();
     pollfd fd[1] = {{listener->fd(), POLLIN, 0}};
     if (wait_for(stop_signals, fd, remote::kForever) < 0) continue;  // EINTR: a signal; the loop checks it
     std::optional<Connection> c = listener->try_accept();
-    if (!c) continue;
-    const ClientEnd end = server.serve_client(*c, ++clients);
+    if (!c || !server.admit(*c, ++clients)) continue;
+    const ClientEnd end = server.serve_client(*c, clients);
     if (end == ClientEnd::Shutdown) {
       out << "pe-vp serve: shut down by client " << clients << std::endl;
       return 0;

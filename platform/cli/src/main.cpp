@@ -315,6 +315,12 @@ int run_command(int argc, char* argv[]) {
   serve->add_option("--idle-timeout-ms", serve_idle_timeout_ms,
                     "Drop a connected client silent this long (default: never)")
       ->check(integer_in(1, 86400000));
+  serve->add_option("--token-file", serve_options.token_file,
+                    "TCP: write the token clients must present to this file, owner-only (default "
+                    "~/.pe-vp/tcp-HOST-PORT.token; clients read PEVP_TOKEN_FILE or the default)")
+      ->check(kPath);
+  serve->add_flag("--insecure-no-auth", serve_options.insecure_no_auth,
+                  "TCP: take every connection without a token (any local user then drives the VP)");
 
   // The options every command takes, in every command's --help (CLI11 lists only a command's own).
   for (CLI::App* sub : app.get_subcommands({}))
@@ -468,6 +474,16 @@ int run_command(int argc, char* argv[]) {
       throw;  // sc_main reports it: "pe-vp: out of host memory", status 2
     } catch (const std::exception& e) {
       std::cerr << "pe-vp serve: --listen " << e.what() << '\n';
+      return 2;
+    }
+    if (serve_options.endpoint.kind != remote::Endpoint::Kind::Tcp &&
+        (!serve_options.token_file.empty() || serve_options.insecure_no_auth)) {
+      std::cerr << "pe-vp serve: --token-file and --insecure-no-auth apply to TCP; a Unix socket takes no token "
+                   "(its owner-only mode admits its owner alone)\n";
+      return 2;
+    }
+    if (!serve_options.token_file.empty() && serve_options.insecure_no_auth) {
+      std::cerr << "pe-vp serve: --token-file and --insecure-no-auth exclude each other\n";
       return 2;
     }
     serve_options.frame_timeout = remote::Millis(serve_frame_timeout_ms);

@@ -106,7 +106,13 @@ bool Reader::flag(const char* field) {
 std::string Reader::str(const char* field) {
   const std::uint16_t n = u16(field);
   const std::uint8_t* p = take(n, field);
-  return std::string(reinterpret_cast<const char*>(p), n);
+  std::string s(reinterpret_cast<const char*>(p), n);
+  // A str is a name or a short text; what the VP says about one quotes it, through C strings (an exception's
+  // what()) that a NUL would cut. The C API cannot send one either.
+  if (const std::size_t nul = s.find('\0'); nul != std::string::npos)
+    throw ProtocolError(what_ + ": '" + field + "' holds a NUL byte at offset " + std::to_string(nul) +
+                        " (a str is text without NULs)");
+  return s;
 }
 std::string Reader::lstr(const char* field) {
   const std::uint32_t n = u32(field);
@@ -166,8 +172,78 @@ Frame decode_frame_body(const std::uint8_t* body, std::size_t size) {
 }
 
 std::vector<std::uint8_t> error_payload(Status status, std::string_view message) {
-  // A message is cut to what a str holds; the server's messages are far shorter.
-  return Writer().u8(static_cast<std::uint8_t>(status)).str(message.substr(0, 0xFFFF)).take();
+  // A message is cut to what a str holds, at a character's start so that the cut leaves valid UTF-8; the
+  // server's messages are far shorter.
+  std::string text = printable_message(message);
+  if (text.size() > 0xFFFF) {
+    std::size_t cut = 0xFFFF;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
+  }
+  return Writer().u8(static_cast<std::uint8_t>(status)).str(text).take();
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s` (Unicode's table 3-7: no overlong forms, no
+// surrogates, nothing past U+10FFFF), or 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view s) {
+  const auto byte = [&s](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  return length;
+}
+
+void append_escaped(std::string& out, unsigned char byte) {
+  static const char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[byte >> 4];
+  out += kHex[byte & 0xF];
+}
+
+}  // namespace
+
+std::string printable_message(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const std::size_t n = utf8_sequence_length(text);
+    const auto lead = static_cast<unsigned char>(text[0]);
+    const bool c0_or_del = n == 1 && ((lead < 0x20 && lead != '\n') || lead == 0x7F);
+    const bool c1 = n == 2 && lead == 0xC2 && static_cast<unsigned char>(text[1]) < 0xA0;
+    if (n == 0) {
+      append_escaped(out, lead);
+      text.remove_prefix(1);
+      continue;
+    }
+    if (c0_or_del || c1) {
+      for (std::size_t i = 0; i < n; ++i) append_escaped(out, static_cast<unsigned char>(text[i]));
+    } else if (lead == '\\') {
+      out += "\\\\";
+    } else {
+      out.append(text.data(), n);
+    }
+    text.remove_prefix(n);
+  }
+  return out;
 }
 
 }  // namespace pevp::remote

@@ -246,6 +246,18 @@ void Connection::close_after_last_frame(Millis linger) {
   fd_ = -1;
 }
 
+void Connection::close_at_once_after_last_frame() {
+  if (fd_ < 0) return;
+  ::shutdown(fd_, SHUT_WR);
+  char sink[4096];
+  std::size_t dropped = 0;
+  ssize_t n;
+  while (dropped < kMaxUnreadBytes && (n = ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT)) > 0)
+    dropped += static_cast<std::size_t>(n);
+  ::close(fd_);
+  fd_ = -1;
+}
+
 Connection connect_to(const Endpoint& endpoint) {
   const bool unix_socket = endpoint.kind == Endpoint::Kind::Unix;
   const int fd = ::socket(unix_socket ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -294,7 +306,15 @@ Listener::Listener(const Endpoint& endpoint) : bound_(endpoint) {
     const mode_t old = ::umask(0077);
     rc = ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a);
     ::umask(old);
-    if (rc == 0) ::chmod(endpoint.path.c_str(), 0600);
+    if (rc == 0) {
+      ::chmod(endpoint.path.c_str(), 0600);
+      try {
+        socket_file_ = OwnedFile(endpoint.path);
+      } catch (const std::runtime_error& e) {  // removed the moment it was made
+        ::close(fd_);
+        throw std::runtime_error(endpoint.describe() + ": " + e.what());
+      }
+    }
   } else {
     const int one = 1;
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -316,7 +336,7 @@ Listener::Listener(const Endpoint& endpoint) : bound_(endpoint) {
 
 Listener::~Listener() {
   if (fd_ >= 0) ::close(fd_);
-  if (bound_.kind == Endpoint::Kind::Unix) ::unlink(bound_.path.c_str());
+  socket_file_.remove();  // only the socket this listener made: a newer server may have its own at the path now
 }
 
 Connection Listener::accept() {

@@ -28,7 +28,8 @@ typedef enum pevp_status {
   PEVP_ERR_TIMEOUT = 5,   /* pevp_wait_idle: the SEQ did not settle in time */
   PEVP_ERR_INTERNAL = 6,  /* anything else; pevp_last_error() has the message */
   PEVP_ERR_PROTOCOL = 7,  /* a remote VP: a frame or payload broke the protocol (docs/protocol.md) */
-  PEVP_ERR_CONNECTION = 8 /* a remote VP: the connection failed or closed (the handle is then unusable) */
+  PEVP_ERR_CONNECTION = 8, /* a remote VP: the connection failed or closed (the handle is then unusable) */
+  PEVP_ERR_AUTH = 9        /* a remote VP over TCP refused this client's token (none, or not the server's) */
 } pevp_status;
 
 typedef struct pevp_vp pevp_vp;
@@ -63,9 +64,16 @@ pevp_status pevp_open(const char* generation, pevp_vp** vp);
 pevp_status pevp_open_config(const char* generation, const char* const* settings, size_t count, pevp_vp** vp);
 /* Connects to a VP that `pe-vp serve --listen ENDPOINT` runs: "unix:PATH", "tcp:PORT" (127.0.0.1) or
  * "tcp:HOST:PORT". PEVP_ERR_CONNECTION when nothing answers, PEVP_ERR_STATE when the server is serving another
- * client. The server's VP keeps its state from client to client (a device, not a session). */
+ * client. The server's VP keeps its state from client to client (a device, not a session).
+ * Over TCP the server takes a client only with the token it wrote to its token file (docs/protocol.md,
+ * Authentication): pevp_connect presents the one in the file $PEVP_TOKEN_FILE names, else in the server's default
+ * token file (~/.pe-vp/tcp-HOST-PORT.token) when there is one; a refused or missing token is PEVP_ERR_AUTH. */
 pevp_status pevp_connect(const char* endpoint, pevp_vp** vp);
-/* Why the last pevp_open, pevp_open_config or pevp_connect of this thread failed ("" after a success). */
+/* The same with the token file given (NULL or "": as pevp_connect); an unreadable or empty file is
+ * PEVP_ERR_ARGUMENT before anything is connected. A Unix socket takes no token: `token_file` is not read. */
+pevp_status pevp_connect_token(const char* endpoint, const char* token_file, pevp_vp** vp);
+/* Why the last pevp_open, pevp_open_config, pevp_connect or pevp_connect_token of this thread failed ("" after a
+ * success). */
 const char* pevp_open_error(void);
 /* Frees the handle (a null pointer is ignored); a remote one closes its connection, and the server takes its next
  * client. An in-process platform lives until the process ends -- SystemC cannot take a simulation apart -- so a

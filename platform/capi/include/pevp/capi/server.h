@@ -3,10 +3,12 @@
 // (State, "busy") and is closed; when a client goes, the next one is taken, and the VP keeps its state. A client
 // that sends a malformed or oversized frame gets an error frame (the connection is dropped when the stream cannot
 // be trusted after it), one that stalls mid-frame or does not take its reply is dropped; none of it reaches the
-// VP, whose state only changes by whole, valid requests.
+// VP, whose state only changes by whole, valid requests. On TCP a connection is taken only once its first frame
+// presented the token the server wrote to its owner-only token file (pevp/remote/credential.h).
 #pragma once
 
 #include <iosfwd>
+#include <string>
 
 #include "pevp/platform/config.h"
 #include "pevp/remote/socket.h"
@@ -19,11 +21,14 @@ struct ServeOptions {
   remote::Millis frame_timeout{10000};            // the rest of a frame once it began; sending a reply
   remote::Millis idle_timeout = remote::kForever; // a connected client silent this long is dropped
   bool log_firmware = false;                      // the firmware's lines and each micro-op, on `err`
+  std::string token_file;                         // TCP: where the token goes ("": the default path)
+  bool insecure_no_auth = false;                  // TCP: take every connection without a token
 };
 
 // Runs the server until a Shutdown request, SIGINT or SIGTERM (or the first client's end with `once`). Prints
 // "pe-vp serve: listening on ENDPOINT" on `out` once it accepts connections (the port the system chose for
-// tcp:...:0). Returns the process's exit status: 0, or 2 when it cannot listen.
+// tcp:...:0) and, on TCP, ", token in PATH". Returns the process's exit status: 0, or 2 when it cannot listen or
+// write its token file.
 int serve(const platform::VpConfig& config, const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace pevp::capi

@@ -63,6 +63,11 @@ enum class Op : std::uint8_t {
   MicroOpLog = 0x70,    // u8 on: start (1) or stop (0) keeping a JSON line per micro-op (docs/cosim-reference.md)
   MicroOpLogTake = 0x71,  // -> lstr the lines kept since the last take, whole lines, at most kMaxTransferBytes
 };
+// The auth request: str token -> (nothing). TCP's credential, the first frame of a connection to a server that
+// takes one (docs/protocol.md "Authentication"); answered ok without a check where none is taken or once the
+// connection is admitted. Not an Op: it admits a connection and never reaches the VP.
+constexpr std::uint8_t kAuthOp = 0x05;
+
 // "read32", "submit", ...; nullopt for a byte that is no op.
 std::optional<Op> op_from_byte(std::uint8_t byte);
 const char* name(Op op);
@@ -80,6 +85,7 @@ enum class Status : std::uint8_t {
   Internal = 6,
   Protocol = 7,    // a malformed frame or payload
   Connection = 8,  // the connection failed or closed
+  Auth = 9,        // a TCP server refused the client's credential (none, or not its token)
 };
 
 // A frame or payload that breaks the protocol: the message says which op, which field and which rule.
@@ -88,7 +94,8 @@ class ProtocolError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Builds a payload: integers little-endian; str = u16 length + bytes; lstr = u32 length + bytes.
+// Builds a payload: integers little-endian; str = u16 length + bytes (no NUL among them); lstr = u32 length +
+// bytes.
 class Writer {
  public:
   Writer& u8(std::uint8_t v);
@@ -115,7 +122,7 @@ class Reader {
   std::uint32_t u32(const char* field);
   std::uint64_t u64(const char* field);
   bool flag(const char* field);  // a u8 that must be 0 or 1
-  std::string str(const char* field);
+  std::string str(const char* field);  // refuses a NUL byte in it (a name or short text; D-ERROR-TEXT)
   std::string lstr(const char* field);
   // The rest of the payload.
   std::vector<std::uint8_t> rest();
@@ -147,7 +154,13 @@ std::uint32_t frame_length(const std::uint8_t (&length_field)[4]);
 // side does not speak.
 Frame decode_frame_body(const std::uint8_t* body, std::size_t size);
 
-// An error reply's payload.
+// An error reply's payload. The message is made printable UTF-8 first (printable_message): messages quote what
+// clients sent -- a register name, an op byte's text -- and those bytes may be anything.
 std::vector<std::uint8_t> error_payload(Status status, std::string_view message);
+// `text` with every byte that is not printable UTF-8 written as \xHH: invalid UTF-8 (a stray continuation byte,
+// a cut or overlong sequence, a surrogate, a code point past U+10FFFF), C0 controls other than a line feed (the
+// separator of a message's lines, such as the assembler's diagnostics), DEL and the C1 controls (U+0080..U+009F,
+// both bytes). A backslash becomes \\, so the escaping cannot be forged (D-ERROR-TEXT).
+std::string printable_message(std::string_view text);
 
 }  // namespace pevp::remote

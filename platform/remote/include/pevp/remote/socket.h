@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pevp/remote/owned_file.h"
 #include "pevp/remote/protocol.h"
 
 namespace pevp::remote {
@@ -68,6 +69,11 @@ class Connection {
   // is read and dropped for up to `linger`, so that closing with unread data does not reset the connection (TCP
   // would discard the frame on the peer's side).
   void close_after_last_frame(Millis linger);
+  // The same without waiting, for a peer the caller must not wait for (a refused newcomer): what the peer has sent
+  // so far, up to kMaxUnreadBytes, is dropped, then the connection is closed. A peer that sends more after it may
+  // see a reset, but its last frame is in its receive queue by then.
+  void close_at_once_after_last_frame();
+  static constexpr std::size_t kMaxUnreadBytes = 64 << 10;
 
  private:
   // Reads exactly `size` bytes before `deadline`: Done, Eof (the peer closed before the first of them) or Failed
@@ -83,7 +89,7 @@ Connection connect_to(const Endpoint& endpoint);
 
 // A listening socket. A Unix socket's file is created with owner-only permissions (0600); an existing socket file
 // is replaced only when no server answers on it, anything else at the path is refused. The file is removed when
-// the listener goes.
+// the listener goes -- if the path still names the socket this listener made (OwnedFile).
 class Listener {
  public:
   explicit Listener(const Endpoint& endpoint);  // throws std::runtime_error with the reason
@@ -99,6 +105,7 @@ class Listener {
  private:
   int fd_ = -1;
   Endpoint bound_;
+  OwnedFile socket_file_;  // a Unix socket's
 };
 
 }  // namespace pevp::remote
