@@ -650,8 +650,9 @@ class Connections(unittest.TestCase):
 
     def test_refusing_newcomers_does_not_slow_the_served_client(self):
         """Newcomers that connect while a client is served and then say nothing are refused ("busy") on the
-        server's only thread; the served client's throughput while they keep coming stays within a factor of 3 of
-        its throughput alone, measured just before."""
+        server's only thread; the served client's throughput while they keep coming stays within a factor of 5 of
+        its throughput alone, measured just before (with a 200 ms linger per refusal it fell to about 1 %; the
+        factor leaves room for the newcomers' own cost on a loaded machine)."""
         with pevp.serve(pe_vp=PEVP_BIN) as server, server.connect(timeout=30) as vp:
             alone = self.requests_per_second(vp, 1.0)
             stop, silent, attempts = threading.Event(), [], [0]
@@ -673,7 +674,7 @@ class Connections(unittest.TestCase):
                 stop.set()
                 crowd.join()
             try:
-                self.assertGreater(crowded, alone / 3,
+                self.assertGreater(crowded, alone / 5,
                                    "%.0f requests/s alone, %.0f while %d newcomers came (%d connected)"
                                    % (alone, crowded, attempts[0], len(silent)))
                 self.assertGreater(attempts[0], 20, "newcomers kept coming")
