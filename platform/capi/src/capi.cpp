@@ -12,7 +12,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "pevp/capi/machine.h"
@@ -212,24 +211,29 @@ pevp_status introduce(pevp_vp* vp) {
   return PEVP_OK;
 }
 
-// TCP's credential: the token presented in the connection's first frame (an auth frame).
-pevp_status authenticate(pevp_vp* vp, const std::string& token, const std::string& token_file) {
-  const pevp_status s = call(vp, static_cast<Op>(remote::kAuthOp), remote::auth_payload(token));
+// TCP's credential as a client presents it: the token and the file it was read from (for messages).
+struct ClientToken {
+  std::string token;
+  std::string file;
+};
+
+// The token presented in the connection's first frame (an auth frame).
+pevp_status authenticate(pevp_vp* vp, const ClientToken& t) {
+  const pevp_status s = call(vp, static_cast<Op>(remote::kAuthOp), remote::auth_payload(t.token));
   if (s == PEVP_ERR_PROTOCOL && vp->error.rfind("unknown op", 0) == 0)
     vp->error = "the VP does not know the auth request (" + vp->error + "): a pe-vp older than this client; "
                 "connect without a token (unset " + remote::kTokenFileVariable + ")";
-  if (s != PEVP_OK) vp->error += " [token from " + token_file + "]";
+  if (s != PEVP_OK) vp->error += " [token from " + t.file + "]";
   return s;
 }
 
 // A handle over `backend` after the hello (after presenting `token` when there is one); on failure *out stays
 // null and `error` has the reason.
 pevp_status make_handle(std::unique_ptr<Backend> backend, pevp_vp** out, std::string* error,
-                        const std::optional<std::pair<std::string, std::string>>& token_and_file = std::nullopt) {
+                        const std::optional<ClientToken>& token = std::nullopt) {
   auto handle = std::make_unique<pevp_vp>();
   handle->backend = std::move(backend);
-  pevp_status s = PEVP_OK;
-  if (token_and_file) s = authenticate(handle.get(), token_and_file->first, token_and_file->second);
+  pevp_status s = token ? authenticate(handle.get(), *token) : PEVP_OK;
   if (s == PEVP_OK) s = introduce(handle.get());
   if (s != PEVP_OK) {
     if (error) *error = handle->error;
@@ -293,13 +297,13 @@ pevp_status pevp_connect_token(const char* endpoint, const char* token_file, pev
   try {
     const remote::Endpoint e = remote::parse_endpoint(endpoint);
     // The token is read before connecting: a file that is not there is the caller's mistake, whatever the server.
-    std::optional<std::pair<std::string, std::string>> token_and_file;
+    std::optional<ClientToken> token;
     if (const auto path = remote::client_token_file(e, token_file ? token_file : ""))
-      token_and_file.emplace(remote::read_token_file(*path), *path);
+      token = ClientToken{remote::read_token_file(*path), *path};
     std::string error;
     const pevp_status s =
-        make_handle(std::make_unique<RemoteBackend>(remote::connect_to(e), e.describe()), vp, &error, token_and_file);
-    if (s == PEVP_ERR_AUTH && !token_and_file)
+        make_handle(std::make_unique<RemoteBackend>(remote::connect_to(e), e.describe()), vp, &error, token);
+    if (s == PEVP_ERR_AUTH && !token)
       error += std::string(" (this client has no token: ") + remote::kTokenFileVariable +
                " is unset and the default token file is not there)";
     return s == PEVP_OK ? s : open_failed(s, error);
