@@ -582,6 +582,8 @@ class Server:
         binary = pe_vp or os.environ.get("PEVP_BIN") or shutil.which("pe-vp")
         if not binary:
             raise PevpError(1, "no pe-vp: pass pe_vp=, set PEVP_BIN or put pe-vp on PATH")
+        if isinstance(args, (str, bytes)) or not all(isinstance(a, (str, os.PathLike)) for a in args):
+            raise PevpError(1, "args: a sequence of str arguments, not %r" % (args,))
         args = [os.fspath(a) for a in args]
         self.process = None
         self._dir = tempfile.mkdtemp(prefix="pevp-")

@@ -141,6 +141,10 @@ int main(int argc, char** argv) {
   CHECK(pevp_read_reg(vp, "top", "no_such_register", &value) == PEVP_ERR_ARGUMENT &&
             strstr(pevp_last_error(vp), "no_such_register") != NULL,
         "an unknown register: %s", pevp_last_error(vp));
+  /* A name's terminal escape and invalid UTF-8 come back escaped, in-process as from a server. */
+  CHECK(pevp_read_reg(vp, "top", "red\x1b[31m\xff", &value) == PEVP_ERR_ARGUMENT &&
+            strstr(pevp_last_error(vp), "'red\\x1b[31m\\xff'") != NULL,
+        "an unknown register's bytes escaped: %s", pevp_last_error(vp));
   CHECK(pevp_read32(vp, 0x7000000, 0, &value) == PEVP_ERR_BUS && pevp_last_error(vp)[0] != '\0',
         "an unmapped address: %s", pevp_last_error(vp));
   CHECK(pevp_read_reg(vp, NULL, "queue_cfg", &value) == PEVP_ERR_ARGUMENT, "a null face");

@@ -56,7 +56,12 @@ class Backend {
 class LocalBackend : public Backend {
  public:
   explicit LocalBackend(capi::Machine& m) : machine_(m) {}
-  Outcome call(Op op, const std::vector<std::uint8_t>& payload) override { return machine_.execute(op, payload); }
+  Outcome call(Op op, const std::vector<std::uint8_t>& payload) override {
+    Outcome o = machine_.execute(op, payload);
+    // As a server's error frame gives it (remote::error_payload), so that a message is the same either way.
+    if (!o.ok()) o.message = remote::printable_message(o.message);
+    return o;
+  }
 
  private:
   capi::Machine& machine_;
