@@ -154,7 +154,12 @@ def _endpoint_parts(endpoint):
         if not port.isdigit() or len(port) > 5 or int(port) > 65535:
             raise PevpError(1, "%r: the port must be a number in 0..65535" % endpoint)
         host = host or "127.0.0.1"
-        return "tcp", ("127.0.0.1" if host == "localhost" else host, int(port))
+        host = "127.0.0.1" if host == "localhost" else host
+        try:
+            socket.inet_pton(socket.AF_INET, host)
+        except OSError:
+            raise PevpError(1, "%r: %s is not a numeric IPv4 address (or localhost)" % (endpoint, host)) from None
+        return "tcp", (host, int(port))
     raise PevpError(1, "%r: an endpoint is unix:PATH, tcp:PORT or tcp:HOST:PORT" % (endpoint,))
 
 
@@ -173,6 +178,8 @@ def _client_token_file(endpoint, given):
     if _endpoint_parts(endpoint)[0] != "tcp":
         return None
     if given:
+        if not isinstance(given, (str, os.PathLike)):
+            raise PevpError(1, "token_file: a path, not %s" % type(given).__name__)
         return os.fspath(given)
     if os.environ.get(TOKEN_FILE_VARIABLE):
         return os.environ[TOKEN_FILE_VARIABLE]
@@ -234,8 +241,6 @@ class Vp:
             raise
 
     def _authenticate(self, token):
-        if len(token) > 0xFFFF:
-            raise PevpError(1, "token file %s: a token of %d bytes" % (self.token_file, len(token)))
         try:
             self._call(AUTH, struct.pack("<H", len(token)) + token)
         except PevpError as e:

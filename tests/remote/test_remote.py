@@ -933,7 +933,7 @@ class ClientArguments(Served):
             self.assertEqual(vp.read_reg("top", "queue_cfg"), 0, "the connection is intact")
         for endpoint, why in ((123, "endpoint: a str, not int"), ("tcp:port", "the port must be a number"),
                               ("tcp:70000", "the port must be a number"), ("unix:", "a socket path"),
-                              ("udp:1", "an endpoint is")):
+                              ("udp:1", "an endpoint is"), ("tcp:host.example:1", "not a numeric IPv4")):
             with self.assertRaisesRegex(pevp.PevpError, "argument: .*" + why):
                 pevp.connect(endpoint)
         with self.assertRaisesRegex(pevp.PevpError, "argument: timeout"):
