@@ -599,7 +599,8 @@ class Server:
         command = [binary, "serve", "--gen", gen, "--listen", endpoint, *args]
         # TCP: the token in this server's private folder unless the caller chose (the user's default token file
         # would serve as well, but tests and scripts should leave the home directory alone).
-        if str(endpoint).startswith("tcp:") and not {"--token-file", "--insecure-no-auth"} & set(args):
+        chosen = any(a.split("=", 1)[0] in ("--token-file", "--insecure-no-auth") for a in args)
+        if str(endpoint).startswith("tcp:") and not chosen:
             command += ["--token-file", os.path.join(self._dir, "token")]
         for s in settings:
             command += ["--set", s]
