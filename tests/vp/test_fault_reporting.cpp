@@ -145,4 +145,51 @@ TEST_P(FaultAfterMatmul, TheCApiSeesTheErrorAndItsRecord) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, FaultAfterMatmul, testing::ValuesIn(all_cases()), case_name);
 
+// The array-refused seed instruction at each position of Ldweights, Matmul, Ldweights, Matmul: after nothing, after
+// each kind, last or with instructions behind it. The record names it, the ones before it retired, none after.
+struct Position {
+  const char* mode;
+  std::size_t at;
+};
+
+class FaultAtEachPosition : public testing::TestWithParam<Position> {};
+
+TEST_P(FaultAtEachPosition, IsReportedWithTheInstructionsBeforeItRetired) {
+  const Position& c = GetParam();
+  const std::vector<isa::RawInstruction> base = program(true);
+  std::vector<isa::RawInstruction> p = {base[0], base[1], base[0], base[1]};
+  p.insert(p.begin() + static_cast<std::ptrdiff_t>(c.at), base[2]);
+  const std::string mode = std::string("mode=") + c.mode;
+  const char* settings[] = {mode.c_str()};
+  pevp_vp* vp = nullptr;
+  ASSERT_EQ(pevp_open_config("MARIANA", settings, 1, &vp), PEVP_OK) << pevp_open_error();
+  ASSERT_EQ(pevp_arm(vp, 0, 0, 0), PEVP_OK) << pevp_last_error(vp);
+  ASSERT_EQ(pevp_submit(vp, p.data(), p.size()), PEVP_OK) << pevp_last_error(vp);
+  pevp_completion done{};
+  ASSERT_EQ(pevp_wait_idle(vp, 1000000, &done), PEVP_OK) << pevp_last_error(vp);
+  EXPECT_EQ(done.error, 1);
+  EXPECT_EQ(done.done, 0);
+  EXPECT_EQ(done.retired, c.at);
+  pevp_error_info info{};
+  ASSERT_EQ(pevp_error_record(vp, &info), PEVP_OK) << pevp_last_error(vp);
+  EXPECT_EQ(info.index, c.at);
+  EXPECT_EQ(std::string(info.rule), "exec.seed_identity");
+  // Cleared, the rest runs to done.
+  ASSERT_EQ(pevp_clear_error(vp), PEVP_OK) << pevp_last_error(vp);
+  ASSERT_EQ(pevp_wait_idle(vp, 1000000, &done), PEVP_OK) << pevp_last_error(vp);
+  EXPECT_EQ(done.done, 1);
+  EXPECT_EQ(done.error, 0);
+  EXPECT_EQ(done.retired, p.size() - 1);
+  pevp_close(vp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, FaultAtEachPosition,
+                         testing::Values(Position{"functional", 0}, Position{"functional", 1}, Position{"functional", 2},
+                                         Position{"functional", 3}, Position{"functional", 4}, Position{"both", 0},
+                                         Position{"both", 1}, Position{"both", 2}, Position{"both", 3},
+                                         Position{"both", 4}),
+                         [](const testing::TestParamInfo<Position>& i) {
+                           return std::string(i.param.mode) + "_At" + std::to_string(i.param.at);
+                         });
+
 }  // namespace
