@@ -1,8 +1,8 @@
 // Every fault reaches the error record, `pe-vp run`'s exit status (1) and the C API, whatever the simulation mode
-// and whenever the instructions before it respond. The case that once slipped through: a Matmul, then a last
-// instruction the array refuses (a PeManageSeed whose identity is not one). With timing, the Matmul responds while
-// the SEQ waits to report the fault in program order; the Matmul's retirement then found the queue and the
-// responses empty and declared the program done, and `pe-vp run` printed "3 instructions, 2 retired" and exited 0.
+// and whenever the instructions before it respond. The delicate case: a Matmul, then a last instruction the array
+// refuses (a PeManageSeed whose identity is not one). With timing, the Matmul responds while the SEQ waits to report
+// the fault in program order; its retirement must find the faulting instruction still queued, not a done program
+// (else `pe-vp run` prints "3 instructions, 2 retired, done" and exits 0).
 //
 // One simulated run per test (SystemC elaborates once per process).
 #include <gtest/gtest.h>
