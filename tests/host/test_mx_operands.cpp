@@ -294,4 +294,74 @@ std::string run_name(const testing::TestParamInfo<RunCase>& i) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, MxExecute, testing::ValuesIn(run_cases()), run_name);
 
+
+// ---- OCP blocks at the end of a k-tile ------------------------------------------------------------------------------
+
+// The k-tile a perf mode's plan uses on MARIANA's 128 rows: R x 128.
+std::size_t k_tile_of(MxPerfMode mode) { return std::size_t{host::mx_layout(mode).rows} * 128; }
+
+// A row of 256 at k = 1024 and 240 at k = 1028 (K = 1032, zeros elsewhere) times a B of 1 at those rows: in OCP MX
+// the eight values of the last k-tile are one block (max 256: X = 2^(8 - 8), both values exact), so C = 496 in every
+// perf mode. Two blocks of four would give 240 the scale 2^(7 - 8), 480 clamped to 448, 224: C = 480.
+TEST(MxOcpBlocks, TheRaggedLastKTileOfEightValuesIsOneBlockInEveryPerfMode) {
+  constexpr std::size_t K = 1032;
+  host::Matrix a(1, K), b(K, 1);
+  a.at(0, 1024) = 256.0f;
+  a.at(0, 1028) = 240.0f;
+  b.at(1024, 0) = 1.0f;
+  b.at(1028, 0) = 1.0f;
+  for (unsigned m = 0; m <= static_cast<unsigned>(MxPerfMode::OCT_ROW_TILED); ++m) {
+    const auto mode = static_cast<MxPerfMode>(m);
+    SCOPED_TRACE(host::mx_perf_mode_name(mode));
+    const auto layout = host::mx_layout(mode);
+    const auto ea = host::encode_mx_operand(a, kV4, Dtype::FP8_EXP4, layout, k_tile_of(mode), true);
+    EXPECT_EQ(ea.quantized.at(0, 1024), 256.0f);
+    EXPECT_EQ(ea.quantized.at(0, 1028), 240.0f);
+    EXPECT_EQ(ea.mx_scales[1024], ea.mx_scales[1028]);
+    auto o = mx_options(kV4, Dtype::FP8_EXP4, mode);
+    const host::GemmPlan plan = host::plan_gemm({1, K, 1}, o);
+    ASSERT_EQ(plan.k_tile, k_tile_of(mode));
+    const auto eb = host::encode_mx_operand(b, kV4, Dtype::FP8_EXP4, layout, plan.k_tile, false);
+    EXPECT_EQ(host::execute_plan(plan, ea, eb).at(0, 0), 496.0f);
+  }
+}
+
+// Where the layout lets every scale slot lie inside one OCP block, the quantized operand is OCP's: 32 consecutive
+// contraction indices from a multiple of 32 in the k-tile share a scale, a shorter last one too. That holds for
+// every k-tile under NONE, QUAD_ROW and the *_TILED modes except an OCT_ROW_TILED last group of 5 to 7 partitions
+// (40 to 56 rows, two words of 20 to 28: the second straddles), and in every mode for a last k-tile of at most 32
+// rows (one block).
+TEST(MxOcpBlocks, BlocksAreOcpsWhereverTheLayoutAllowsIt) {
+  const std::vector<std::size_t> short_tails = {1, 3, 8, 13, 32};
+  for (unsigned m = 0; m <= static_cast<unsigned>(MxPerfMode::OCT_ROW_TILED); ++m) {
+    const auto mode = static_cast<MxPerfMode>(m);
+    const auto layout = host::mx_layout(mode);
+    const std::size_t tile = k_tile_of(mode);
+    const bool tiled_or_packed_quad =
+        layout.order == host::MxRowOrder::Tiled || (layout.order == host::MxRowOrder::Packed && layout.rows == 4);
+    std::vector<std::size_t> tails = short_tails;
+    // Longer tails: a last group of 1..4 partitions after whole groups (OCT: 8 rows each) or any (QUAD).
+    if (tiled_or_packed_quad) tails.insert(tails.end(), {64 + 8, 128 + 24, 192 + 32, 511});
+    if (tiled_or_packed_quad && layout.rows == 4) tails.push_back(300);
+    for (std::size_t tail : tails) {
+      if (tail >= tile) continue;
+      const std::size_t K = tile + tail, N = 3;
+      const host::Matrix b = host_test::random_matrix(K, N, static_cast<std::uint32_t>(K + m));
+      const host::EncodedOperand e = host::encode_mx_operand(b, kV4, Dtype::FP8_EXP4, layout, tile, false);
+      const num::Format f = *isa::element_format(kV4, Dtype::FP8_EXP4);
+      // The last k-tile always; the first too where the mode's full groups are OCP's.
+      const std::size_t from = tiled_or_packed_quad ? 0 : tile;
+      for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t k0 = from; k0 < K; k0 += 32) {
+          const std::size_t end = std::min({K, k0 + 32, (k0 / tile + 1) * tile});
+          std::vector<float> block;
+          for (std::size_t k = k0; k < end; ++k) block.push_back(b.at(k, n));
+          for (std::size_t k = k0; k < end; ++k)
+            ASSERT_EQ(to_bits(e.quantized.at(k, n)), to_bits(ocp_dequantized(block, k - k0, f, 8)))
+                << host::mx_perf_mode_name(mode) << " tail " << tail << " k " << k << " n " << n;
+        }
+    }
+  }
+}
+
 }  // namespace

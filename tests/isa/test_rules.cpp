@@ -587,6 +587,11 @@ bool build_cases() {
   add("SaveSeedDstMid2", MAV, save_seed_mm, set("dst_mem_pattern.num_elem[1]", 2), "seed.save_contract",
       "dst_mem_pattern.num_elem[1]");
   add("SaveSeedOutBf16", MAV, save_seed_mm, set("out_dtype", D(Dtype::BFLOAT16)), "seed.save_contract", "out_dtype");
+  // "SaveSeed's dst is a 1x1x2 PSUM tensor", and the identity element is read from SBUF like any source.
+  add("SaveSeedDstInSbuf", MAV, save_seed_mm, set("dst_mem_pattern.start_addr", 0x100), "mempattern.dst_psum",
+      "dst_mem_pattern.start_addr");
+  add("LoadSeedIdentityInPsum", MAV, load_seed_lw, set("src_mem_pattern.start_addr", kPsum), "mempattern.src_sbuf",
+      "src_mem_pattern.start_addr");
 
   // -- c256 dst (spec 11: "the upper dim of dst must have a size of 2") --
   ok("C256Matmul", MAV, mav_c256_mm_base, none());

@@ -266,6 +266,8 @@ TEST(SeedMode, MaverickSeedMicroOpsAndScalarModeAreRefusedNamingTheField) {
   l.tile = {0, 64, 0, 256};
   l.xpose = true;
   l.seed_mode = isa::PeSeedMode::LOAD_SEED;
+  const float one = 1.0f;  // the single identity element (spec 5.1), so that only the move itself is refused
+  std::memcpy(mem.sbuf.data(), &one, sizeof one);
   const auto r = ex.ldweights(dec(g, isa::encode_ldweights(g, l)), mem.sbuf.data(), mem.sbuf.size());
   EXPECT_EQ(r.rule, "exec.not_modelled");
   EXPECT_NE(r.message.find("flags.seed_mode = 1"), std::string::npos) << r.message;
@@ -279,6 +281,93 @@ TEST(SeedMode, MaverickSeedMicroOpsAndScalarModeAreRefusedNamingTheField) {
   const auto s = v4.ldweights(op, m4.sbuf.data(), m4.sbuf.size());
   EXPECT_EQ(s.rule, "exec.not_modelled");
   EXPECT_NE(s.message.find("flags.scalar_mode = 2"), std::string::npos) << s.message;
+}
+
+
+// MAVERICK's seed micro-ops (spec 000 section 5.1): the Ldweights and the Matmul of LoadSeed and SaveSeed, each with
+// the contract's shape. The single source element must be 1 (exec.seed_identity names what it is, and where an
+// element count or address is wrong the access rules say so); with 1 the move itself is refused, naming the fact the
+// spec leaves out (exec.not_modelled, D-SEED-V5-EXEC). Nothing is written either way.
+struct MaverickSeed {
+  static constexpr Generation g = Generation::MAVERICK;
+  static constexpr std::uint32_t kIdentityAt = 0x40;  // SBUF partition 0
+  Mem mem{g};
+  pe::ArrayExecutor ex{isa::preset_geometry(g)};
+
+  pe::MicroOp op(bool matmul, isa::PeSeedMode mode) const {
+    const isa::Pattern one{kIdentityAt, {1, 1, 1}, {1, 1, 1}};
+    if (!matmul) {
+      isa::LdweightsArgs l;
+      l.src = one;
+      l.in_dtype = Dtype::FP32;
+      l.fp32_mode = Fp32Mode::High;
+      l.num_active_rows = 1;
+      l.num_active_cols = 256;
+      l.tile = {0, 64, 0, 256};
+      l.xpose = true;
+      l.seed_mode = mode;
+      return dec(g, isa::encode_ldweights(g, l));
+    }
+    isa::MatmulArgs m;
+    m.src = one;
+    m.dst = isa::Pattern{kPsum, {1, 1, 1}, {1, 1, 2}};  // SaveSeed's 1x1x2 PSUM tensor
+    m.in_dtype = Dtype::FP32;
+    m.fp32_mode = Fp32Mode::High;
+    m.out_dtype = Dtype::FP32;
+    m.num_active_rows = 1;
+    m.num_active_cols = 256;
+    m.tile = {0, 64, 0, 256};
+    m.xpose = true;
+    m.seed_mode = mode;
+    return dec(g, isa::encode_matmul(g, m));
+  }
+  pe::ExecResult run(const pe::MicroOp& o) {
+    return o.kind == pe::MicroOpKind::WeightLoad
+               ? ex.ldweights(o, mem.sbuf.data(), mem.sbuf.size())
+               : ex.matmul(o, mem.sbuf.data(), mem.sbuf.size(), mem.psum.data(), mem.psum.size());
+  }
+  void put(float v) { std::memcpy(mem.sbuf.data() + kIdentityAt, &v, sizeof v); }
+};
+
+TEST(MaverickSeedMode, TheSingleSourceElementMustBeOne) {
+  for (bool matmul : {false, true})
+    for (isa::PeSeedMode mode : {isa::PeSeedMode::LOAD_SEED, isa::PeSeedMode::SAVE_SEED})
+      for (float wrong : {0.0f, 2.0f, -1.0f}) {
+        MaverickSeed s;
+        s.put(wrong);
+        const pe::MicroOp o = s.op(matmul, mode);
+        const auto psum = s.mem.psum;
+        const pe::ExecResult r = s.run(o);
+        SCOPED_TRACE(std::string(matmul ? "Matmul" : "Ldweights") + (mode == isa::PeSeedMode::LOAD_SEED ? " load" : " save"));
+        EXPECT_EQ(r.rule, "exec.seed_identity");
+        EXPECT_NE(r.message.find("single source element is " + std::to_string(wrong)), std::string::npos) << r.message;
+        EXPECT_EQ(s.mem.psum, psum);
+        EXPECT_EQ(s.ex.stationary({0, 64, 0, 256}), nullptr);
+      }
+}
+
+TEST(MaverickSeedMode, WithItsIdentityTheMoveIsRefusedNamingWhatTheSpecLeavesOut) {
+  for (bool matmul : {false, true})
+    for (isa::PeSeedMode mode : {isa::PeSeedMode::LOAD_SEED, isa::PeSeedMode::SAVE_SEED}) {
+      MaverickSeed s;
+      s.put(1.0f);
+      const auto psum = s.mem.psum;
+      const pe::ExecResult r = s.run(s.op(matmul, mode));
+      const bool load = mode == isa::PeSeedMode::LOAD_SEED;
+      EXPECT_EQ(r.rule, "exec.not_modelled");
+      EXPECT_NE(r.message.find(load ? "(LOAD_SEED)" : "(SAVE_SEED)"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find(load ? "where the seeds it loads come from" : "which seeds it saves"), std::string::npos)
+          << r.message;
+      EXPECT_NE(r.message.find("D-SEED-V5-EXEC"), std::string::npos) << r.message;
+      EXPECT_EQ(s.mem.psum, psum);
+    }
+}
+
+TEST(MaverickSeedMode, AnIdentityOutsideSbufIsNamed) {
+  MaverickSeed s;
+  pe::MicroOp o = s.op(true, isa::PeSeedMode::SAVE_SEED);
+  o.src.start_raw = kPsum;  // the identity must be read from SBUF
+  EXPECT_EQ(s.run(o).rule, "exec.pattern_region");
 }
 
 }  // namespace

@@ -251,11 +251,6 @@ ExecResult check_common(const MicroOp& op, MicroOpKind want, OperandType& t, std
   if (u.seed_mode != 0 && op.sparse != SparseRole::None)
     return ExecResult::error("exec.sparse_mix", "flags.seed_mode = " + std::to_string(u.seed_mode) +
                                                     ": a sparse matmul is no seed micro-op");
-  if (u.seed_mode != 0)
-    return ExecResult::error("exec.not_modelled", "flags.seed_mode = " + std::to_string(u.seed_mode) +
-                                                      ": MAVERICK's load/save-seed micro-op moves a stochastic-"
-                                                      "rounding state the spec describes for NeuronCore-v4 only "
-                                                      "(PeManageSeed); not modelled");
   if (u.scalar_mode != 0)
     return ExecResult::error("exec.not_modelled", "flags.scalar_mode = " + std::to_string(u.scalar_mode) +
                                                       ": the spec names the field (2 bits of the flags byte) but not "
@@ -722,6 +717,7 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
   OperandType t;
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::WeightLoad, t, mx); !r.ok) return r;
+  if (op.unmodelled.seed_mode != 0) return maverick_seed_move(op, sbuf, sbuf_bytes);
   if (op.sparse == SparseRole::TagWeights) return ldweights_tagged(op, t, sbuf, sbuf_bytes);
   if (mx) return ldweights_mx(op, t, *mx, sbuf, sbuf_bytes);
   if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
@@ -787,6 +783,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   OperandType t;
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::Matmul, t, mx); !r.ok) return r;
+  if (op.unmodelled.seed_mode != 0) return maverick_seed_move(op, sbuf, sbuf_bytes);
   if (op.seed != SeedMove::None) return seed_matmul(op, sbuf, sbuf_bytes, psum, psum_bytes);
   const bool sparse = op.sparse == SparseRole::Matmul;  // MatmulSparse: a TENSOR4D source (D-SPARSE-SELECT)
   if (!mx && !sparse)
@@ -1067,6 +1064,42 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   stats_.macs = op.transpose ? 0 : static_cast<std::uint64_t>(k * pair) * m * n;
   stats_.passes = t.fp32_mode == isa::Fp32Mode::Low_High ? 3 : 1;
   return ExecResult::success();
+}
+
+// MAVERICK's seed micro-ops (flags.seed_mode on Ldweights / Matmul, spec 000 section 5.1). What the spec states is
+// checked -- the shape by the validity rules (seed.load_contract / seed.save_contract), the single source element's
+// value 1 here, as v4's identity is (exec.seed_identity) -- and the micro-op is then refused: the spec fixes its shape
+// but not which seeds it moves or where LoadSeed's come from (D-SEED-V5-EXEC). Nothing is written either way.
+ExecResult ArrayExecutor::maverick_seed_move(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) const {
+  constexpr std::size_t kFp32Bytes = 4;
+  constexpr std::uint32_t kFp32One = 0x3F800000u;
+  if (auto r = plain_3d(op.src, "src_mem_pattern", true); !r.ok) return r;
+  Access a;
+  if (auto r = plan_source(op.src, "src_mem_pattern", sbuf_region(geo_, sbuf_bytes), 1, kFp32Bytes, sbuf, a); !r.ok)
+    return r;
+  if (a.count() != 1)
+    return ExecResult::error("exec.pattern_count", "src_mem_pattern yields " + std::to_string(a.count()) +
+                                                       " elements; a seed micro-op's source is the single identity "
+                                                       "element");
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, sbuf + a.at(0, 0), kFp32Bytes);
+  if (bits != kFp32One) {
+    float value = 0.0f;
+    std::memcpy(&value, &bits, kFp32Bytes);
+    return ExecResult::error("exec.seed_identity", "src_mem_pattern: the seed micro-op's single source element is " +
+                                                       std::to_string(value) + " (" + hex(bits) +
+                                                       "), the identity's 1.0 (spec 000 section 5.1: \"a single "
+                                                       "source element of value 1\")");
+  }
+  const bool load = op.unmodelled.seed_mode == 1;
+  return ExecResult::error(
+      "exec.not_modelled",
+      "flags.seed_mode = " + std::to_string(op.unmodelled.seed_mode) + " (" + (load ? "LOAD_SEED" : "SAVE_SEED") +
+          "): MAVERICK's seed micro-op is not executed -- spec 000 section 5.1 fixes its shape, not " +
+          (load ? "where the seeds it loads come from (its source is the single identity element)"
+                : "which seeds it saves (its dst holds 2 per partition; the 16 per partition are stated "
+                  "\"for NeuronCore-v4\")") +
+          " (D-SEED-V5-EXEC)");
 }
 
 // A seed move (D-SEED-MICROOPS): through the 16 x 16 identity loaded on the micro-op's tile, LoadSeed transposes

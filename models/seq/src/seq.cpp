@@ -384,9 +384,10 @@ bool Seq::dispatch_head() {
   // may execute, so it must retire (and fault) before the next instruction issues.
   const bool update_faults = update_may_fault(instr->fw.events);
   arrseq::Cycle t = std::max(ready, clock_.now());
-  queue_.pop_front();
-  space_freed_.notify(sc_core::SC_ZERO_TIME);
   arrseq::Cycle response = t;
+  // The instruction stays at the head of the queue until it is in the array or reported: while the SEQ waits to
+  // report an array fault in program order, an earlier instruction retiring must find work left, not a done
+  // program (the fault would then come after seq_status.done, and a driver would miss it).
   for (std::size_t i = 0; i < out.ops.size(); ++i) {
     // The firmware emits the micro-ops prepared with the instruction, in order.
     const pe::MicroOp& op = out.ops[i];
@@ -394,11 +395,9 @@ bool Seq::dispatch_head() {
     waited_for_software_ = false;
     if (!r.result.ok) {  // nothing of it was written
       sync_to(r.push);
-      if (!drain_pending()) {
-        queue_.push_front(entry);
-        update_status();
-        return false;
-      }
+      if (!drain_pending()) return false;  // it stays queued and is handled again after clear_error
+      queue_.pop_front();
+      space_freed_.notify(sc_core::SC_ZERO_TIME);
       firmware_.rewind(entry.index, {}, {});
       local_ = std::max(r.push, clock_.now());
       // The SEQ holds the instruction: the error record names the field the message leads with.
@@ -409,6 +408,8 @@ bool Seq::dispatch_head() {
     t = r.push;  // the SEQ is blocked until the micro-op is in the IFIFO
     response = std::max(response, r.response);
   }
+  queue_.pop_front();
+  space_freed_.notify(sc_core::SC_ZERO_TIME);
   local_ = t;
   pending_.push_back({entry.index, instr, response});  // still busy: only iq_status moved
   if (update_faults) drain_pending();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "pevp/numerics/convert.h"
 #include "pevp/numerics/formats.h"
@@ -14,6 +15,7 @@ namespace pevp::host {
 namespace {
 
 constexpr int kE8M0Bias = 127;
+constexpr std::size_t kOcpBlockValues = 32;  // OCP MX 1.0: k = 32 elements share one scale
 constexpr int kE8M0MinExponent = -127, kE8M0MaxExponent = 127;  // codes 0x00 .. 0xFE; 0xFF is NaN
 
 std::string lower(std::string_view text) {
@@ -31,6 +33,38 @@ num::Format mx_format(isa::Generation gen, isa::Dtype d) {
   if (!f) throw HostError("dtype " + std::string(isa::name(d)) + " has no element format on " +
                           std::string(isa::name(gen)));
   return *f;
+}
+
+// The quantization blocks of a k-tile of `kc` contraction rows laid out as `layout`, each as its rows (k-tile
+// relative; the rows the layout pads with are in none). One E8M0 scale covers a slot: word w of one scale group's
+// partitions. The slots that lie inside one OCP block (32 consecutive rows from a multiple of 32) form that block
+// together, so a ragged group whose two words share an OCP block is one block, never split; a slot whose rows
+// straddle OCP blocks (the strided orders, D-MX-HOST-BLOCK) is a block of its own. The same for every free index.
+std::vector<std::vector<std::size_t>> quantization_blocks(const MxLayout& layout, std::size_t kc) {
+  constexpr std::size_t kStraddles = std::numeric_limits<std::size_t>::max();
+  const std::size_t parts = (kc + layout.rows - 1) / layout.rows;
+  std::vector<std::vector<std::size_t>> blocks;
+  std::vector<std::size_t> ocp_of_block;  // the OCP block of blocks[i], or kStraddles
+  for (std::size_t g0 = 0; g0 < parts; g0 += kMxBlockPartitions)
+    for (unsigned w = 0; w < layout.words(); ++w) {
+      std::vector<std::size_t> slot;
+      for (std::size_t p = g0; p < std::min(parts, g0 + kMxBlockPartitions); ++p)
+        for (unsigned v = 0; v < kMxWordValues; ++v)
+          if (const std::size_t r = layout.row(p, w * kMxWordValues + v, parts); r < kc) slot.push_back(r);
+      if (slot.empty()) continue;
+      std::size_t ocp = slot.front() / kOcpBlockValues;
+      for (std::size_t r : slot)
+        if (r / kOcpBlockValues != ocp) ocp = kStraddles;
+      const auto same = std::find(ocp_of_block.begin(), ocp_of_block.end(), ocp);
+      if (ocp != kStraddles && same != ocp_of_block.end()) {
+        std::vector<std::size_t>& block = blocks[static_cast<std::size_t>(same - ocp_of_block.begin())];
+        block.insert(block.end(), slot.begin(), slot.end());
+      } else {
+        blocks.push_back(std::move(slot));
+        ocp_of_block.push_back(ocp);
+      }
+    }
+  return blocks;
 }
 
 }  // namespace
@@ -151,36 +185,30 @@ EncodedOperand encode_mx_operand(const Matrix& m, isa::Generation gen, isa::Dtyp
   const std::size_t K = k_is_cols ? m.cols : m.rows, F = k_is_cols ? m.rows : m.cols;
   const auto at = [&](std::size_t k, std::size_t fi) { return k_is_cols ? fi * m.cols + k : k * m.cols + fi; };
   const float max = num::format_info(f).max_finite;
-  std::size_t index[kMxBlockPartitions * kMxWordValues];
-  float values[kMxBlockPartitions * kMxWordValues];
+  std::vector<std::size_t> index;
+  std::vector<float> values;
   for (std::size_t k0 = 0; k0 < K; k0 += k_tile) {
-    const std::size_t kc = std::min(k_tile, K - k0), parts = (kc + layout.rows - 1) / layout.rows;
+    const std::size_t kc = std::min(k_tile, K - k0);
+    const std::vector<std::vector<std::size_t>> blocks = quantization_blocks(layout, kc);
     for (std::size_t fi = 0; fi < F; ++fi)
-      for (std::size_t g0 = 0; g0 < parts; g0 += kMxBlockPartitions)
-        for (unsigned w = 0; w < layout.words(); ++w) {
-          // The block: the rows of this group's partitions x word w's four values that hold data (the rest of the
-          // k-tile's last partitions are the zeros the layout pads with).
-          std::size_t n = 0;
-          for (std::size_t p = g0; p < std::min(parts, g0 + kMxBlockPartitions); ++p)
-            for (unsigned v = 0; v < kMxWordValues; ++v) {
-              const std::size_t r = layout.row(p, w * kMxWordValues + v, parts);
-              if (r >= kc) continue;
-              index[n] = at(k0 + r, fi);
-              values[n] = m.data[index[n]];
-              ++n;
-            }
-          if (n == 0) continue;
-          const std::uint8_t scale = mx_block_scale(dtype, values, n);
-          ++out.mx_blocks;
-          out.mx_nan_blocks += scale == num::kE8M0Nan;
-          for (std::size_t j = 0; j < n; ++j) {
-            const std::uint8_t code = mx_element_code(gen, dtype, values[j], scale);
-            if (scale != num::kE8M0Nan && std::fabs(std::ldexp(values[j], kE8M0Bias - scale)) > max) ++out.mx_saturated;
-            out.bytes[index[j]] = code;
-            out.mx_scales[index[j]] = scale;
-            out.quantized.data[index[j]] = mx_dequantize(gen, dtype, code, scale);
-          }
+      for (const std::vector<std::size_t>& block : blocks) {
+        index.clear();
+        values.clear();
+        for (std::size_t r : block) {
+          index.push_back(at(k0 + r, fi));
+          values.push_back(m.data[index.back()]);
         }
+        const std::uint8_t scale = mx_block_scale(dtype, values.data(), values.size());
+        ++out.mx_blocks;
+        out.mx_nan_blocks += scale == num::kE8M0Nan;
+        for (std::size_t j = 0; j < index.size(); ++j) {
+          const std::uint8_t code = mx_element_code(gen, dtype, values[j], scale);
+          if (scale != num::kE8M0Nan && std::fabs(std::ldexp(values[j], kE8M0Bias - scale)) > max) ++out.mx_saturated;
+          out.bytes[index[j]] = code;
+          out.mx_scales[index[j]] = scale;
+          out.quantized.data[index[j]] = mx_dequantize(gen, dtype, code, scale);
+        }
+      }
   }
   return out;
 }

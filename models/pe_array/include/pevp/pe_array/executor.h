@@ -147,6 +147,8 @@ class ArrayExecutor {
   unsigned open_banks() const;  // bit b = PSUM bank b's group is open
   ExecResult seed_matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes, std::uint8_t* psum,
                          std::size_t psum_bytes);
+  // MAVERICK's flags.seed_mode micro-ops: their identity element checked, then refused (D-SEED-V5-EXEC).
+  ExecResult maverick_seed_move(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) const;
   // The bf16 drain of `value` into PSUM buffer byte `at` (stochastic on v4 when configured: advances the seed that
   // rounds that position).
   std::uint16_t drain_bf16(float value, std::size_t at, bool stochastic);

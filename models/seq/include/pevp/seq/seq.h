@@ -34,7 +34,9 @@
 // error in the array, a semaphore that would under/overflow -- writes the error
 // record (instruction index, opcode, field offset, value, rule number), sets
 // seq_status.error and irq_status.error, and stops the queue. Faults are
-// reported in program order: after every earlier instruction responded.
+// reported in program order: after every earlier instruction responded. An
+// instruction leaves the queue only when its micro-ops are in the array or its
+// fault is reported, so the program is never done while a fault is to come.
 // seq_cmd.clear_error clears the record and resumes with the next instruction.
 // The `irq` output is OR(irq_status & irq_enable), a signal. docs/seq.md,
 // docs/timing.md.

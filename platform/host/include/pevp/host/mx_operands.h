@@ -2,12 +2,12 @@
 // elements, laid out for the PE array's MX sources (pevp/pe_array/mx.h), together with the exact fp32 value every
 // element dequantizes to (what the array multiplies and what a reference must use).
 //
-// A block is the set of contraction rows one E8M0 scale covers in the PE's layout: for one free index (a column of
-// B, a row of A), the 8 SBUF partitions of a scale group x the 4 values of one x4 word. Which contraction indices
-// those are depends on the perf mode's row order (MxRowOrder) and on the partitions of the k-tile; under QUAD_ROW,
-// NONE and the *_TILED modes they are 32 consecutive indices (OCP's block), otherwise they are strided
-// (docs/model-decisions.md D-MX-HOST-BLOCK). The quantization is OCP MX 1.0's (docs/numerics-matmul.md "MX operands
-// from the host").
+// One E8M0 scale covers a slot of the PE's layout: for one free index (a column of B, a row of A), the 8 SBUF
+// partitions of a scale group x the 4 values of one x4 word; which contraction indices those are depends on the
+// perf mode's row order (MxRowOrder) and on the partitions of the k-tile. A block is OCP's (32 consecutive indices
+// from a multiple of 32 in the k-tile, a shorter last one never split) wherever the slots allow: the slots inside
+// one OCP block share its scale, a slot straddling two is a block of its own (docs/model-decisions.md
+// D-MX-HOST-BLOCK). The quantization is OCP MX 1.0's (docs/numerics-matmul.md "MX operands from the host").
 #pragma once
 
 #include <cstddef>
