@@ -4,6 +4,8 @@
 
 #include "pevp/buffers/oom_headroom.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -50,6 +52,10 @@ class Host : public sc_core::sc_module {
   SC_HAS_PROCESS(Host);
   Host(sc_core::sc_module_name n, const platform::AddressMap& map, const sc_core::sc_signal<bool>& irq)
       : sc_core::sc_module(n), socket("socket"), irq_(irq), driver_(socket, map, irq) {
+    // A client's write into a full instruction queue is refused, never waited out on this, the VP's only bus
+    // master (D-IQ-NO-WAIT); a client holds at most one frame's worth of records unwritten (D-SUBMIT-HOLD).
+    driver_.queue_writes_wait = false;
+    driver_.max_unwritten = remote::kMaxTransferBytes / isa::kInstructionBytes;
     SC_THREAD(serve);
     // Requests are parsed and executed on this thread -- assembly text included, whose expressions recurse -- so it
     // gets a main thread's stack, not SystemC's small default (an expression nested 63 deep overflowed that under
@@ -58,13 +64,18 @@ class Host : public sc_core::sc_module {
   }
   static constexpr std::size_t kStackBytes = std::size_t{8} << 20;
 
-  // Waits until the interrupt line is high or `timeout` of simulated time passed; true when it is high.
+  // Waits until the interrupt line is high or `timeout` of simulated time passed; true when it is high. The
+  // driver's cancel() ends it with platform::Cancelled.
   bool wait_irq(const sc_core::sc_time& timeout) {
-    const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
-    while (!irq_.read() && sc_core::sc_time_stamp() < deadline)
-      sc_core::wait(deadline - sc_core::sc_time_stamp(), irq_.value_changed_event());
+    const sc_core::sc_time deadline = platform::Driver::deadline_after(timeout, "wait_irq");
+    driver_.throw_if_cancelled("wait_irq");
+    while (!irq_.read() && sc_core::sc_time_stamp() < deadline) {
+      sc_core::wait(deadline - sc_core::sc_time_stamp(), irq_.value_changed_event() | driver_.cancel_event());
+      driver_.throw_if_cancelled("wait_irq");
+    }
     return irq_.read();
   }
+  platform::Driver& driver() { return driver_; }
 
  private:
   void serve() {
@@ -90,6 +101,50 @@ class Host : public sc_core::sc_module {
 
 sc_core::sc_time nanoseconds(std::uint64_t ns) { return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS); }
 
+const sc_core::sc_time kTimeLimit = sc_core::sc_time::from_value(kMaxSimulatedPs);  // resolution: 1 ps
+const std::string kTimeLimitText = "1000 s (10^15 ps, D-SIM-TIME-LIMIT)";
+
+// The requests that take no simulated time: the only ones served once the time limit is reached.
+bool takes_no_simulated_time(Op op) {
+  switch (op) {
+    case Op::Hello: case Op::Time: case Op::Shutdown: case Op::Cycles: case Op::Assemble: case Op::Stats:
+    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A wait's timeout as simulated time: refused when the wait could end past the VP's time limit.
+sc_core::sc_time wait_timeout(Op op, std::uint64_t timeout_ns) {
+  const std::uint64_t now_ps = sc_core::sc_time_stamp().value();
+  const std::uint64_t left_ps = now_ps < kMaxSimulatedPs ? kMaxSimulatedPs - now_ps : 0;
+  if (timeout_ns > left_ps / 1000)
+    throw std::invalid_argument(std::string(name(op)) + ": a timeout of " + std::to_string(timeout_ns) +
+                                " ns from simulated time " + std::to_string(now_ps) +
+                                " ps would pass the VP's limit of " + kTimeLimitText + "; at most " +
+                                std::to_string(left_ps / 1000) + " ns is left");
+  return nanoseconds(timeout_ns);
+}
+
+// The slices a request's simulation runs in: sized so that one takes about kSliceWall of wall time, which bounds
+// how long a cancellation waits to be noticed. A request that ends within its first slice pays nothing for them.
+class Slicer {
+ public:
+  sc_core::sc_time next() const { return slice_; }
+  // Adapts the slice to the wall time the last one took (only a slice the request did not end in says anything).
+  void took(std::chrono::steady_clock::duration wall) {
+    if (wall < kSliceWall / 4 && slice_ < kTimeLimit / 2) slice_ = slice_ * 2;
+    if (wall > kSliceWall && slice_ > kSmallest) slice_ = slice_ / 4;
+    if (slice_ < kSmallest) slice_ = kSmallest;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kSliceWall{20};
+  const sc_core::sc_time kSmallest = sc_core::sc_time(10, sc_core::SC_NS);
+  sc_core::sc_time slice_ = sc_core::sc_time(10, sc_core::SC_US);
+};
+
 // A request's error as the protocol reports it.
 struct Refusal : std::runtime_error {
   Status status;
@@ -109,6 +164,8 @@ struct Machine::Impl {
   std::ostringstream micro_op_lines;
   std::unique_ptr<platform::MicroOpLog> micro_op_log;
   platform::Driver* driver = nullptr;  // the host's, while it executes a request
+  Slicer slicer;
+  std::string cancel_reason;  // why the request being executed was cancelled
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
@@ -119,8 +176,12 @@ struct Machine::Impl {
   // it and paused. The request is parsed and executed there, and every exception it raises is caught there too:
   // none crosses back onto the main stack (an exception unwinding the main stack after one was thrown on a
   // SystemC thread stack is what makes ASan report false positives, stale_stack_poison.h).
-  Outcome on_host(Op op, const std::vector<std::uint8_t>& payload) {
+  Outcome on_host(Op op, const std::vector<std::uint8_t>& payload, const CancelCheck& cancel) {
     if (broken) return {Status::State, "the VP stopped in an earlier call (a deadlock); start a new process", {}};
+    if (sc_core::sc_time_stamp() >= kTimeLimit && !takes_no_simulated_time(op))
+      return {Status::State, std::string(name(op)) + ": the VP's simulated time reached its limit of " +
+                                 kTimeLimitText + "; only requests that take no simulated time are served",
+              {}};
     Outcome out;
     host.request = [&](platform::Driver& d) {
       driver = &d;
@@ -129,20 +190,40 @@ struct Machine::Impl {
     };
     host.busy = true;
     host.failure = nullptr;
+    host.driver().reset_cancel();
     if (started) host.wake.notify(sc_core::SC_ZERO_TIME);
     started = true;
     try {
-      sc_core::sc_start();
+      if (!simulate_until_answered(cancel)) {
+        broken = true;
+        return {Status::Internal, "the simulation ran out of events before the call finished (a deadlock)", {}};
+      }
     } catch (const std::exception& e) {
       broken = true;
       return {Status::Internal, std::string("the simulation failed: ") + e.what(), {}};
     }
-    if (host.busy) {
-      broken = true;
-      return {Status::Internal, "the simulation ran out of events before the call finished (a deadlock)", {}};
-    }
     if (host.failure) return {Status::Internal, std::string(name(op)) + ": an exception escaped the request", {}};
     return out;
+  }
+
+  // Runs the simulation slice by slice until the host answered; false when it ran out of events first (a
+  // deadlock). Between slices it asks `cancel`; once that gives a reason, the driver's waits end (cancel()).
+  bool simulate_until_answered(const CancelCheck& cancel) {
+    bool cancelling = false;
+    for (;;) {
+      const auto start = std::chrono::steady_clock::now();
+      // SC_RUN_TO_TIME: SC_EXIT_ON_STARVATION leaves time where it is when the next event lies past the slice's end
+      // (a wait_irq's far deadline), and the next slice would start from the same time again.
+      sc_core::sc_start(slicer.next(), sc_core::SC_RUN_TO_TIME);
+      if (!host.busy) return true;
+      if (!sc_core::sc_pending_activity()) return false;  // the host waits for nothing that can happen
+      slicer.took(std::chrono::steady_clock::now() - start);
+      if (cancelling || !cancel) continue;
+      cancel_reason = cancel();
+      if (cancel_reason.empty()) continue;
+      cancelling = true;
+      host.driver().cancel();
+    }
   }
 
   Outcome parse_and_execute(Op op, const std::vector<std::uint8_t>& payload) {
@@ -168,6 +249,12 @@ struct Machine::Impl {
       return {};
     } catch (const Refusal& e) {
       return {e.status, e.what(), {}};
+    } catch (const platform::Cancelled& e) {
+      return {Status::State, std::string(e.what()) + ": " + cancel_reason, {}};
+    } catch (const platform::HoldLimitError& e) {
+      return {Status::State, e.what(), {}};
+    } catch (const std::bad_alloc&) {
+      throw;  // parse_and_execute's: "out of host memory", the reserve taken again
     } catch (const platform::BusError& e) {
       return {Status::Bus, e.what(), {}};
     } catch (const std::invalid_argument& e) {
@@ -332,7 +419,7 @@ struct Machine::Impl {
         const std::uint64_t timeout_ns = in.u64("timeout_ns");
         in.end();
         return run_with([&](platform::Driver& d, Writer& w) {
-          const platform::Completion c = d.wait_idle(nanoseconds(timeout_ns));
+          const platform::Completion c = d.wait_idle(wait_timeout(op, timeout_ns));
           w.u8(c.done).u8(c.error).u8(c.timed_out).u64(c.retired);
         });
       }
@@ -340,7 +427,7 @@ struct Machine::Impl {
         const std::uint64_t timeout_ns = in.u64("timeout_ns");
         in.end();
         return run_with([&](platform::Driver&, Writer& w) {
-          const bool raised = host.wait_irq(nanoseconds(timeout_ns));
+          const bool raised = host.wait_irq(wait_timeout(op, timeout_ns));
           w.u8(raised).u64(sc_core::sc_time_stamp().value());
         });
       }
@@ -391,7 +478,14 @@ struct Machine::Impl {
         const std::vector<std::uint8_t> bytes = in.rest();
         return run([&](platform::Driver&) {
           try {
-            platform::restore_checkpoint(platform, bytes, "(sent by the client)");
+            const platform::CheckpointImage image =
+                platform::read_checkpoint(bytes.data(), bytes.size(), config, "(sent by the client)");
+            // Restoring waits until the checkpoint's time: a later one than the limit would push time past it.
+            if (image.time() > kTimeLimit)
+              throw Refusal(Status::Argument, "(sent by the client): its simulated time, " +
+                                                  std::to_string(image.time_value) + " ps, is past the VP's limit of " +
+                                                  kTimeLimitText + "; nothing applied");
+            platform::apply_checkpoint(platform, image);
           } catch (const platform::CheckpointError& e) {
             throw Refusal(Status::Argument, e.what());  // nothing was applied
           }
@@ -435,9 +529,9 @@ void Machine::log_firmware(std::ostream& out) {
 
 bool Machine::broken() const { return impl_->broken; }
 
-Outcome Machine::execute(Op op, const std::vector<std::uint8_t>& payload) {
+Outcome Machine::execute(Op op, const std::vector<std::uint8_t>& payload, const CancelCheck& cancel) {
   clear_stale_stack_poison();
-  return impl_->on_host(op, payload);
+  return impl_->on_host(op, payload, cancel);
 }
 
 }  // namespace pevp::capi
