@@ -90,8 +90,8 @@ TEST(Machine, ACancelledWaitEndsPromptlyAndTheVpGoesOn) {
 // that never cancels changes nothing.
 TEST(Machine, AShortRequestDoesNotAskTheCheck) {
   unsigned asked = 0;
-  const capi::Outcome o = call(Op::Read32, Writer().u64(platform::preset(isa::Generation::MARIANA).platform.map.vp_seq()).u8(0),
-                               [&] { return ++asked, std::string(); });
+  const std::uint64_t seq_status = platform::preset(isa::Generation::MARIANA).platform.map.vp_seq();
+  const capi::Outcome o = call(Op::Read32, Writer().u64(seq_status).u8(0), [&] { return ++asked, std::string(); });
   EXPECT_TRUE(o.ok()) << o.message;
   EXPECT_EQ(asked, 0u);
   const capi::Outcome wait = call(Op::WaitIrq, Writer().u64(1'000'000'000), [&] { return ++asked, std::string(); });
