@@ -4,11 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "pevp/capi/machine.h"
 #include "pevp/remote/protocol.h"
+
+// While set, every allocation of exactly this many bytes fails as an exhausted heap would (std::bad_alloc).
+static std::size_t g_failing_allocation_size = 0;
+
+void* operator new(std::size_t bytes) {
+  if (g_failing_allocation_size != 0 && bytes == g_failing_allocation_size) throw std::bad_alloc();
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -96,6 +109,25 @@ TEST(Machine, AShortRequestDoesNotAskTheCheck) {
   EXPECT_EQ(asked, 0u);
   const capi::Outcome wait = call(Op::WaitIrq, Writer().u64(1'000'000'000), [&] { return ++asked, std::string(); });
   EXPECT_TRUE(wait.ok()) << wait.message;
+}
+
+// The host's memory runs out inside a request -- here in the driver, whose held-record deque grows by 512-byte
+// blocks of 8 records --: the request ends with the documented "out of host memory" (it said "std::bad_alloc"),
+// and the VP goes on.
+TEST(Machine, AnAllocationFailureInARequestIsOutOfHostMemory) {
+  ASSERT_TRUE(call(Op::Arm, Writer().u8(0).u8(0).u8(0)).ok());
+  const capi::Outcome records = call(Op::Assemble, Writer().lstr(kHeld));
+  ASSERT_TRUE(records.ok()) << records.message;
+  std::vector<std::uint8_t> program;
+  for (unsigned i = 0; i < 16; ++i) program.insert(program.end(), records.payload.begin(), records.payload.end());
+  g_failing_allocation_size = 8 * isa::kInstructionBytes;
+  const capi::Outcome o = call(Op::Submit, Writer().bytes(program.data(), program.size()));
+  g_failing_allocation_size = 0;
+  EXPECT_EQ(o.status, Status::Internal);
+  EXPECT_EQ(o.message, "submit: out of host memory");
+  EXPECT_FALSE(machine().broken());
+  const capi::Outcome hello = call(Op::Hello);
+  EXPECT_TRUE(hello.ok()) << hello.message;
 }
 
 }  // namespace
