@@ -12,6 +12,7 @@ import socket
 import struct
 import time
 import unittest
+import zlib
 
 import numpy as np
 
@@ -78,6 +79,28 @@ def raw_socket(server, timeout=30):
     s.settimeout(timeout)
     s.connect(server.endpoint[len("unix:"):])
     return s
+
+
+def later_checkpoint(image, time_ps):
+    """`image` (docs/checkpoint.md, format 4) with its simulated time set to `time_ps` and the section's CRC fixed."""
+    at = 8 + 4
+    (n,) = struct.unpack_from("<I", image, at)
+    at += 4 + n
+    out = bytearray(image)
+    while at < len(image):
+        (name_length,) = struct.unpack_from("<H", image, at)
+        name = image[at + 2:at + 2 + name_length]
+        at += 2 + name_length
+        length, _ = struct.unpack_from("<QI", image, at)
+        payload_at = at + 12
+        if name == b"time":
+            payload = bytearray(image[payload_at:payload_at + length])
+            struct.pack_into("<Q", payload, 8, time_ps)  # after the resolution in fs
+            out[payload_at:payload_at + length] = payload
+            struct.pack_into("<I", out, at + 8, zlib.crc32(payload))
+            return bytes(out)
+        at = payload_at + length
+    raise AssertionError("no time section")
 
 
 class Requests(unittest.TestCase):
@@ -159,6 +182,20 @@ class Requests(unittest.TestCase):
                 self.fail("requests that take simulated time are served past the limit")
             self.assertLess(vp.time_ps(), 10**15 + 10**6)
             self.assertEqual(vp.generation, "MARIANA")
+
+    def test_a_checkpoint_past_the_time_limit_is_refused(self):
+        """Restoring waits until the checkpoint's simulated time: one past the limit (CRC made right) is refused
+        naming it, and nothing is applied (it pushed simulated time there)."""
+        with self.server.connect() as vp:
+            image = later_checkpoint(vp.save_checkpoint(), 2 * 10**15)
+            t0 = vp.time_ps()
+            with self.assertRaises(pevp.PevpError) as refused:
+                vp.restore_checkpoint(image)
+            self.assertEqual(refused.exception.status, ARGUMENT)
+            self.assertIn("its simulated time, 2000000000000000 ps, is past the VP's limit of 1000 s",
+                          str(refused.exception))
+            self.assertEqual(vp.time_ps(), t0)
+            self.run_program(vp)
 
     def test_a_client_that_leaves_during_a_long_wait_is_cancelled_promptly(self):
         """The client's wait_idle is cancelled once it is gone: a newcomer is answered at once (it waited out the

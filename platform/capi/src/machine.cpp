@@ -479,7 +479,7 @@ struct Machine::Impl {
         return run([&](platform::Driver&) {
           try {
             const platform::CheckpointImage image =
-                platform::read_checkpoint(bytes.data(), bytes.size(), config, "(sent by the client)");
+                platform::read_checkpoint(bytes.data(), bytes.size(), platform.vp_config(), "(sent by the client)");
             // Restoring waits until the checkpoint's time: a later one than the limit would push time past it.
             if (image.time() > kTimeLimit)
               throw Refusal(Status::Argument, "(sent by the client): its simulated time, " +
