@@ -264,6 +264,30 @@ class Requests(unittest.TestCase):
         with open("/proc/%d/status" % self.server.process.pid) as f:
             return int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
 
+    def test_micro_op_lines_kept_between_takes_are_bounded(self):
+        """A client that keeps the micro-op log on and never takes it cannot make the server hold more than one
+        take's worth (64 MiB): the lines past it are counted, the next take says how many were not kept, and the
+        kept ones follow, whole."""
+        with self.server.connect() as vp:
+            vp.arm()
+            vp.micro_op_log(True)
+            vp.submit(vp.assemble(PROGRAM) * 60000)  # 120,000 micro-ops of about 650 bytes a line: 78 MB
+            completion = vp.wait_idle()
+            self.assertTrue(completion.done)
+            with self.assertRaises(pevp.PevpError) as refused:
+                vp._call(proto.MICRO_OP_LOG_TAKE)
+            self.assertEqual(refused.exception.status, STATE)
+            self.assertRegex(str(refused.exception), r"micro_op_log_take: \d+ micro-op lines from line \d+ on were not "
+                             r"kept: the VP keeps at most 67108864 bytes of lines between takes")
+            lines = vp.micro_op_log_take()
+            self.assertGreater(len(lines), 90000)
+            self.assertLess(len(lines), 120000)
+            self.assertEqual([line["seq"] for line in lines[:3]], [0, 1, 2])
+            self.assertEqual(vp.micro_op_log_take(), [], "nothing more, and no further report")
+            vp.micro_op_log(False)
+            vp.clear_done()
+            self.run_program(vp)
+
     def test_zero_length_bursts_are_empty_transfers(self):
         """Bursts are "any length": zero bytes read and write nothing and take no time (it was a bus error)."""
         with self.server.connect() as vp:

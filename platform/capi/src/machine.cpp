@@ -10,7 +10,8 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <sstream>
+#include <ostream>
+#include <streambuf>
 #include <stdexcept>
 
 #include <systemc>
@@ -145,6 +146,61 @@ class Slicer {
   sc_core::sc_time slice_ = sc_core::sc_time(10, sc_core::SC_US);
 };
 
+// The micro-op lines kept for the client between two takes: at most `cap` bytes of whole lines. A line that does not
+// fit is not kept but counted, so a client that never takes cannot make the VP hold more (D-UOP-LOG-BOUND).
+class KeptLines : public std::streambuf {
+ public:
+  explicit KeptLines(std::size_t cap) : cap_(cap) {}
+  // Whole lines from the front, at most `most` bytes of them.
+  std::string take(std::size_t most) {
+    std::size_t cut = kept_.size();
+    if (cut > most) cut = kept_.rfind('\n', most - 1) + 1;
+    std::string out = kept_.substr(0, cut);
+    kept_.erase(0, cut);
+    return out;
+  }
+  std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t first_dropped() const { return first_dropped_; }
+  void forget_dropped() { dropped_ = 0; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      const char one = traits_type::to_char_type(c);
+      xsputn(&one, 1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const char* const end = s + n;
+    while (s != end) {
+      const char* newline = std::find(s, end, '\n');
+      if (newline == end) {
+        line_.append(s, end);
+        break;
+      }
+      line_.append(s, newline + 1);
+      end_line();
+      s = newline + 1;
+    }
+    return n;
+  }
+
+ private:
+  void end_line() {
+    if (kept_.size() + line_.size() <= cap_) {
+      kept_ += line_;
+    } else if (dropped_++ == 0) {
+      first_dropped_ = lines_;
+    }
+    ++lines_;
+    line_.clear();
+  }
+  std::size_t cap_;
+  std::string kept_, line_;
+  std::uint64_t lines_ = 0, dropped_ = 0, first_dropped_ = 0;
+};
+
 // A request's error as the protocol reports it.
 struct Refusal : std::runtime_error {
   Status status;
@@ -161,7 +217,8 @@ struct Machine::Impl {
   std::unique_ptr<platform::FirmwareLog> firmware_log;
   // The micro-op lines kept for the client (micro_op_log / micro_op_log_take); the log is made at the first
   // micro_op_log request, after any firmware log, and lives as long as the VP (it is switched, never unhooked).
-  std::ostringstream micro_op_lines;
+  KeptLines micro_op_kept{remote::kMaxTransferBytes};
+  std::ostream micro_op_lines{&micro_op_kept};
   std::unique_ptr<platform::MicroOpLog> micro_op_log;
   platform::Driver* driver = nullptr;  // the host's, while it executes a request
   Slicer slicer;
@@ -333,13 +390,18 @@ struct Machine::Impl {
       }
       case Op::MicroOpLogTake: {
         in.end();
-        std::string all = micro_op_lines.str();
-        std::size_t cut = all.size();
-        if (cut > remote::kMaxTransferBytes) cut = all.rfind('\n', remote::kMaxTransferBytes - 1) + 1;  // whole lines
-        micro_op_lines.str(all.substr(cut));
-        micro_op_lines.seekp(0, std::ios::end);
-        all.resize(cut);
-        return {Status::Ok, "", Writer().lstr(all).take()};
+        micro_op_lines.flush();
+        if (micro_op_kept.dropped() != 0) {
+          // Said once, before the kept lines are handed out: they stay for the next take.
+          const std::string why = "micro_op_log_take: " + std::to_string(micro_op_kept.dropped()) +
+                                  " micro-op lines from line " + std::to_string(micro_op_kept.first_dropped()) +
+                                  " on were not kept: the VP keeps at most " +
+                                  std::to_string(remote::kMaxTransferBytes) +
+                                  " bytes of lines between takes (D-UOP-LOG-BOUND); take again for the lines kept";
+          micro_op_kept.forget_dropped();
+          return {Status::State, why, {}};
+        }
+        return {Status::Ok, "", Writer().lstr(micro_op_kept.take(remote::kMaxTransferBytes)).take()};
       }
       case Op::Read32: {
         const std::uint64_t address = in.u64("address");
