@@ -473,7 +473,7 @@ sc_core::sc_time Seq::time_reaching(arrseq::Cycle c) const {
   // until the cycle is reached, by a step that doubles, so the search ends within the 64 bits of sc_time.
   sc_core::sc_time t = clock_.to_time(c);
   const sc_core::sc_time::value_type last = std::numeric_limits<sc_core::sc_time::value_type>::max();
-  for (sc_core::sc_time::value_type step = 1; clock_.to_cycles(t) < c; step *= 2) {
+  for (sc_core::sc_time::value_type step = 1; clock_.to_cycles(t) < c; step = step <= last / 2 ? 2 * step : step) {
     if (t.value() > last - step) return sc_core::sc_time::from_value(last);
     t = sc_core::sc_time::from_value(t.value() + step);
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <ostream>
 #include <streambuf>
+#include <utility>
 #include <stdexcept>
 
 #include <systemc>
@@ -151,14 +152,8 @@ class Slicer {
 class KeptLines : public std::streambuf {
  public:
   explicit KeptLines(std::size_t cap) : cap_(cap) {}
-  // Whole lines from the front, at most `most` bytes of them.
-  std::string take(std::size_t most) {
-    std::size_t cut = kept_.size();
-    if (cut > most) cut = kept_.rfind('\n', most - 1) + 1;
-    std::string out = kept_.substr(0, cut);
-    kept_.erase(0, cut);
-    return out;
-  }
+  // The kept lines, whole, at most `cap` bytes (one take's reply when the cap is a frame's transfer limit).
+  std::string take() { return std::exchange(kept_, std::string()); }
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t first_dropped() const { return first_dropped_; }
   void forget_dropped() { dropped_ = 0; }
@@ -401,7 +396,7 @@ struct Machine::Impl {
           micro_op_kept.forget_dropped();
           return {Status::State, why, {}};
         }
-        return {Status::Ok, "", Writer().lstr(micro_op_kept.take(remote::kMaxTransferBytes)).take()};
+        return {Status::Ok, "", Writer().lstr(micro_op_kept.take()).take()};
       }
       case Op::Read32: {
         const std::uint64_t address = in.u64("address");

@@ -191,7 +191,6 @@ class Driver {
   // on as they would.
   void cancel();
   void reset_cancel() { cancelled_ = false; }
-  bool cancelled() const { return cancelled_; }
   // Notified by cancel(): a wait of the host's own (its interrupt wait) adds it to what it waits for.
   const sc_core::sc_event& cancel_event() const { return cancel_; }
   // Throws Cancelled naming `what` when cancel() was called.
