@@ -1,6 +1,6 @@
 // The VP behind the C API and the server (pevp/capi/machine.h), executing requests in process: a request's
-// cancellation between the slices of its simulation, and the VP's state after it. Each test runs in its own process
-// (one VP per process).
+// cancellation between the slices of its simulation and the VP's state after it, and a request that runs out of host
+// memory. Each test runs in its own process (one VP per process).
 #include <gtest/gtest.h>
 
 #include <chrono>
