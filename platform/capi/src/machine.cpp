@@ -131,20 +131,27 @@ sc_core::sc_time wait_timeout(Op op, std::uint64_t timeout_ns) {
 
 // The slices a request's simulation runs in: sized so that one takes about kSliceWall of wall time, which bounds
 // how long a cancellation waits to be noticed. A request that ends within its first slice pays nothing for them.
+// Each request starts small again: how dense the last one's events were says nothing of the next (an idle wait
+// grows the slice to seconds of simulated time, which a polling wait behind a running program would take minutes
+// of wall time to get through), and the slice never grows past kLargest, so a change of pace within a request is
+// noticed within a bounded wall time too.
 class Slicer {
  public:
+  void restart() { slice_ = kFirst; }
   sc_core::sc_time next() const { return slice_; }
   // Adapts the slice to the wall time the last one took (only a slice the request did not end in says anything).
   void took(std::chrono::steady_clock::duration wall) {
-    if (wall < kSliceWall / 4 && slice_ < kTimeLimit / 2) slice_ = slice_ * 2;
+    if (wall < kSliceWall / 4 && slice_ < kLargest) slice_ = slice_ * 2;
     if (wall > kSliceWall && slice_ > kSmallest) slice_ = slice_ / 4;
     if (slice_ < kSmallest) slice_ = kSmallest;
   }
 
  private:
   static constexpr std::chrono::milliseconds kSliceWall{20};
+  const sc_core::sc_time kFirst = sc_core::sc_time(10, sc_core::SC_US);
   const sc_core::sc_time kSmallest = sc_core::sc_time(10, sc_core::SC_NS);
-  sc_core::sc_time slice_ = sc_core::sc_time(10, sc_core::SC_US);
+  const sc_core::sc_time kLargest = sc_core::sc_time(100, sc_core::SC_MS);
+  sc_core::sc_time slice_ = kFirst;
 };
 
 // The micro-op lines kept for the client between two takes: at most `cap` bytes of whole lines. A line that does not
@@ -262,6 +269,7 @@ struct Machine::Impl {
   // deadlock). Between slices it asks `cancel`; once that gives a reason, the driver's waits end (cancel()).
   bool simulate_until_answered(const CancelCheck& cancel) {
     bool cancelling = false;
+    slicer.restart();
     for (;;) {
       const auto start = std::chrono::steady_clock::now();
       // SC_RUN_TO_TIME: SC_EXIT_ON_STARVATION leaves time where it is when the next event lies past the slice's end
