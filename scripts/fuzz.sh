@@ -4,8 +4,8 @@
 # targets and the sanitizers.
 #
 #   scripts/fuzz.sh [OPTIONS] [SECONDS] [TARGET ...]
-#     targets: decode assemble npy config regs sweep protocol checkpoint (default: all); SECONDS per target (default
-#     60, none with --runs)
+#     targets: decode assemble npy config regs sweep protocol requests checkpoint (default: all); SECONDS per
+#     target (default 60, none with --runs)
 #   --runs N      each target until N executions (with SECONDS too: whichever comes first). The long runs of
 #                 docs/reliability.md: --runs 10000000 under nice -n 19, in a build directory of their own
 #                 (PEVP_FUZZ_BUILD_DIR=build-fuzz-long), since a run holds its directory's lock, which .ci/run waits for
@@ -75,16 +75,16 @@ if [ "$jobs" -gt 256 ]; then usage_error "--jobs $jobs: at most 256 worker proce
 budget="${runs:+$runs runs}${runs:+${seconds:+ or }}${seconds:+${seconds}s}"
 [ "$jobs" -eq 1 ] || budget+=", $jobs jobs"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol checkpoint)
+[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol requests checkpoint)
 
 # -max_len per target: the selector bytes and four records; text and files of a few KiB.
 max_len_of() {
   case "$1" in
     decode) echo 260 ;;
-    assemble | npy | config | sweep | protocol) echo 4096 ;;
+    assemble | npy | config | sweep | protocol | requests) echo 4096 ;;
     regs) echo 2048 ;;
     checkpoint) echo 131072 ;;  # its seeds are whole checkpoints of 21 and 99 KB
-    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol checkpoint)" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol requests checkpoint)" >&2; exit 2 ;;
   esac
 }
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done

@@ -725,8 +725,8 @@ TEST(InstructionQueue, MalformedAccessesAreBusErrors) {
       std::uint64_t offset;
       std::size_t len;
     };
-    for (const Bad b : {Bad{32, 64}, Bad{8, 128}, Bad{0, 32}, Bad{0, 96}, Bad{64, 100}, Bad{0, 0},
-                        Bad{0x1000 - 64, 128}}) {
+    // (0 bytes is no bus transaction at all, D-ZERO-BURST: checked after the loop.)
+    for (const Bad b : {Bad{32, 64}, Bad{8, 128}, Bad{0, 32}, Bad{0, 96}, Bad{64, 100}, Bad{0x1000 - 64, 128}}) {
       SCOPED_TRACE("offset " + std::to_string(b.offset) + " length " + std::to_string(b.len));
       bool threw = false;
       try {
@@ -740,6 +740,10 @@ TEST(InstructionQueue, MalformedAccessesAreBusErrors) {
       EXPECT_EQ(vp.platform().seq.submitted(), 0u);
       EXPECT_EQ(d.read_field("vp", "iq_status", "level"), 0u);
     }
+    const sc_core::sc_time before_empty = sc_core::sc_time_stamp();
+    d.write(d.map().iq, buf.data(), 0);
+    EXPECT_EQ(sc_core::sc_time_stamp(), before_empty) << "an empty write takes no time";
+    EXPECT_EQ(vp.platform().seq.submitted(), 0u);
     bool threw = false;
     try {
       d.read(d.map().iq, buf.data(), 64);
@@ -1182,4 +1186,54 @@ TEST(LongPrograms, AProgramWaitingForASemaphoreNobodySetsTimesOut) {
   EXPECT_TRUE(c.timed_out);
   EXPECT_FALSE(c.done);
   EXPECT_EQ(c.retired, 1u);
+}
+
+// ==== simulated time at its extremes ==============================================================================
+
+namespace {
+
+// A small program run from simulated time `start` on: it must retire and give the reference's PSUM.
+void run_small_program_at(Generation g, sc_core::sc_time start) {
+  platform::VirtualPlatform vp(config(g));
+  const Small f(g);
+  vp.run([&](platform::Driver& d) {
+    sc_core::wait(start);
+    d.arm();
+    Bench bench(d, g);
+    std::mt19937 rng(62);
+    bench.garbage_psum(rng);
+    f.load(bench, rng);
+    const platform::Completion c = bench.run({lw_step(g, f.lw()), mm_step(g, f.mm(0)), mm_step(g, f.mm(1))});
+    EXPECT_TRUE(c.done);
+    EXPECT_EQ(c.retired, 3u);
+    bench.expect_psum_matches("a program at " + std::to_string(start.value()) + " ps");
+  });
+}
+
+}  // namespace
+
+// Far past the VP's time limit (D-SIM-TIME-LIMIT), where a double no longer holds a picosecond count exactly, the
+// engine clock's cycle of to_time(c) can be c - 1: a retirement armed for that time found nothing due and armed
+// itself again at the same time, for ever (100 % CPU, the simulation never returned). The SEQ arms and syncs for
+// the first time at which the cycle is reached, so a program still runs.
+TEST(SimulatedTime, AProgramRetiresAtTwoToTheSixtySecondPicoseconds) {
+  run_small_program_at(Generation::MARIANA, sc_core::sc_time::from_value(std::uint64_t{1} << 62));
+}
+
+// A wait whose end would pass the end of sc_time (2^64 - 1 ps) is refused, naming it: sc_time adds modulo 2^64, so
+// the deadline wrapped to the past and the wait returned at once as timed out.
+TEST(SimulatedTime, AWaitWhoseEndWouldWrapIsRefused) {
+  platform::VirtualPlatform vp(config(Generation::MARIANA));
+  vp.run([&](platform::Driver& d) {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+    try {
+      d.wait_idle(sc_core::sc_time::from_value(std::numeric_limits<std::uint64_t>::max()));
+      ADD_FAILURE() << "a wait past the end of simulated time was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("wait_idle: a timeout of 18446744073709551615 ps from 1000000 ps would "
+                                           "pass the end of simulated time"),
+                std::string::npos)
+          << e.what();
+    }
+  });
 }

@@ -180,10 +180,19 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
   const unsigned n = len / isa::kInstructionBytes;
   IqWriteStatus* const status = trans.get_extension<IqWriteStatus>();
   if (status != nullptr) status->queued = 0;
-  if (space() < n && !in_thread_context()) {
-    SC_REPORT_WARNING(kMsgType, ("instruction queue full: " + std::to_string(n) + " instructions, " +
-                                 std::to_string(space()) + " free; nothing queued").c_str());
-    return;
+  const bool may_wait = in_thread_context() && (status == nullptr || status->wait_for_room);
+  if (space() < n && !may_wait) {
+    // LT rule, as for a write that waits: the room is looked at from the caller's local time.
+    if (delay != sc_core::SC_ZERO_TIME && in_thread_context()) {
+      sc_core::wait(delay);
+      delay = sc_core::SC_ZERO_TIME;
+    }
+    if (space() < n) {
+      if (status != nullptr) status->space = space();
+      SC_REPORT_WARNING(kMsgType, ("instruction queue full: " + std::to_string(n) + " instructions, " +
+                                   std::to_string(space()) + " free; nothing queued").c_str());
+      return;
+    }
   }
   const unsigned char* data = trans.get_data_ptr();
   for (unsigned i = 0; i < n; ++i) {
@@ -428,7 +437,8 @@ void Seq::restart_quantum() {
 }
 
 void Seq::sync_to(arrseq::Cycle c) {
-  const sc_core::sc_time t = clock_.to_time(c), now = sc_core::sc_time_stamp();
+  // time_reaching, not to_time: a drain waits for a response by syncing to it until it retired.
+  const sc_core::sc_time t = time_reaching(c), now = sc_core::sc_time_stamp();
   if (t > now) {
     ++stats_.syncs;
     sc_core::wait(t - now);
@@ -453,8 +463,22 @@ void Seq::catch_up() {
 
 void Seq::arm_retirement() {
   if (pending_.empty()) return;
-  const sc_core::sc_time t = clock_.to_time(pending_.front().response), now = sc_core::sc_time_stamp();
+  const sc_core::sc_time t = time_reaching(pending_.front().response), now = sc_core::sc_time_stamp();
   retire_due_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
+}
+
+sc_core::sc_time Seq::time_reaching(arrseq::Cycle c) const {
+  // to_time(c) is that time wherever the clock's conversions are exact. Where the picoseconds outgrow a double's
+  // mantissa (far beyond the VP's time limit, D-SIM-TIME-LIMIT) to_cycles(to_time(c)) may fall short of c, and a
+  // wake-up armed for to_time(c) would find nothing due and arm itself again at the same time for ever: step on
+  // until the cycle is reached, by a step that doubles, so the search ends within the 64 bits of sc_time.
+  sc_core::sc_time t = clock_.to_time(c);
+  const sc_core::sc_time::value_type last = std::numeric_limits<sc_core::sc_time::value_type>::max();
+  for (sc_core::sc_time::value_type step = 1; clock_.to_cycles(t) < c; step = step <= last / 2 ? 2 * step : step) {
+    if (t.value() > last - step) return sc_core::sc_time::from_value(last);
+    t = sc_core::sc_time::from_value(t.value() + step);
+  }
+  return t;
 }
 
 void Seq::retire_due_method() {

@@ -4,11 +4,15 @@
 
 #include "pevp/buffers/oom_headroom.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <sstream>
+#include <ostream>
+#include <streambuf>
+#include <utility>
 #include <stdexcept>
 
 #include <systemc>
@@ -50,6 +54,10 @@ class Host : public sc_core::sc_module {
   SC_HAS_PROCESS(Host);
   Host(sc_core::sc_module_name n, const platform::AddressMap& map, const sc_core::sc_signal<bool>& irq)
       : sc_core::sc_module(n), socket("socket"), irq_(irq), driver_(socket, map, irq) {
+    // A client's write into a full instruction queue is refused, never waited out on this, the VP's only bus
+    // master (D-IQ-NO-WAIT); a client holds at most one frame's worth of records unwritten (D-SUBMIT-HOLD).
+    driver_.queue_writes_wait = false;
+    driver_.max_unwritten = remote::kMaxTransferBytes / isa::kInstructionBytes;
     SC_THREAD(serve);
     // Requests are parsed and executed on this thread -- assembly text included, whose expressions recurse -- so it
     // gets a main thread's stack, not SystemC's small default (an expression nested 63 deep overflowed that under
@@ -58,13 +66,18 @@ class Host : public sc_core::sc_module {
   }
   static constexpr std::size_t kStackBytes = std::size_t{8} << 20;
 
-  // Waits until the interrupt line is high or `timeout` of simulated time passed; true when it is high.
+  // Waits until the interrupt line is high or `timeout` of simulated time passed; true when it is high. The
+  // driver's cancel() ends it with platform::Cancelled.
   bool wait_irq(const sc_core::sc_time& timeout) {
-    const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
-    while (!irq_.read() && sc_core::sc_time_stamp() < deadline)
-      sc_core::wait(deadline - sc_core::sc_time_stamp(), irq_.value_changed_event());
+    const sc_core::sc_time deadline = platform::Driver::deadline_after(timeout, "wait_irq");
+    driver_.throw_if_cancelled("wait_irq");
+    while (!irq_.read() && sc_core::sc_time_stamp() < deadline) {
+      sc_core::wait(deadline - sc_core::sc_time_stamp(), irq_.value_changed_event() | driver_.cancel_event());
+      driver_.throw_if_cancelled("wait_irq");
+    }
     return irq_.read();
   }
+  platform::Driver& driver() { return driver_; }
 
  private:
   void serve() {
@@ -90,6 +103,106 @@ class Host : public sc_core::sc_module {
 
 sc_core::sc_time nanoseconds(std::uint64_t ns) { return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS); }
 
+const sc_core::sc_time kTimeLimit = sc_core::sc_time::from_value(kMaxSimulatedPs);  // resolution: 1 ps
+const std::string kTimeLimitText = "1000 s (10^15 ps, D-SIM-TIME-LIMIT)";
+
+// The requests that take no simulated time: the only ones served once the time limit is reached.
+bool takes_no_simulated_time(Op op) {
+  switch (op) {
+    case Op::Hello: case Op::Time: case Op::Shutdown: case Op::Cycles: case Op::Assemble: case Op::Stats:
+    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A wait's timeout as simulated time: refused when the wait could end past the VP's time limit.
+sc_core::sc_time wait_timeout(Op op, std::uint64_t timeout_ns) {
+  const std::uint64_t now_ps = sc_core::sc_time_stamp().value();
+  const std::uint64_t left_ps = now_ps < kMaxSimulatedPs ? kMaxSimulatedPs - now_ps : 0;
+  if (timeout_ns > left_ps / 1000)
+    throw std::invalid_argument(std::string(name(op)) + ": a timeout of " + std::to_string(timeout_ns) +
+                                " ns from simulated time " + std::to_string(now_ps) +
+                                " ps would pass the VP's limit of " + kTimeLimitText + "; at most " +
+                                std::to_string(left_ps / 1000) + " ns is left");
+  return nanoseconds(timeout_ns);
+}
+
+// The slices a request's simulation runs in: sized so that one takes about kSliceWall of wall time, which bounds
+// how long a cancellation waits to be noticed. A request that ends within its first slice pays nothing for them.
+// Each request starts small again: how dense the last one's events were says nothing of the next (an idle wait
+// grows the slice to seconds of simulated time, which a polling wait behind a running program would take minutes
+// of wall time to get through), and the slice never grows past kLargest, so a change of pace within a request is
+// noticed within a bounded wall time too.
+class Slicer {
+ public:
+  void restart() { slice_ = kFirst; }
+  sc_core::sc_time next() const { return slice_; }
+  // Adapts the slice to the wall time the last one took (only a slice the request did not end in says anything).
+  void took(std::chrono::steady_clock::duration wall) {
+    if (wall < kSliceWall / 4 && slice_ < kLargest) slice_ = slice_ * 2;
+    if (wall > kSliceWall && slice_ > kSmallest) slice_ = slice_ / 4;
+    if (slice_ < kSmallest) slice_ = kSmallest;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kSliceWall{20};
+  const sc_core::sc_time kFirst = sc_core::sc_time(10, sc_core::SC_US);
+  const sc_core::sc_time kSmallest = sc_core::sc_time(10, sc_core::SC_NS);
+  const sc_core::sc_time kLargest = sc_core::sc_time(100, sc_core::SC_MS);
+  sc_core::sc_time slice_ = kFirst;
+};
+
+// The micro-op lines kept for the client between two takes: at most `cap` bytes of whole lines. A line that does not
+// fit is not kept but counted, so a client that never takes cannot make the VP hold more (D-UOP-LOG-BOUND).
+class KeptLines : public std::streambuf {
+ public:
+  explicit KeptLines(std::size_t cap) : cap_(cap) {}
+  // The kept lines, whole, at most `cap` bytes (one take's reply when the cap is a frame's transfer limit).
+  std::string take() { return std::exchange(kept_, std::string()); }
+  std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t first_dropped() const { return first_dropped_; }
+  void forget_dropped() { dropped_ = 0; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      const char one = traits_type::to_char_type(c);
+      xsputn(&one, 1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const char* const end = s + n;
+    while (s != end) {
+      const char* newline = std::find(s, end, '\n');
+      if (newline == end) {
+        line_.append(s, end);
+        break;
+      }
+      line_.append(s, newline + 1);
+      end_line();
+      s = newline + 1;
+    }
+    return n;
+  }
+
+ private:
+  void end_line() {
+    if (kept_.size() + line_.size() <= cap_) {
+      kept_ += line_;
+    } else if (dropped_++ == 0) {
+      first_dropped_ = lines_;
+    }
+    ++lines_;
+    line_.clear();
+  }
+  std::size_t cap_;
+  std::string kept_, line_;
+  std::uint64_t lines_ = 0, dropped_ = 0, first_dropped_ = 0;
+};
+
 // A request's error as the protocol reports it.
 struct Refusal : std::runtime_error {
   Status status;
@@ -106,9 +219,12 @@ struct Machine::Impl {
   std::unique_ptr<platform::FirmwareLog> firmware_log;
   // The micro-op lines kept for the client (micro_op_log / micro_op_log_take); the log is made at the first
   // micro_op_log request, after any firmware log, and lives as long as the VP (it is switched, never unhooked).
-  std::ostringstream micro_op_lines;
+  KeptLines micro_op_kept{remote::kMaxTransferBytes};
+  std::ostream micro_op_lines{&micro_op_kept};
   std::unique_ptr<platform::MicroOpLog> micro_op_log;
   platform::Driver* driver = nullptr;  // the host's, while it executes a request
+  Slicer slicer;
+  std::string cancel_reason;  // why the request being executed was cancelled
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
@@ -119,8 +235,12 @@ struct Machine::Impl {
   // it and paused. The request is parsed and executed there, and every exception it raises is caught there too:
   // none crosses back onto the main stack (an exception unwinding the main stack after one was thrown on a
   // SystemC thread stack is what makes ASan report false positives, stale_stack_poison.h).
-  Outcome on_host(Op op, const std::vector<std::uint8_t>& payload) {
+  Outcome on_host(Op op, const std::vector<std::uint8_t>& payload, const CancelCheck& cancel) {
     if (broken) return {Status::State, "the VP stopped in an earlier call (a deadlock); start a new process", {}};
+    if (sc_core::sc_time_stamp() >= kTimeLimit && !takes_no_simulated_time(op))
+      return {Status::State, std::string(name(op)) + ": the VP's simulated time reached its limit of " +
+                                 kTimeLimitText + "; only requests that take no simulated time are served",
+              {}};
     Outcome out;
     host.request = [&](platform::Driver& d) {
       driver = &d;
@@ -129,20 +249,41 @@ struct Machine::Impl {
     };
     host.busy = true;
     host.failure = nullptr;
+    host.driver().reset_cancel();
     if (started) host.wake.notify(sc_core::SC_ZERO_TIME);
     started = true;
     try {
-      sc_core::sc_start();
+      if (!simulate_until_answered(cancel)) {
+        broken = true;
+        return {Status::Internal, "the simulation ran out of events before the call finished (a deadlock)", {}};
+      }
     } catch (const std::exception& e) {
       broken = true;
       return {Status::Internal, std::string("the simulation failed: ") + e.what(), {}};
     }
-    if (host.busy) {
-      broken = true;
-      return {Status::Internal, "the simulation ran out of events before the call finished (a deadlock)", {}};
-    }
     if (host.failure) return {Status::Internal, std::string(name(op)) + ": an exception escaped the request", {}};
     return out;
+  }
+
+  // Runs the simulation slice by slice until the host answered; false when it ran out of events first (a
+  // deadlock). Between slices it asks `cancel`; once that gives a reason, the driver's waits end (cancel()).
+  bool simulate_until_answered(const CancelCheck& cancel) {
+    bool cancelling = false;
+    slicer.restart();
+    for (;;) {
+      const auto start = std::chrono::steady_clock::now();
+      // SC_RUN_TO_TIME: SC_EXIT_ON_STARVATION leaves time where it is when the next event lies past the slice's end
+      // (a wait_irq's far deadline), and the next slice would start from the same time again.
+      sc_core::sc_start(slicer.next(), sc_core::SC_RUN_TO_TIME);
+      if (!host.busy) return true;
+      if (!sc_core::sc_pending_activity()) return false;  // the host waits for nothing that can happen
+      slicer.took(std::chrono::steady_clock::now() - start);
+      if (cancelling || !cancel) continue;
+      cancel_reason = cancel();
+      if (cancel_reason.empty()) continue;
+      cancelling = true;
+      host.driver().cancel();
+    }
   }
 
   Outcome parse_and_execute(Op op, const std::vector<std::uint8_t>& payload) {
@@ -168,6 +309,12 @@ struct Machine::Impl {
       return {};
     } catch (const Refusal& e) {
       return {e.status, e.what(), {}};
+    } catch (const platform::Cancelled& e) {
+      return {Status::State, std::string(e.what()) + ": " + cancel_reason, {}};
+    } catch (const platform::HoldLimitError& e) {
+      return {Status::State, e.what(), {}};
+    } catch (const std::bad_alloc&) {
+      throw;  // parse_and_execute's: "out of host memory", the reserve taken again
     } catch (const platform::BusError& e) {
       return {Status::Bus, e.what(), {}};
     } catch (const std::invalid_argument& e) {
@@ -246,13 +393,18 @@ struct Machine::Impl {
       }
       case Op::MicroOpLogTake: {
         in.end();
-        std::string all = micro_op_lines.str();
-        std::size_t cut = all.size();
-        if (cut > remote::kMaxTransferBytes) cut = all.rfind('\n', remote::kMaxTransferBytes - 1) + 1;  // whole lines
-        micro_op_lines.str(all.substr(cut));
-        micro_op_lines.seekp(0, std::ios::end);
-        all.resize(cut);
-        return {Status::Ok, "", Writer().lstr(all).take()};
+        micro_op_lines.flush();
+        if (micro_op_kept.dropped() != 0) {
+          // Said once, before the kept lines are handed out: they stay for the next take.
+          const std::string why = "micro_op_log_take: " + std::to_string(micro_op_kept.dropped()) +
+                                  " micro-op lines from line " + std::to_string(micro_op_kept.first_dropped()) +
+                                  " on were not kept: the VP keeps at most " +
+                                  std::to_string(remote::kMaxTransferBytes) +
+                                  " bytes of lines between takes (D-UOP-LOG-BOUND); take again for the lines kept";
+          micro_op_kept.forget_dropped();
+          return {Status::State, why, {}};
+        }
+        return {Status::Ok, "", Writer().lstr(micro_op_kept.take()).take()};
       }
       case Op::Read32: {
         const std::uint64_t address = in.u64("address");
@@ -332,7 +484,7 @@ struct Machine::Impl {
         const std::uint64_t timeout_ns = in.u64("timeout_ns");
         in.end();
         return run_with([&](platform::Driver& d, Writer& w) {
-          const platform::Completion c = d.wait_idle(nanoseconds(timeout_ns));
+          const platform::Completion c = d.wait_idle(wait_timeout(op, timeout_ns));
           w.u8(c.done).u8(c.error).u8(c.timed_out).u64(c.retired);
         });
       }
@@ -340,7 +492,7 @@ struct Machine::Impl {
         const std::uint64_t timeout_ns = in.u64("timeout_ns");
         in.end();
         return run_with([&](platform::Driver&, Writer& w) {
-          const bool raised = host.wait_irq(nanoseconds(timeout_ns));
+          const bool raised = host.wait_irq(wait_timeout(op, timeout_ns));
           w.u8(raised).u64(sc_core::sc_time_stamp().value());
         });
       }
@@ -391,7 +543,14 @@ struct Machine::Impl {
         const std::vector<std::uint8_t> bytes = in.rest();
         return run([&](platform::Driver&) {
           try {
-            platform::restore_checkpoint(platform, bytes, "(sent by the client)");
+            const platform::CheckpointImage image =
+                platform::read_checkpoint(bytes.data(), bytes.size(), platform.vp_config(), "(sent by the client)");
+            // Restoring waits until the checkpoint's time: a later one than the limit would push time past it.
+            if (image.time() > kTimeLimit)
+              throw Refusal(Status::Argument, "(sent by the client): its simulated time, " +
+                                                  std::to_string(image.time_value) + " ps, is past the VP's limit of " +
+                                                  kTimeLimitText + "; nothing applied");
+            platform::apply_checkpoint(platform, image);
           } catch (const platform::CheckpointError& e) {
             throw Refusal(Status::Argument, e.what());  // nothing was applied
           }
@@ -435,9 +594,9 @@ void Machine::log_firmware(std::ostream& out) {
 
 bool Machine::broken() const { return impl_->broken; }
 
-Outcome Machine::execute(Op op, const std::vector<std::uint8_t>& payload) {
+Outcome Machine::execute(Op op, const std::vector<std::uint8_t>& payload, const CancelCheck& cancel) {
   clear_stale_stack_poison();
-  return impl_->on_host(op, payload);
+  return impl_->on_host(op, payload, cancel);
 }
 
 }  // namespace pevp::capi

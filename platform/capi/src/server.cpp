@@ -107,6 +107,18 @@ struct Credential {
   remote::OwnedFile file;
 };
 
+const std::string kClientLeft = "the client left";
+
+// Why the request being executed for client `c` must end now, or "": a stop signal arrived (its reply tells the
+// client), or the client is gone (its end of the stream closed: nobody waits for the reply). Asked between slices
+// of the request's simulation (Machine::execute), so a wait a client started never outlives it.
+std::string why_cancel(const Connection& c) {
+  if (g_stop) return "the server is stopping (a stop signal)";
+  pollfd fd = {c.fd(), POLLRDHUP, 0};
+  if (::poll(&fd, 1, 0) > 0 && (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return kClientLeft;
+  return "";
+}
+
 class Server {
  public:
   // `credential`: null when connections are taken without one (a Unix socket, or --insecure-no-auth).
@@ -192,7 +204,12 @@ class Server {
       } else if (!op) {
         sent = reply_error(c, Status::Protocol, "unknown op " + std::to_string(got.frame.kind) + " (docs/protocol.md)");
       } else {
-        const Outcome o = machine_.execute(*op, got.frame.payload);
+        std::string cancelled;
+        const Outcome o = machine_.execute(*op, got.frame.payload, [&] { return cancelled = why_cancel(c); });
+        if (cancelled == kClientLeft) {
+          err_ << "pe-vp serve: " << who << " left during its " << remote::name(*op) << " request: cancelled\n";
+          return ClientEnd::Left;
+        }
         std::string why;
         const auto ok = static_cast<std::uint8_t>(remote::Reply::Ok);
         sent = o.ok() ? c.try_send(ok, o.payload, options_.frame_timeout, &why)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <limits>
 
 #include "pevp/isa/rules.h"
 #include "pevp/regfile/apb_prot.h"
@@ -163,7 +164,22 @@ void Driver::transport(tlm::tlm_command cmd, std::uint64_t address, void* data, 
   // Loosely timed, synchronised after every access: the driver is a sequential
   // program, so its accesses cost their annotated time in simulated time.
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  access(cmd, address, data, bytes, privileged, delay);
+  const bool into_queue = cmd == tlm::TLM_WRITE_COMMAND && address >= map_.iq && address - map_.iq < map_.iq_size;
+  seq::IqWriteStatus queue_status;
+  queue_status.wait_for_room = queue_writes_wait;
+  try {
+    access(cmd, address, data, bytes, privileged, delay, into_queue ? &queue_status : nullptr);
+  } catch (const BusError& e) {
+    // Refused for lack of room (D-IQ-NO-WAIT): say so, with the numbers a caller needs to try again.
+    if (!into_queue || queue_writes_wait || e.status != tlm::TLM_GENERIC_ERROR_RESPONSE ||
+        bytes % isa::kInstructionBytes != 0)
+      throw;
+    throw BusError(address, e.status,
+                   "write of " + std::to_string(bytes / isa::kInstructionBytes) +
+                       " records into the instruction queue: the queue has room for " +
+                       std::to_string(queue_status.space) + " (queue full); none taken, and the write does not "
+                       "wait for room (iq_status.space tells when there is)");
+  }
   if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
   // Every way this driver clears the error (clear_error(), a field or register
   // write by name, write32) lets a held feeder go on.
@@ -185,10 +201,12 @@ void Driver::write32(std::uint64_t address, std::uint32_t value, bool privileged
 }
 
 void Driver::write(std::uint64_t address, const void* data, std::size_t bytes) {
+  if (bytes == 0) return;  // D-ZERO-BURST
   transport(tlm::TLM_WRITE_COMMAND, address, const_cast<void*>(data), bytes, false);
 }
 
 void Driver::read(std::uint64_t address, void* data, std::size_t bytes) {
+  if (bytes == 0) return;  // D-ZERO-BURST
   transport(tlm::TLM_READ_COMMAND, address, data, bytes, false);
 }
 
@@ -273,6 +291,12 @@ void Driver::arm(const ArmOptions& o) {
 }
 
 void Driver::submit(const std::vector<isa::RawInstruction>& program) {
+  if (program.size() > max_unwritten - std::min(max_unwritten, pending_.size()))
+    throw HoldLimitError("submit: " + std::to_string(program.size()) + " instructions on top of the " +
+                         std::to_string(pending_.size()) +
+                         " still waiting to be written into the instruction queue would pass the " +
+                         std::to_string(max_unwritten) +
+                         " the driver holds; none queued (wait until the SEQ takes them, or discard them)");
   pending_.insert(pending_.end(), program.begin(), program.end());
   if (feeding_ || pending_.empty()) return;
   feeding_ = true;
@@ -344,16 +368,39 @@ void Driver::rethrow_feeder_failure() {
   std::rethrow_exception(e);
 }
 
+void Driver::cancel() {
+  cancelled_ = true;
+  cancel_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Driver::throw_if_cancelled(const std::string& what) const {
+  if (cancelled_) throw Cancelled(what + ": cancelled at " + std::to_string(sc_core::sc_time_stamp().value()) + " ps");
+}
+
+sc_core::sc_time Driver::deadline_after(const sc_core::sc_time& timeout, const std::string& what) {
+  // sc_time adds modulo 2^64: a deadline past its end would wrap to the past.
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const auto last = std::numeric_limits<sc_core::sc_time::value_type>::max();
+  if (timeout.value() > last - now.value())
+    throw std::invalid_argument(what + ": a timeout of " + std::to_string(timeout.value()) + " ps from " +
+                                std::to_string(now.value()) + " ps would pass the end of simulated time (" +
+                                std::to_string(last) + " ps)");
+  return now + timeout;
+}
+
 Completion Driver::wait_idle(sc_core::sc_time timeout) {
-  const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
+  const sc_core::sc_time deadline = deadline_after(timeout, "wait_idle");
+  throw_if_cancelled("wait_idle");
   // While the feeder writes, the bus is left to it: the feeder ends when the
   // program is queued, or holds when the SEQ stopped on a fault (the queue then
   // refuses the rest), so no polling is needed to notice either. A program that
   // waits for a semaphore nobody sets holds the feeder in its write too: the
   // timeout covers both. Done counts only with nothing left to write.
   for (;;) {
-    while (feeding_ && !holding_ && sc_core::sc_time_stamp() < deadline)
-      sc_core::wait(deadline - sc_core::sc_time_stamp(), fed_);
+    while (feeding_ && !holding_ && sc_core::sc_time_stamp() < deadline) {
+      sc_core::wait(deadline - sc_core::sc_time_stamp(), fed_ | cancel_);
+      throw_if_cancelled("wait_idle");
+    }
     const std::uint32_t st = read32(map_.vp_seq() + regs::vp_seq::offsets::seq_ctrl_seq_status);
     Completion c;
     c.done = (st >> 2) & 1;
@@ -372,7 +419,8 @@ Completion Driver::wait_idle(sc_core::sc_time timeout) {
       return c;
     }
     // The interrupt when it is enabled, polling otherwise (and as a fallback).
-    sc_core::wait(poll_interval, irq_.posedge_event());
+    sc_core::wait(poll_interval, irq_.posedge_event() | cancel_);
+    throw_if_cancelled("wait_idle");
   }
 }
 

@@ -4,8 +4,9 @@
 // Bus side: `iq`, a write-only TLM target. A write of n x 64 bytes at a
 // 64-byte-aligned offset queues n instructions in order (single writes and
 // bursts alike). When the queue lacks space, a write from an SC_THREAD waits for
-// it (back-pressure); from anywhere else it fails with TLM_GENERIC_ERROR_RESPONSE
-// and queues nothing. A write waiting for room while the SEQ is stopped on a
+// it (back-pressure); from anywhere else, or when its initiator asked not to
+// wait (IqWriteStatus::wait_for_room, D-IQ-NO-WAIT), it fails with
+// TLM_GENERIC_ERROR_RESPONSE and queues nothing. A write waiting for room while the SEQ is stopped on a
 // fault fails too, with the records before the one that found no room queued
 // (D-IQ-STOPPED); an initiator that attaches IqWriteStatus learns how many.
 // vp_seq iq_status shows level and space.
@@ -226,6 +227,9 @@ class Seq : public sc_core::sc_module {
   void retire_front();
   void retire_due_method();
   void arm_retirement();
+  // The first simulated time at which the clock reads cycle `c` (clock_.now() >= c), when retirements due by then
+  // are caught up.
+  sc_core::sc_time time_reaching(arrseq::Cycle c) const;
   // Advances simulated time to cycle `c` (no-op when it has passed) and catches up.
   void sync_to(arrseq::Cycle c);
   // Waits until every instruction issued so far has responded; false if the

@@ -6,9 +6,14 @@
 // runs the simulation until the request is done, when the host pauses it (sc_pause). Simulated time advances only
 // inside requests -- never between them, whatever the wall-clock time -- so a sequence of requests always gives
 // the same results (docs/protocol.md "Time").
+//
+// A request runs the simulation in slices of simulated time sized to a few milliseconds of wall time each; between
+// two slices execute() asks its caller whether to cancel the request (its client left, the server must stop), so a
+// long wait ends promptly and leaves the VP usable. Simulated time has a limit, kMaxSimulatedTime (D-SIM-TIME-LIMIT).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -27,6 +32,15 @@ struct Outcome {
   bool ok() const { return status == remote::Status::Ok; }
 };
 
+// The most simulated time a VP reaches: 10^15 ps, 1000 s (D-SIM-TIME-LIMIT). A wait whose timeout would pass it is
+// refused, a checkpoint of a later time is not restored, and once it is reached only requests that take no
+// simulated time are served. Far below the 2^64 ps where sc_time wraps, and where a double (the engine clock's
+// conversions) still holds a picosecond count to an eighth of a picosecond.
+constexpr std::uint64_t kMaxSimulatedPs = 1'000'000'000'000'000;
+
+// Asked between slices of a request's simulation: why to cancel the request ("the client left"), or "" to go on.
+using CancelCheck = std::function<std::string()>;
+
 class Machine {
  public:
   // The process's one VP (SystemC elaborates once and cannot take a simulation apart): nullptr with *error set
@@ -38,7 +52,11 @@ class Machine {
   // (pevp/platform/firmware_log.h), from now on.
   void log_firmware(std::ostream& out);
   // Executes one request. Never throws: a malformed payload is Status::Protocol naming the op and field.
-  Outcome execute(remote::Op op, const std::vector<std::uint8_t>& payload);
+  // `cancel`, when given, is asked between slices of the simulation (never for a request that ends within its
+  // first); once it gives a reason, the request's wait ends at the next delta cycle with Status::State,
+  // "<op>: cancelled at <t> ps: <reason>", and the VP stays consistent (the engine and a submitted program go on
+  // with the next request that runs the simulation).
+  Outcome execute(remote::Op op, const std::vector<std::uint8_t>& payload, const CancelCheck& cancel = {});
   // A deadlock (the simulation ran out of events inside a request) leaves the VP unusable.
   bool broken() const;
 

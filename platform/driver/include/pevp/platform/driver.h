@@ -47,6 +47,18 @@ class BusError : public std::runtime_error {
   tlm::tlm_response_status status;
 };
 
+// A wait of this driver ended early because cancel() was called (its host's client left, or the host must stop).
+class Cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A submit() refused because the instructions held unwritten would pass Driver::max_unwritten.
+class HoldLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The arm sequence of 003 section 6 (queue_cfg, then optionally the counters)
 // plus the VP's interrupt enables.
 struct ArmOptions {
@@ -101,6 +113,14 @@ class Driver {
   void write32(std::uint64_t address, std::uint32_t value, bool privileged = false);
   void write(std::uint64_t address, const void* data, std::size_t bytes);
   void read(std::uint64_t address, void* data, std::size_t bytes);
+  // write() and read() take any length: one of 0 bytes is no bus transaction (TLM has no empty one) and takes no
+  // time (D-ZERO-BURST).
+  //
+  // Whether a write into the instruction-queue window waits for room while the queue is full (the window's
+  // back-pressure), or is refused whole at once: BusError (GENERIC_ERROR) naming the records and the room, nothing
+  // queued (D-IQ-NO-WAIT). A host that executes the requests of others (pe-vp serve, the C API) clears it, so a
+  // client's write can never hold the VP's only bus master. The feeder of submit() always waits.
+  bool queue_writes_wait = true;
   // A 2-D transfer, the shape of an SBUF or PSUM tile: `rows` rows of `row_bytes`, row i at address +
   // i * address_stride on the bus and at data + i * data_stride in host memory. One bus write (read) per row, as
   // write() would issue; their annotated times are added up and waited once at the end instead of once per row,
@@ -141,7 +161,11 @@ class Driver {
   // once this driver clears the error (clear_error(), or a write of
   // seq_cmd.clear_error through it), so the program goes on from the
   // instruction after the fault as it would with a queue long enough for it.
+  // At most max_unwritten instructions are held unwritten (unsubmitted()): a submit() that would pass it throws
+  // HoldLimitError naming the counts and queues none of its program (D-SUBMIT-HOLD).
   void submit(const std::vector<isa::RawInstruction>& program);
+  // 64 MiB of records, the most one protocol frame carries.
+  std::size_t max_unwritten = std::size_t{1} << 20;
   // Instructions submitted whose write into the queue has not completed (the
   // burst being written counts whole until the queue took all of it; a held
   // remainder counts exactly).
@@ -154,8 +178,23 @@ class Driver {
   std::size_t discard_unwritten();
   // Waits until seq_status shows error, or done with every submitted
   // instruction written (interrupt, else polling every poll_interval), at most
-  // `timeout` of simulated time. A bus error of the feeder is rethrown here.
+  // `timeout` of simulated time. A bus error of the feeder is rethrown here. A timeout whose end would not fit
+  // sc_time throws std::invalid_argument; cancel() ends the wait with Cancelled.
   Completion wait_idle(sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC));
+  // Simulated time `timeout` from now; std::invalid_argument naming `what` when it would pass the end of sc_time.
+  static sc_core::sc_time deadline_after(const sc_core::sc_time& timeout, const std::string& what);
+
+  // ---- cancellation ---------------------------------------------------------------------
+  // Ends the wait_idle() in progress, and every wait after it until reset_cancel(), with Cancelled at the next
+  // delta cycle: a host whose client left, or that must stop, does not wait out a long simulated timeout. Callable
+  // from outside the simulation between sc_start() calls. The engine is untouched: the program and the feeder go
+  // on as they would.
+  void cancel();
+  void reset_cancel() { cancelled_ = false; }
+  // Notified by cancel(): a wait of the host's own (its interrupt wait) adds it to what it waits for.
+  const sc_core::sc_event& cancel_event() const { return cancel_; }
+  // Throws Cancelled naming `what` when cancel() was called.
+  void throw_if_cancelled(const std::string& what) const;
   std::optional<ErrorInfo> error_record();
   void clear_done();
   void clear_error();
@@ -183,6 +222,8 @@ class Driver {
   sc_core::sc_event fed_;                     // the feeder finished, or began to hold
   sc_core::sc_event error_cleared_;           // this driver wrote seq_cmd.clear_error
   std::exception_ptr feeder_failure_;         // a bus error the feeder met
+  bool cancelled_ = false;
+  sc_core::sc_event cancel_;
 };
 
 // A platform plus a host that runs one driver program in an SC_THREAD. SystemC
