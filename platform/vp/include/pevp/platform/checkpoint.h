@@ -53,6 +53,13 @@ class CheckpointError : public std::runtime_error {
 // 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
 inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
 
+// The latest simulated time a checkpoint may hold, in ps (model decision D-CKPT-TIME-LIMIT): 2^50 ps, about 18.8
+// minutes. Every cycle a checkpoint holds lies at or before this time at the configured clock, and a run continued
+// from it stays far inside the range where the engine clock converts cycles and times exactly (a picosecond count
+// below 2^53 is exact in a double) and sc_time cannot overflow -- at 2^63 ps a conversion loses cycles and a
+// thread waits forever for a cycle that never comes.
+inline constexpr std::uint64_t kMaxCheckpointTimePs = std::uint64_t{1} << 50;
+
 // Why a platform of configuration `config` can neither save nor restore a checkpoint, or "" when it can: known
 // before the platform is built, so a command can refuse --checkpoint / --restore before it simulates.
 std::string checkpoint_unsupported(const VpConfig& config);

@@ -1,0 +1,190 @@
+// Checkpoints made on purpose: well formed (every CRC recomputed after the edit, ckpt_fields.h) but with a field
+// whose meaning is impossible -- a simulated time past what the VP supports, a time earlier than the state's own
+// times, a tile's port or an in-flight micro-op far in the future, counters that do not add up. Each is refused by
+// the restore with a CheckpointError naming the section, the field and the rule, and the target does not change;
+// a checkpoint at the supported limit still restores and the next program runs to completion.
+//
+// The cut (program A of ckpt_scenario.h, stopped on its fault) is taken in a child process (fork, before this
+// process elaborates anything), so that the target here is a fresh platform at time 0: a checkpoint whose time was
+// moved earlier than its own state still passes the target's time rule, and only the state's own rules can refuse
+// it -- as with `pe-vp run --restore` in a new process.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+
+#include "ckpt_fields.h"
+#include "ckpt_scenario.h"
+#include "pevp/arr_seq/engine_clock.h"
+
+namespace {
+
+using namespace ckt;
+using ckf::Bytes;
+namespace arrseq = pevp::arrseq;
+
+constexpr Generation kGen = Generation::MARIANA;
+
+// Program A run to its fault and saved in a child process: this process has elaborated nothing yet.
+Bytes cut_from_a_child(const platform::VpConfig& cfg) {
+  char path[] = "/tmp/pevp_crafted_XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return {};
+  ::close(fd);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    platform::VirtualPlatform vp(cfg);
+    vp.run([&](platform::Driver& d) {
+      run_a(d, cfg.geometry, kGen, cfg.mode);
+      platform::save_checkpoint_file(vp.platform(), path);
+    });
+    std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  int status = -1;
+  ::waitpid(pid, &status, 0);
+  std::ifstream in(path, std::ios::binary);
+  Bytes cut((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ::unlink(path);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+  return cut;
+}
+
+// A fresh platform at time 0 and the cut; `body` runs in its host thread.
+void with_fresh_target(const std::function<void(platform::Driver&, platform::Platform&, const Bytes&)>& body) {
+  const platform::VpConfig cfg = scenario_config(kGen);
+  const Bytes cut = cut_from_a_child(cfg);
+  ASSERT_FALSE(cut.empty()) << "the child process could not save the cut";
+  ASSERT_TRUE(ckf::layout_of(cut)) << "the cut does not walk as the format says";
+  platform::VirtualPlatform vp(cfg);
+  vp.run([&](platform::Driver& d) { body(d, vp.platform(), cut); });
+}
+
+// The restore of `bytes` is refused with a message holding every one of `parts`, and the target's state (its own
+// checkpoint, which holds every unit and the time) is what it was.
+void expect_refused(platform::Platform& p, const Bytes& bytes, const std::vector<std::string>& parts,
+                    const std::string& what) {
+  const std::vector<std::uint8_t> before = platform::save_checkpoint(p);
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  try {
+    platform::restore_checkpoint(p, bytes, "t.ckpt");
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const platform::CheckpointError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("checkpoint t.ckpt: ", 0), 0u) << what << ": " << m;
+    for (const std::string& part : parts) EXPECT_NE(m.find(part), std::string::npos) << what << ": " << m;
+  }
+  EXPECT_EQ(sc_core::sc_time_stamp(), t0) << what << ": simulated time moved";
+  EXPECT_TRUE(platform::save_checkpoint(p) == before) << what << ": the target changed";
+}
+
+// The cut's time and its cycle at the scenario's clock (tensor_engine.clock_ghz).
+struct CutTime {
+  std::uint64_t ps = 0;
+  arrseq::Cycle cycle = 0;
+};
+CutTime cut_time(const Bytes& cut, const platform::Platform& p) {
+  CutTime t;
+  t.ps = ckf::field_value(cut, "time.value");  // the resolution is 1 ps
+  t.cycle = p.arr_seq.to_cycles(sc_core::sc_time::from_value(t.ps));
+  return t;
+}
+
+TEST(CheckpointCrafted, ATimePastTheSupportedMaximumIsRefused) {
+  with_fresh_target([](platform::Driver&, platform::Platform& p, const Bytes& cut) {
+    ASSERT_EQ(ckf::field_value(cut, "time.resolution_fs"), 1000u);
+    const std::uint64_t max_ps = platform::kMaxCheckpointTimePs;
+    for (std::uint64_t ps : {std::uint64_t{1} << 63, ~std::uint64_t{0}, std::uint64_t{1} << 62, max_ps + 1}) {
+      expect_refused(p, ckf::with_field(cut, "time.value", ps),
+                     {"section 'time'", "the simulated time " + std::to_string(ps) + " ps",
+                      "past the latest this pe-vp supports (" + std::to_string(max_ps) + " ps"},
+                     "time " + std::to_string(ps));
+    }
+  });
+}
+
+// At the limit itself the checkpoint is valid (a platform idle since the cut), and program B runs to completion
+// after it, within its simulated-time bound: nothing overflows or stalls at the end of the supported range.
+TEST(CheckpointCrafted, ATimeAtTheSupportedMaximumRestoresAndTheNextProgramCompletes) {
+  with_fresh_target([](platform::Driver& d, platform::Platform& p, const Bytes& cut) {
+    const std::uint64_t max_ps = platform::kMaxCheckpointTimePs;
+    platform::restore_checkpoint(p, ckf::with_field(cut, "time.value", max_ps), "t.ckpt");
+    EXPECT_EQ(sc_core::sc_time_stamp().value(), max_ps);
+    d.clear_error();
+    d.write_field("top", "queue_cfg", "disable_dependency_check", 0);
+    d.submit(program_b(kGen));
+    const platform::Completion c = d.wait_idle(sc_core::sc_time(1, sc_core::SC_MS));
+    EXPECT_TRUE(c.done && !c.error && !c.timed_out);
+    EXPECT_LT(sc_core::sc_time_stamp().value(), max_ps + 1000000000u) << "B took more than 1 ms of simulated time";
+  });
+}
+
+TEST(CheckpointCrafted, ATimeEarlierThanTheStatesOwnTimesIsRefused) {
+  with_fresh_target([](platform::Driver&, platform::Platform& p, const Bytes& cut) {
+    const CutTime t = cut_time(cut, p);
+    const std::uint64_t last_response = ckf::field_value(cut, "arr_seq.last_response");
+    ASSERT_GT(last_response, 100u);
+    ASSERT_LE(last_response, t.cycle);
+    // Half the time: the state's last response, the SEQ's time, the counters all lie after it.
+    expect_refused(p, ckf::with_field(cut, "time.value", t.ps / 2),
+                   {"section 'arr_seq'", "the last response", "after the checkpoint's time"}, "half the time");
+    // Just before the last response: one cycle of the engine clock earlier is already too early.
+    const std::uint64_t before_ps = p.arr_seq.to_time(last_response - 1).value();
+    expect_refused(p, ckf::with_field(cut, "time.value", before_ps),
+                   {"section 'arr_seq'", "the last response at cycle " + std::to_string(last_response),
+                    "after the checkpoint's time (cycle " + std::to_string(last_response - 1) + ")"},
+                   "a cycle before the last response");
+    // The unmodified cut restores here (the positive control of the rules above).
+    platform::restore_checkpoint(p, cut, "t.ckpt");
+    EXPECT_EQ(sc_core::sc_time_stamp().value(), t.ps);
+  });
+}
+
+// One field of the state at a time, each with a value its rule forbids: the SEQ's own time after the checkpoint's,
+// a tile's stream port at cycle 7e16 (past the supported time; a run after it would never finish), an in-flight
+// micro-op past the supported time, responses after the time or out of order, counters that do not add up.
+TEST(CheckpointCrafted, EachStateFieldBeyondItsRuleIsRefused) {
+  with_fresh_target([](platform::Driver&, platform::Platform& p, const Bytes& cut) {
+    const CutTime t = cut_time(cut, p);
+    const arrseq::Cycle limit = p.arr_seq.to_cycles(sc_core::sc_time::from_value(platform::kMaxCheckpointTimePs));
+    const std::optional<ckf::Layout> l = ckf::layout_of(cut);
+    ASSERT_TRUE(l);
+    ASSERT_TRUE(l->find("arr_seq.tiles[0].stream_free")) << "the cut has a tile state";
+    ASSERT_TRUE(l->find("arr_seq.in_flight[0].complete")) << "the cut has an in-flight entry";
+    ASSERT_TRUE(l->find("arr_seq.responses[0].response")) << "the cut has a P2F window";
+    const std::string after_now = "after the checkpoint's time (cycle " + std::to_string(t.cycle) + ")";
+    const std::string past_limit = "past the latest cycle this pe-vp supports (" + std::to_string(limit) + ")";
+    const struct {
+      const char* field;
+      std::uint64_t value;
+      std::vector<std::string> parts;
+    } cases[] = {
+        {"seq.local", t.cycle + 1, {"section 'seq'", "the SEQ's own time", after_now}},
+        {"arr_seq.tiles[0].stream_free", 70000000000000000ull, {"section 'arr_seq'", "stream", past_limit}},
+        {"arr_seq.tiles[0].wl_free", limit + 1, {"section 'arr_seq'", "weight-load port", past_limit}},
+        {"arr_seq.in_flight[0].complete", ~std::uint64_t{0}, {"section 'arr_seq'", "in-flight", past_limit}},
+        {"arr_seq.last_response", t.cycle + 1, {"section 'arr_seq'", "the last response", after_now}},
+        {"arr_seq.last_start", t.cycle + 1, {"section 'arr_seq'", "the last start"}},
+        {"arr_seq.starts[0]", t.cycle + 1, {"section 'arr_seq'", "IFIFO start"}},
+        {"arr_seq.responses[0].response", t.cycle + 1, {"section 'arr_seq'", "P2F"}},
+        {"arr_seq.groups[0].busy.counted_until", t.cycle + 1, {"section 'arr_seq'", "row group 0", after_now}},
+        {"arr_seq.groups[0].origin", t.cycle + 1, {"section 'arr_seq'", "row group 0", "origin"}},
+        {"arr_seq.groups[1].last_active", limit + 1, {"section 'arr_seq'", "row group 1", past_limit}},
+        {"arr_seq.groups[0].busy.counted", t.cycle + 1, {"section 'arr_seq'", "row group 0", "counted"}},
+        {"arr_seq.stats.last_complete", limit + 1, {"section 'arr_seq'", "last completion", past_limit}},
+        {"arr_seq.stats.busy_span", 1, {"section 'arr_seq'", "busy span"}},
+        {"seq.retired", 1, {"section 'seq'", "retired"}},
+        {"seq.next_log_index", 1u << 20, {"section 'seq'", "firmware log index"}},
+        {"seq.record.index", 1u << 20, {"section 'seq'", "error record"}},
+    };
+    for (const auto& c : cases)
+      expect_refused(p, ckf::with_field(cut, c.field, c.value), c.parts, std::string(c.field) + " = " + std::to_string(c.value));
+  });
+}
+
+}  // namespace
