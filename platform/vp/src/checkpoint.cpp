@@ -42,6 +42,20 @@ std::uint64_t resolution_fs() {
   return static_cast<std::uint64_t>(sc_core::sc_get_time_resolution().to_seconds() * 1e15 + 0.5);
 }
 
+// The latest simulated time a checkpoint may hold (kMaxCheckpointTimePs), in resolution units.
+sc_core::sc_time latest_time() { return sc_core::sc_time(static_cast<double>(kMaxCheckpointTimePs), sc_core::SC_PS); }
+
+// D-CKPT-TIME-LIMIT: a time past the supported range is refused before anything else reads it.
+void check_time(Reader& r, std::uint64_t value, std::uint64_t resolution_fs) {
+  if (value <= latest_time().value()) return;
+  // In ps for the message; the resolution is 1 ps unless a program changed it.
+  const std::string shown = resolution_fs == 1000 ? std::to_string(value) + " ps"
+                                                  : std::to_string(value) + " x " + std::to_string(resolution_fs) + " fs";
+  r.fail("section 'time': the simulated time " + shown + " is past the latest this pe-vp supports (" +
+         std::to_string(kMaxCheckpointTimePs) + " ps, about " +
+         std::to_string(kMaxCheckpointTimePs / 1000000000000ull / 60) + " minutes)");
+}
+
 // ---- memories ---------------------------------------------------------------------------------
 
 void write_memory(Writer& w, const memory::Memory& m) {
@@ -766,6 +780,7 @@ CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, cons
     r.fail("time resolution " + std::to_string(fs) + " fs in the checkpoint, " + std::to_string(resolution_fs()) +
            " fs here");
   img.time_value = r.u64("the simulated time");
+  check_time(r, img.time_value, fs);
   r.close_section();
 
   const isa::ArrayGeometry& geo = config.geometry;
@@ -811,8 +826,10 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
   // Each unit's own rules, before anything changes.
   if (std::string why = p.csrs.check(img.csrs); !why.empty()) fail("section 'csrs': " + why);
   if (std::string why = p.array.check(img.array, img.gen); !why.empty()) fail("section 'pe_array': " + why);
-  if (std::string why = p.arr_seq.check(img.arr_seq); !why.empty()) fail("section 'arr_seq': " + why);
-  if (std::string why = p.seq.check(img.seq); !why.empty()) fail("section 'seq': " + why);
+  // The state's cycles against the checkpoint's own time and the supported range, at the configured clock.
+  const arrseq::RestoreTimes times{p.arr_seq.to_cycles(img.time()), p.arr_seq.to_cycles(latest_time())};
+  if (std::string why = p.arr_seq.check(img.arr_seq, times); !why.empty()) fail("section 'arr_seq': " + why);
+  if (std::string why = p.seq.check(img.seq, times); !why.empty()) fail("section 'seq': " + why);
   if (img.sbuf.size != p.sbuf.size() || img.psum.size != p.psum.size())
     fail("the memory sizes differ from this VP's");
 
