@@ -187,4 +187,30 @@ TEST(CheckpointCrafted, EachStateFieldBeyondItsRuleIsRefused) {
   });
 }
 
+// A platform that has scheduled nothing: what the first micro-op will not overwrite -- the last completion, the spans,
+// an activity counter's closed last interval -- is held to the time as well (found by fuzz_checkpoint: the first
+// start of such a state set to 2^64 - 1 was accepted).
+TEST(CheckpointCrafted, AFreshStatesLeftoverTimesAreHeldToTheTime) {
+  with_fresh_target([](platform::Driver&, platform::Platform& p, const Bytes&) {
+    const Bytes fresh = platform::save_checkpoint(p);
+    ASSERT_EQ(ckf::field_value(fresh, "arr_seq.stats.any"), 0u);
+    const struct {
+      const char* field;
+      std::uint64_t value;
+      std::vector<std::string> parts;
+    } cases[] = {
+        {"arr_seq.stats.first_start", ~std::uint64_t{0},
+         {"section 'arr_seq'", "no micro-op scheduled, but the first start", "after the checkpoint's time (cycle 0)"}},
+        {"arr_seq.stats.last_complete", 1, {"section 'arr_seq'", "no micro-op scheduled, but the last completion"}},
+        {"arr_seq.period_end", 1, {"section 'arr_seq'", "busy period's end"}},
+        {"arr_seq.closed_span", 5, {"section 'arr_seq'", "no micro-op scheduled, but a busy span of 0 cycles (5 closed)"}},
+        {"arr_seq.groups[2].matmul.open_end", 7, {"section 'arr_seq'", "row group 2's matmul counter", "counted and closed"}},
+    };
+    for (const auto& c : cases)
+      expect_refused(p, ckf::with_field(fresh, c.field, c.value), c.parts, std::string(c.field) + " = " + std::to_string(c.value));
+    // The fresh checkpoint itself restores.
+    platform::restore_checkpoint(p, fresh, "t.ckpt");
+  });
+}
+
 }  // namespace

@@ -340,7 +340,12 @@ std::string counter_problem(const std::string& what, const ActivityCounter::Stat
     if (std::string why = interval("interval " + std::to_string(i), c.closed[i].first, c.closed[i].second);
         !why.empty())
       return why;
-  return c.open ? interval("the open interval", c.open_start, c.open_end) : "";
+  if (c.open) return interval("the open interval", c.open_start, c.open_end);
+  // Closed by settle(): what is left of it was counted, up to where the counter counted until.
+  if (c.open_start > c.open_end || c.open_end > c.counted_until)
+    return what + ": the last interval [" + std::to_string(c.open_start) + ", " + std::to_string(c.open_end) +
+           "), counted and closed, ends after where it counted until (" + at_cycle(c.counted_until) + ")";
+  return "";
 }
 
 // The statistics: the busy periods lie between the first start and the last completion, and the busy span is
@@ -356,7 +361,18 @@ std::string stats_problem(const Timeline::State& s, Cycle horizon, const Restore
   const ArrayAccounting& a = st.pe_cycles;
   for (double d : {a.useful, a.short_stream, a.sbuf_bandwidth, a.throttle, a.mapping, a.transpose})
     if (!(d >= 0) || !std::isfinite(d)) return "an array accounting sum is " + std::to_string(d);
-  if (!st.any) return "";
+  if (!st.any) {
+    // Nothing scheduled yet: the first micro-op sets the first start and the busy period, but the last completion
+    // and the spans carry on from what was restored.
+    for (const auto& [what, at] : {std::pair{"first start", st.first_start}, std::pair{"last completion", st.last_complete},
+                                   std::pair{"busy period's start", s.period_start},
+                                   std::pair{"busy period's end", s.period_end}})
+      if (at > t.now) return std::string("no micro-op scheduled, but the ") + what + " at " + at_cycle(at) + after_time(t);
+    if (s.closed_span != 0 || st.busy_span != 0)
+      return "no micro-op scheduled, but a busy span of " + std::to_string(st.busy_span) + " cycles (" +
+             std::to_string(s.closed_span) + " closed)";
+    return "";
+  }
   if (std::string why = later_problem("the last completion", st.last_complete, horizon, t); !why.empty()) return why;
   if (st.last_complete < s.last_response)
     return "the last completion at " + at_cycle(st.last_complete) + " is before the last response (" +
