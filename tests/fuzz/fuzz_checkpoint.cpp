@@ -99,6 +99,13 @@ const arrseq::EngineClock& live_clock() {
   return clock;
 }
 
+// The last cycle at or before the supported limit (the restore's bound).
+arrseq::Cycle limit_cycle() {
+  const sc_core::sc_time limit = sc_core::sc_time::from_value(platform::kMaxCheckpointTimePs);
+  const arrseq::Cycle c = live_clock().to_cycles(limit);
+  return live_clock().to_time(c) > limit ? c - 1 : c;
+}
+
 capi::Machine& machine() {
   static capi::Machine* m = [] {
     if (live_clock().to_ps(kShiftCycles) != kShiftPs) fuzz::fail(kTarget, "the shift unit is not whole cycles");
@@ -211,7 +218,7 @@ void restore_and_run(const Bytes& ckpt) {
   ++tally.applied;
   if (time_ps() != shift * kShiftPs + rel_ps) fuzz::fail(kTarget, "the restore did not end at the checkpoint's time");
   // A state the program is not run after must still lie in the supported range: a run after it ends.
-  const arrseq::Cycle limit = live_clock().to_cycles(sc_core::sc_time::from_value(platform::kMaxCheckpointTimePs));
+  const arrseq::Cycle limit = limit_cycle();
   if (latest > limit - std::min(limit, shift * kShiftCycles))
     fuzz::fail(kTarget, "a restore accepted a cycle past the supported limit: " + std::to_string(latest));
   if (!run_after) return;
@@ -237,7 +244,7 @@ bool mutable_kind(Kind k) { return k != Kind::Value; }
 std::uint64_t pick_value(std::minstd_rand& rng, const Bytes& b, const ckf::Layout& l, const ckf::Field& f) {
   const std::uint64_t v = ckf::get(b, f);
   const std::uint64_t limit_ps = platform::kMaxCheckpointTimePs;
-  const arrseq::Cycle limit_cycle = live_clock().to_cycles(sc_core::sc_time::from_value(limit_ps));
+  const arrseq::Cycle last_cycle = limit_cycle();
   const ckf::Field* time_field = l.find("time.value");  // a checkpoint cut after its configuration has none
   const std::uint64_t time = time_field ? ckf::get(b, *time_field) : 0;
   const arrseq::Cycle now = live_clock().to_cycles(sc_core::sc_time::from_value(time));
@@ -248,7 +255,7 @@ std::uint64_t pick_value(std::minstd_rand& rng, const Bytes& b, const ckf::Layou
   const std::uint64_t other = cycles.empty() ? 0 : cycles[rng() % cycles.size()];
   // A cycle's time in ps, for the time field; past the limit the conversion would leave a double's range of
   // integers, and any time past the limit is refused alike.
-  const auto ps_of = [&](arrseq::Cycle c) { return c <= limit_cycle ? live_clock().to_time(c).value() : limit_ps + 1; };
+  const auto ps_of = [&](arrseq::Cycle c) { return c <= last_cycle ? live_clock().to_time(c).value() : limit_ps + 1; };
   const bool is_time = f.kind == Kind::Time;
   const std::uint64_t boundaries[] = {0,
                                       1,
@@ -261,8 +268,8 @@ std::uint64_t pick_value(std::minstd_rand& rng, const Bytes& b, const ckf::Layou
                                       std::uint64_t{1} << 62,
                                       std::uint64_t{1} << 63,
                                       ~std::uint64_t{0},
-                                      is_time ? limit_ps : limit_cycle,
-                                      is_time ? limit_ps + 1 : limit_cycle + 1,
+                                      is_time ? limit_ps : last_cycle,
+                                      is_time ? limit_ps + 1 : last_cycle + 1,
                                       is_time ? time : now,
                                       is_time ? time + 1 : now + 1,
                                       is_time ? ps_of(now - 1) : now - 1,

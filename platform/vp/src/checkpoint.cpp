@@ -45,6 +45,12 @@ std::uint64_t resolution_fs() {
 // The latest simulated time a checkpoint may hold (kMaxCheckpointTimePs), in resolution units.
 sc_core::sc_time latest_time() { return sc_core::sc_time(static_cast<double>(kMaxCheckpointTimePs), sc_core::SC_PS); }
 
+// The last engine cycle at or before latest_time() at the sequencer's clock.
+arrseq::Cycle latest_cycle(const arrseq::ArrSeq& clock) {
+  const arrseq::Cycle c = clock.to_cycles(latest_time());  // the first cycle at or after it
+  return clock.to_time(c) > latest_time() ? c - 1 : c;
+}
+
 // D-CKPT-TIME-LIMIT: a time past the supported range is refused before anything else reads it.
 void check_time(Reader& r, std::uint64_t value, std::uint64_t resolution_fs) {
   if (value <= latest_time().value()) return;
@@ -827,7 +833,7 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
   if (std::string why = p.csrs.check(img.csrs); !why.empty()) fail("section 'csrs': " + why);
   if (std::string why = p.array.check(img.array, img.gen); !why.empty()) fail("section 'pe_array': " + why);
   // The state's cycles against the checkpoint's own time and the supported range, at the configured clock.
-  const arrseq::RestoreTimes times{p.arr_seq.to_cycles(img.time()), p.arr_seq.to_cycles(latest_time())};
+  const arrseq::RestoreTimes times{p.arr_seq.to_cycles(img.time()), latest_cycle(p.arr_seq)};
   if (std::string why = p.arr_seq.check(img.arr_seq, times); !why.empty()) fail("section 'arr_seq': " + why);
   if (std::string why = p.seq.check(img.seq, times); !why.empty()) fail("section 'seq': " + why);
   if (img.sbuf.size != p.sbuf.size() || img.psum.size != p.psum.size())
