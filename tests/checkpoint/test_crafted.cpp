@@ -18,10 +18,13 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "ckpt_fields.h"
 #include "ckpt_scenario.h"
 #include "pevp/arr_seq/engine_clock.h"
+#include "pevp/capi/machine.h"
+#include "pevp/remote/protocol.h"
 
 namespace {
 
@@ -212,6 +215,41 @@ TEST(CheckpointCrafted, AFreshStatesLeftoverTimesAreHeldToTheTime) {
     // The fresh checkpoint itself restores.
     platform::restore_checkpoint(p, fresh, "t.ckpt");
   });
+}
+
+// The server's path (`pe-vp serve` and the C API execute requests on capi::Machine): a crafted checkpoint sent in a
+// restore_checkpoint request is refused with status argument and the rule, nothing moves, and the VP goes on
+// serving: the real checkpoint restores after it and program B finishes within its bound.
+TEST(CheckpointCrafted, TheServerRefusesACraftedCheckpointAndServesOn) {
+  const platform::VpConfig cfg = scenario_config(kGen);
+  const Bytes cut = cut_from_a_child(cfg);
+  ASSERT_FALSE(cut.empty());
+  std::string error;
+  pevp::capi::Machine* m = pevp::capi::Machine::open(cfg, &error);
+  ASSERT_NE(m, nullptr) << error;
+  using pevp::remote::Op;
+  using pevp::remote::Status;
+  const auto time_ps = [&] { return ckf::get_le(m->execute(Op::Time, {}).payload, 0, 8); };
+  for (const auto& [field, value] : {std::pair{"arr_seq.tiles[0].stream_free", std::uint64_t{70000000000000000}},
+                                     std::pair{"time.value", std::uint64_t{1} << 63},
+                                     std::pair{"seq.local", ckf::field_value(cut, "seq.local") * 4}}) {
+    const pevp::capi::Outcome o = m->execute(Op::RestoreCheckpoint, ckf::with_field(cut, field, value));
+    EXPECT_EQ(o.status, Status::Argument) << field << ": " << o.message;
+    EXPECT_EQ(o.message.rfind("checkpoint (sent by the client): section '", 0), 0u) << field << ": " << o.message;
+    EXPECT_EQ(time_ps(), 0u) << field;
+  }
+  ASSERT_TRUE(m->execute(Op::RestoreCheckpoint, cut).ok());
+  EXPECT_EQ(time_ps(), ckf::field_value(cut, "time.value"));
+  ASSERT_TRUE(m->execute(Op::ClearError, {}).ok());
+  std::vector<std::uint8_t> program;
+  for (const isa::RawInstruction& r : program_b(kGen)) program.insert(program.end(), r.begin(), r.end());
+  ASSERT_TRUE(m->execute(Op::Submit, program).ok());
+  std::vector<std::uint8_t> timeout(8);
+  ckf::put_le(timeout, 0, 1000000, 8);  // 1 ms
+  const pevp::capi::Outcome waited = m->execute(Op::WaitIdle, timeout);
+  ASSERT_TRUE(waited.ok() && waited.payload.size() == 11) << waited.message;
+  EXPECT_EQ(waited.payload[0], 1) << "done";
+  EXPECT_EQ(waited.payload[2], 0) << "timed out";
 }
 
 }  // namespace
