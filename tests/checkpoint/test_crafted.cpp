@@ -22,7 +22,6 @@
 
 #include "ckpt_fields.h"
 #include "ckpt_scenario.h"
-#include "pevp/arr_seq/engine_clock.h"
 #include "pevp/capi/machine.h"
 #include "pevp/remote/protocol.h"
 
