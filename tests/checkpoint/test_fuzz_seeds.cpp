@@ -5,7 +5,9 @@
 // the seeds stay small. Without the variable it checks that such checkpoints read back against their own
 // configuration.
 //   PEVP_CKPT_SEED_DIR=tests/fuzz/corpus/checkpoint build/tests/checkpoint/checkpoint_tests
-//     --gtest_filter='*CheckpointSeeds*'   (one process per configuration: ctest runs them so)
+//     --gtest_filter='*CheckpointSeeds*/0'   (and /1, /2: one process per configuration, as ctest runs them)
+// CheckpointCorpus holds the committed seeds to the current format and configuration keys: when a key is added,
+// it fails until they are written again so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
