@@ -5,11 +5,16 @@
 // the seeds stay small. Without the variable it checks that such checkpoints read back against their own
 // configuration.
 //   PEVP_CKPT_SEED_DIR=tests/fuzz/corpus/checkpoint build/tests/checkpoint/checkpoint_tests
-//     --gtest_filter='*CheckpointSeeds*'   (one process per configuration: ctest runs them so)
+//     --gtest_filter='*CheckpointSeeds*/0'   (and /1, /2: one process per configuration, as ctest runs them)
+// CheckpointCorpus holds the committed seeds to the current format and configuration keys: when a key is added,
+// it fails until they are written again so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "ckpt_scenario.h"
 
@@ -60,5 +65,45 @@ TEST_P(CheckpointSeeds, SmallCheckpointsForTheFuzzer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, CheckpointSeeds, ::testing::Values(0, 1, 2));
+
+// The committed seeds are checkpoints this pe-vp still reads against their selector's configuration -- a seed
+// written before a configuration key was added is refused at the key comparison, and the fuzzer then never gets
+// past it -- and MARIANA's restore into a fresh platform, after which a program runs to completion.
+TEST(CheckpointCorpus, TheCommittedSeedsReadAndRestore) {
+  std::vector<std::filesystem::path> seeds;
+  for (const auto& e : std::filesystem::directory_iterator(PEVP_CKPT_CORPUS)) seeds.push_back(e.path());
+  std::sort(seeds.begin(), seeds.end());
+  ASSERT_GE(seeds.size(), 6u);
+  std::vector<std::vector<std::uint8_t>> marianas;
+  for (const auto& path : seeds) {
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<std::uint8_t> seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GE(seed.size(), 2u) << path;
+    const int selector = seed[0] % 3;
+    platform::VpConfig cfg = selector == 0 ? platform::preset(Generation::CAYMAN) : platform::preset(Generation::MARIANA);
+    if (selector == 2) platform::apply_override(cfg, "tensor_engine.psum_rounding=stochastic");
+    try {
+      platform::read_checkpoint(seed.data() + 1, seed.size() - 1, cfg, path.filename().string());
+    } catch (const platform::CheckpointError& e) {
+      ADD_FAILURE() << e.what() << " (regenerate the seeds: see the top of this file)";
+    }
+    if (selector == 1) marianas.emplace_back(seed.begin() + 1, seed.end());
+  }
+  ASSERT_EQ(marianas.size(), 2u);
+  // The later seed (taken after its program) into the platform first, then the one at time 0 is refused by time.
+  platform::VirtualPlatform vp(platform::preset(Generation::MARIANA));
+  vp.run([&](platform::Driver& d) {
+    const std::vector<std::uint8_t>& later =
+        platform::read_checkpoint(marianas[0].data(), marianas[0].size(), vp.platform().vp_config(), "a").time_value >
+                platform::read_checkpoint(marianas[1].data(), marianas[1].size(), vp.platform().vp_config(), "b").time_value
+            ? marianas[0]
+            : marianas[1];
+    platform::restore_checkpoint(vp.platform(), later, "seed");
+    d.clear_error();
+    d.submit({ldweights(Generation::MARIANA, 0x0), matmul(Generation::MARIANA, 0x1000, 7, pf::SINGLE)});
+    const platform::Completion c = d.wait_idle(sc_core::sc_time(1, sc_core::SC_MS));
+    EXPECT_TRUE(c.done && !c.error && !c.timed_out);
+  });
+}
 
 }  // namespace

@@ -1,9 +1,11 @@
 // `pe-vp run --checkpoint FILE` and `--restore FILE` through run_program, each run in its own process (this
 // executable started again with PEVP_CKPT_ROLE): program A saved at its end, program B restored from it, against
 // A and B in one run -- the same PSUM bytes (the dump), and the restored run's retired count goes on from A's.
-// Bad checkpoints and unwritable paths fail with status 2 before anything is simulated.
+// Bad checkpoints and unwritable paths fail with status 2 before anything is simulated; a checkpoint well formed but
+// impossible fails with status 2 when it is applied.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "ckpt_fields.h"
 #include "ckpt_scenario.h"
 #include "pevp/host/npy.h"
 #include "pevp/platform/run.h"
@@ -155,6 +158,46 @@ TEST(RunCheckpointOptions, BadCheckpointsAndPathsAreStatusTwoBeforeSimulating) {
   c.checkpoint = dir.string();
   run(c, "pe-vp run: --checkpoint " + c.checkpoint + ": is a directory\n");
   fs::remove_all(dir);
+}
+
+// A checkpoint made on purpose (a field edited, the CRCs recomputed; ckpt_fields.h) is refused with status 2 and the
+// rule it breaks, whether the reader refuses it before simulating (a time past the supported limit) or the unit's
+// rule when it is applied (a tile's stream port at cycle 7e16: the run after it never finished). The checkpoint is
+// saved by a forked child's run, before this process elaborates anything.
+TEST(RunCheckpointOptions, ACraftedCheckpointIsStatusTwoNamingTheRule) {
+  const fs::path dir = fs::temp_directory_path() / ("pevp_ckpt_run_crafted_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  pevp::host::Matrix st(128, 128), mv(128, 64);
+  pevp::host::write_npy((dir / "st.npy").string(), st);
+  pevp::host::write_npy((dir / "mv.npy").string(), mv);
+  write_program(dir / "a.bin", run_a_program());
+  write_program(dir / "b.bin", run_b_program());
+  const pid_t pid = ::fork();
+  if (pid == 0) std::_Exit(child("save", dir));
+  int status = -1;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(dir / "save.out");
+  std::ifstream in(dir / "a.ckpt", std::ios::binary);
+  const ckf::Bytes cut((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto run_restoring = [&](const ckf::Bytes& bytes, const std::string& expected) {
+    const fs::path file = dir / "crafted.ckpt";
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                static_cast<std::streamsize>(bytes.size()));
+    platform::RunCommand c = command(dir, "b.bin");
+    c.restore = file.string();
+    std::ostringstream out, err;
+    EXPECT_EQ(platform::run_program(c, out, err), 2) << err.str();
+    EXPECT_EQ(err.str(), "pe-vp run: checkpoint " + file.string() + ": " + expected + "\n");
+  };
+  run_restoring(ckf::with_field(cut, "time.value", std::uint64_t{1} << 63),
+                "section 'time': the simulated time 9223372036854775808 ps is past the latest this pe-vp supports "
+                "(1125899906842624 ps, about 18.8 minutes)");
+  // Last: this run elaborates the platform (the unit rules are checked in its host thread).
+  const std::uint64_t limit = static_cast<std::uint64_t>(platform::kMaxCheckpointTimePs * 2.4 / 1000);
+  run_restoring(ckf::with_field(cut, "arr_seq.tiles[0].stream_free", 70000000000000000ull),
+                "section 'arr_seq': tile state 0: its stream frees at cycle 70000000000000000, past the latest cycle "
+                "this pe-vp supports (" + std::to_string(limit) + ")");
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 }  // namespace

@@ -298,10 +298,159 @@ Timeline::State Timeline::state() const {
   return s;
 }
 
-std::string Timeline::check(const State& s) const {
+namespace {
+
+std::string at_cycle(Cycle c) { return "cycle " + std::to_string(c); }
+
+std::string after_time(const RestoreTimes& t) { return ", after the checkpoint's time (" + at_cycle(t.now) + ")"; }
+std::string past_limit(const RestoreTimes& t) {
+  return ", past the latest cycle this pe-vp supports (" + std::to_string(t.limit) + ")";
+}
+
+// What may still be busy after an idle point's time: up to `horizon`, the later of the time and the completions
+// in flight that hold it (a micro-op that responded early still occupies its tile until it completes).
+std::string later_problem(const std::string& what, Cycle at, Cycle horizon, const RestoreTimes& t) {
+  if (at > t.limit) return what + " at " + at_cycle(at) + past_limit(t);
+  if (at > horizon)
+    return what + " at " + at_cycle(at) + after_time(t) + " and every in-flight completion that could hold it (" +
+           at_cycle(horizon) + ")";
+  return "";
+}
+
+// One row-group activity counter: counted up to a time not after now, no more cycles than have passed since its
+// origin, and what is not counted yet as disjoint intervals in increasing order, from where it counted until, up
+// to the horizon (ActivityCounter::add and settle keep them so).
+std::string counter_problem(const std::string& what, const ActivityCounter::State& c, Cycle origin, Cycle horizon,
+                            const RestoreTimes& t) {
+  if (c.counted_until > t.now) return what + " counted until " + at_cycle(c.counted_until) + after_time(t);
+  if (c.counted_until < origin)
+    return what + " counted until " + at_cycle(c.counted_until) + ", before its origin (" + at_cycle(origin) + ")";
+  if (c.counted > c.counted_until - origin)
+    return what + " counted " + std::to_string(c.counted) + " cycles, more than the " +
+           std::to_string(c.counted_until - origin) + " from its origin to where it counted until";
+  Cycle floor = c.counted_until;
+  const auto interval = [&](const std::string& which, Cycle a, Cycle b) -> std::string {
+    if (a < floor || b <= a)
+      return what + ": " + which + " [" + std::to_string(a) + ", " + std::to_string(b) +
+             ") is empty, or starts before " + at_cycle(floor) + " (what it counted, or the interval before)";
+    floor = b;
+    return later_problem(what + ": " + which + " ending", b, horizon, t);
+  };
+  for (std::size_t i = 0; i < c.closed.size(); ++i)
+    if (std::string why = interval("interval " + std::to_string(i), c.closed[i].first, c.closed[i].second);
+        !why.empty())
+      return why;
+  if (c.open) return interval("the open interval", c.open_start, c.open_end);
+  // Closed by settle(): what is left of it was counted, up to where the counter counted until.
+  if (c.open_start > c.open_end || c.open_end > c.counted_until)
+    return what + ": the last interval [" + std::to_string(c.open_start) + ", " + std::to_string(c.open_end) +
+           "), counted and closed, ends after where it counted until (" + at_cycle(c.counted_until) + ")";
+  return "";
+}
+
+// The statistics: the busy periods lie between the first start and the last completion, and the busy span is
+// the closed periods plus the current one, as schedule() sums them.
+std::string stats_problem(const Timeline::State& s, Cycle horizon, const RestoreTimes& t) {
+  const TimelineStats& st = s.stats;
+  std::uint64_t micro_ops = 0;
+  for (std::uint64_t n : st.micro_ops) micro_ops += std::min<std::uint64_t>(n, ~std::uint64_t{0} - micro_ops);
+  for (unsigned i = 0; i < kStallKinds; ++i)
+    if (st.stalled_ops[i] > micro_ops)
+      return std::to_string(st.stalled_ops[i]) + " micro-ops stalled by " + name(static_cast<Stall>(i)) + ", of " +
+             std::to_string(micro_ops) + " scheduled";
+  const ArrayAccounting& a = st.pe_cycles;
+  for (double d : {a.useful, a.short_stream, a.sbuf_bandwidth, a.throttle, a.mapping, a.transpose})
+    if (!(d >= 0) || !std::isfinite(d)) return "an array accounting sum is " + std::to_string(d);
+  if (!st.any) {
+    // Nothing scheduled yet: the first micro-op sets the first start and the busy period, but the last completion
+    // and the spans carry on from what was restored.
+    for (const auto& [what, at] : {std::pair{"first start", st.first_start}, std::pair{"last completion", st.last_complete},
+                                   std::pair{"busy period's start", s.period_start},
+                                   std::pair{"busy period's end", s.period_end}})
+      if (at > t.now) return std::string("no micro-op scheduled, but the ") + what + " at " + at_cycle(at) + after_time(t);
+    if (s.closed_span != 0 || st.busy_span != 0)
+      return "no micro-op scheduled, but a busy span of " + std::to_string(st.busy_span) + " cycles (" +
+             std::to_string(s.closed_span) + " closed)";
+    return "";
+  }
+  if (std::string why = later_problem("the last completion", st.last_complete, horizon, t); !why.empty()) return why;
+  if (st.last_complete < s.last_response)
+    return "the last completion at " + at_cycle(st.last_complete) + " is before the last response (" +
+           at_cycle(s.last_response) + ")";
+  if (st.first_start > s.period_start || s.period_start > s.period_end || s.period_end > st.last_complete)
+    return "the busy period [" + std::to_string(s.period_start) + ", " + std::to_string(s.period_end) +
+           ") does not lie between the first start (" + at_cycle(st.first_start) + ") and the last completion (" +
+           at_cycle(st.last_complete) + ")";
+  if (s.closed_span > s.period_start - st.first_start)
+    return "the closed busy span of " + std::to_string(s.closed_span) + " cycles is longer than the " +
+           std::to_string(s.period_start - st.first_start) + " before the current busy period";
+  if (st.busy_span != s.closed_span + (s.period_end - s.period_start))
+    return "the busy span of " + std::to_string(st.busy_span) + " cycles is not the closed span (" +
+           std::to_string(s.closed_span) + ") plus the current busy period (" +
+           std::to_string(s.period_end - s.period_start) + ")";
+  return "";
+}
+
+}  // namespace
+
+std::string Timeline::check(const State& s, const RestoreTimes& t) const {
   if (s.starts.size() > ififo_depth_)
     return std::to_string(s.starts.size()) + " IFIFO starts, more than its depth " + std::to_string(ififo_depth_);
-  return "";
+  // What an idle point has seen happen: every response retired, so nothing started or responded after the time.
+  if (s.last_response > t.now) return "the last response at " + at_cycle(s.last_response) + after_time(t);
+  if (s.last_start > s.last_response)
+    return "the last start at " + at_cycle(s.last_start) + " is after the last response (" +
+           at_cycle(s.last_response) + ")";
+  for (std::size_t i = 0; i < s.starts.size(); ++i)
+    if (s.starts[i] > s.last_start || (i > 0 && s.starts[i] < s.starts[i - 1]))
+      return "IFIFO start " + std::to_string(i) + " at " + at_cycle(s.starts[i]) +
+             " is out of issue order or after the last start (" + at_cycle(s.last_start) + ")";
+  if (!s.starts.empty() && s.starts.back() != s.last_start)
+    return "the newest IFIFO start (" + at_cycle(s.starts.back()) + ") is not the last start (" +
+           at_cycle(s.last_start) + ")";
+  for (std::size_t i = 0; i < s.responses.size(); ++i) {
+    const auto& [done, response] = s.responses[i];
+    if (done > response || response > s.last_response || (i > 0 && response < s.responses[i - 1].second))
+      return "P2F entry " + std::to_string(i) + " (done at " + at_cycle(done) + ", response at " + at_cycle(response) +
+             ") is done after its response, out of order, or after the last response (" + at_cycle(s.last_response) +
+             ")";
+  }
+  if (s.any_response != s.stats.any)
+    return std::string("the statistics ") + (s.stats.any ? "count" : "do not count") +
+           " a micro-op, the response flag says " + (s.any_response ? "one responded" : "none responded");
+  // What is still busy after the time is held by a micro-op still in flight.
+  Cycle horizon = t.now;
+  for (std::size_t i = 0; i < s.in_flight.size(); ++i) {
+    if (s.in_flight[i].complete > t.limit)
+      return "in-flight micro-op " + std::to_string(i) + " completes at " + at_cycle(s.in_flight[i].complete) +
+             past_limit(t);
+    horizon = std::max(horizon, s.in_flight[i].complete);
+  }
+  for (std::size_t i = 0; i < s.tiles.size(); ++i) {
+    const auto& [key, ts] = s.tiles[i];
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.tiles[j].first == key)
+        return "tile states " + std::to_string(j) + " and " + std::to_string(i) + " are of the same tile";
+    Cycle tile_horizon = t.now;
+    for (const InFlight& f : s.in_flight)
+      if (f.tile.key() == key) tile_horizon = std::max(tile_horizon, f.complete);
+    const std::string tile = "tile state " + std::to_string(i) + ": its ";
+    for (const auto& [what, at] : {std::pair{"weight-load port frees", ts.wl_free},
+                                   std::pair{"weights are ready", ts.weights_ready},
+                                   std::pair{"stream frees", ts.stream_free}})
+      if (std::string why = later_problem(tile + what, at, tile_horizon, t); !why.empty()) return why;
+  }
+  for (unsigned g = 0; g < kRowGroups; ++g) {
+    const GroupState& gs = s.groups[g];
+    const std::string group = "row group " + std::to_string(g);
+    if (gs.origin > t.now) return group + ": its counters' origin at " + at_cycle(gs.origin) + after_time(t);
+    if (std::string why = later_problem(group + " last active", gs.last_active, horizon, t); !why.empty()) return why;
+    for (const auto& [what, c] : {std::pair{"'s matmul counter", &gs.matmul},
+                                  std::pair{"'s weight-load counter", &gs.weight_load},
+                                  std::pair{"'s busy counter", &gs.busy}})
+      if (std::string why = counter_problem(group + what, *c, gs.origin, horizon, t); !why.empty()) return why;
+  }
+  return stats_problem(s, horizon, t);
 }
 
 void Timeline::restore(const State& s) {

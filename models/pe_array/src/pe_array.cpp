@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 
 namespace pevp::pe {
 
@@ -76,10 +77,17 @@ PeArray::State PeArray::state() const {
 
 std::string PeArray::check(const State& s, isa::Generation gen) const {
   if (std::string why = exec_.check(s.exec, gen); !why.empty()) return why;
-  for (const PeRegister& r : s.pe_registers)
+  const auto key = [](const PeRegister& r) { return std::make_tuple(r.row0, r.col0, r.reg_addr); };
+  for (std::size_t i = 0; i < s.pe_registers.size(); ++i) {
+    const PeRegister& r = s.pe_registers[i];
     if (r.row0 >= geo_.pe_rows || r.col0 >= geo_.pe_cols)
       return "a PE register of the tile at (" + std::to_string(r.row0) + ", " + std::to_string(r.col0) +
              "), outside the array";
+    // state() lists them in key order, each once: a repeated register would silently lose one of its values.
+    if (i > 0 && !(key(s.pe_registers[i - 1]) < key(r)))
+      return "PE register " + std::to_string(i) + " (tile (" + std::to_string(r.row0) + ", " + std::to_string(r.col0) +
+             "), address " + std::to_string(r.reg_addr) + ") repeats or is out of order";
+  }
   return "";
 }
 

@@ -568,7 +568,16 @@ Seq::State Seq::state() const {
   return s;
 }
 
-std::string Seq::check(const State& s) const {
+std::string Seq::check(const State& s, const arrseq::RestoreTimes& times) const {
+  if (std::string why = state_problem(s); !why.empty()) return why;
+  // At an idle point the SEQ has synchronised: it holds no time ahead of simulated time.
+  if (s.local > times.now)
+    return "the SEQ's own time at cycle " + std::to_string(s.local) + " is after the checkpoint's time (cycle " +
+           std::to_string(times.now) + ")";
+  return "";
+}
+
+std::string Seq::state_problem(const State& s) const {
   if (!s.queue.empty() && !s.error)
     return "the queue holds " + std::to_string(s.queue.size()) +
            " instruction(s) but the SEQ is not stopped on a fault (not an idle point)";
@@ -582,9 +591,24 @@ std::string Seq::check(const State& s) const {
              " (out of order, or not below the next index " + std::to_string(s.next_index) + ")";
   if (s.retired > s.next_index)
     return std::to_string(s.retired) + " instructions retired of " + std::to_string(s.next_index) + " submitted";
+  std::uint64_t by_opcode = 0;  // saturating: a sum that wraps must not match
+  for (std::uint64_t n : s.retired_by_opcode) by_opcode += std::min(n, ~std::uint64_t{0} - by_opcode);
+  if (by_opcode != s.retired)
+    return std::to_string(s.retired) + " instructions retired, but the per-opcode counts add up to " +
+           std::to_string(by_opcode);
+  if (s.next_log_index > s.next_index)
+    return "the next firmware log index " + std::to_string(s.next_log_index) + " is past the next instruction index " +
+           std::to_string(s.next_index);
   if (s.error && s.done) return "both done and stopped on a fault";
+  if (s.error && s.error->index >= s.next_index)
+    return "the error record names instruction " + std::to_string(s.error->index) + ", not below the next index " +
+           std::to_string(s.next_index);
   if (!s.error && !s.deferred_faults.empty()) return "deferred faults without a fault reported";
   if (s.deferred_faults.size() > s.next_index) return "more deferred faults than instructions";
+  for (std::size_t i = 0; i < s.deferred_faults.size(); ++i)
+    if (s.deferred_faults[i].index >= s.next_index)
+      return "deferred fault " + std::to_string(i) + " names instruction " + std::to_string(s.deferred_faults[i].index) +
+             ", not below the next index " + std::to_string(s.next_index);
   if (std::string why = cache_.check(s.cache); !why.empty()) return "the decode cache: " + why;
   if (std::string why = fw::Firmware::check(s.firmware); !why.empty()) return why;
   return "";
@@ -592,7 +616,7 @@ std::string Seq::check(const State& s) const {
 
 void Seq::restore(const State& s) {
   if (const std::string why = idle_violation(); !why.empty()) throw std::logic_error("not at an idle point: " + why);
-  if (const std::string why = check(s); !why.empty()) throw std::logic_error(why);
+  if (const std::string why = state_problem(s); !why.empty()) throw std::logic_error(why);
   queue_.clear();
   for (const QueuedInstruction& q : s.queue) queue_.push_back({q.index, q.raw});
   local_ = s.local;

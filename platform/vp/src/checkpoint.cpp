@@ -42,6 +42,28 @@ std::uint64_t resolution_fs() {
   return static_cast<std::uint64_t>(sc_core::sc_get_time_resolution().to_seconds() * 1e15 + 0.5);
 }
 
+// The latest simulated time a checkpoint may hold (kMaxCheckpointTimePs), in resolution units.
+sc_core::sc_time latest_time() { return sc_core::sc_time(static_cast<double>(kMaxCheckpointTimePs), sc_core::SC_PS); }
+
+// The last engine cycle at or before latest_time() at the sequencer's clock.
+arrseq::Cycle latest_cycle(const arrseq::ArrSeq& clock) {
+  const arrseq::Cycle c = clock.to_cycles(latest_time());  // the first cycle at or after it
+  return clock.to_time(c) > latest_time() ? c - 1 : c;
+}
+
+// D-CKPT-TIME-LIMIT: a time past the supported range is refused before anything else reads it.
+void check_time(Reader& r, std::uint64_t value, std::uint64_t resolution_fs) {
+  if (value <= latest_time().value()) return;
+  // In ps for the message; the resolution is 1 ps unless a program changed it.
+  const std::string shown = resolution_fs == 1000 ? std::to_string(value) + " ps"
+                                                  : std::to_string(value) + " x " + std::to_string(resolution_fs) + " fs";
+  constexpr std::uint64_t kPsPerTenthMinute = 6000000000000ull;
+  const std::uint64_t tenths = (kMaxCheckpointTimePs + kPsPerTenthMinute / 2) / kPsPerTenthMinute;
+  r.fail("section 'time': the simulated time " + shown + " is past the latest this pe-vp supports (" +
+         std::to_string(kMaxCheckpointTimePs) + " ps, about " + std::to_string(tenths / 10) + "." +
+         std::to_string(tenths % 10) + " minutes)");
+}
+
 // ---- memories ---------------------------------------------------------------------------------
 
 void write_memory(Writer& w, const memory::Memory& m) {
@@ -766,6 +788,7 @@ CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, cons
     r.fail("time resolution " + std::to_string(fs) + " fs in the checkpoint, " + std::to_string(resolution_fs()) +
            " fs here");
   img.time_value = r.u64("the simulated time");
+  check_time(r, img.time_value, fs);
   r.close_section();
 
   const isa::ArrayGeometry& geo = config.geometry;
@@ -811,8 +834,10 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
   // Each unit's own rules, before anything changes.
   if (std::string why = p.csrs.check(img.csrs); !why.empty()) fail("section 'csrs': " + why);
   if (std::string why = p.array.check(img.array, img.gen); !why.empty()) fail("section 'pe_array': " + why);
-  if (std::string why = p.arr_seq.check(img.arr_seq); !why.empty()) fail("section 'arr_seq': " + why);
-  if (std::string why = p.seq.check(img.seq); !why.empty()) fail("section 'seq': " + why);
+  // The state's cycles against the checkpoint's own time and the supported range, at the configured clock.
+  const arrseq::RestoreTimes times{p.arr_seq.to_cycles(img.time()), latest_cycle(p.arr_seq)};
+  if (std::string why = p.arr_seq.check(img.arr_seq, times); !why.empty()) fail("section 'arr_seq': " + why);
+  if (std::string why = p.seq.check(img.seq, times); !why.empty()) fail("section 'seq': " + why);
   if (img.sbuf.size != p.sbuf.size() || img.psum.size != p.psum.size())
     fail("the memory sizes differ from this VP's");
 

@@ -131,7 +131,7 @@ class ArrSeq : public sc_core::sc_module, public MicroOpSink {
     std::array<OpcodeStats, 256> opcode_stats{};
   };
   State state() const { return {timeline_.state(), stats_, opcode_stats_}; }
-  std::string check(const State& s) const { return timeline_.check(s.timeline); }
+  std::string check(const State& s, const RestoreTimes& times) const { return timeline_.check(s.timeline, times); }
   void restore(const State& s) {
     timeline_.restore(s.timeline);
     stats_ = s.stats;

@@ -153,6 +153,14 @@ struct TimelineStats {
   Cycle busy_span = 0;
 };
 
+// The times a restored state is checked against, in engine cycles: the
+// checkpoint's simulated time and the latest cycle the VP supports
+// (docs/checkpoint.md "What a restore checks").
+struct RestoreTimes {
+  Cycle now = 0;
+  Cycle limit = 0;
+};
+
 class Timeline {
  public:
   // The vp_seq rgN counter registers: one per row group of the geometry
@@ -218,9 +226,13 @@ class Timeline {
     Cycle period_start = 0, period_end = 0, closed_span = 0;
   };
   State state() const;
-  // Why `s` cannot be this timeline's state (more IFIFO starts than its
-  // depth), or "".
-  std::string check(const State& s) const;
+  // Why `s` cannot be this timeline's state at an idle point at `times`, or "":
+  // more IFIFO starts than its depth; a start or response after the time (every
+  // response has been seen at an idle point); starts, responses or counter
+  // intervals out of order; a port, counter or statistic later than both the
+  // time and the in-flight completions that can hold it; any cycle past
+  // times.limit; statistics whose spans do not add up (docs/checkpoint.md).
+  std::string check(const State& s, const RestoreTimes& times) const;
   void restore(const State& s);
 
  private:

@@ -65,7 +65,7 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
   };
   State state() const;
   // Why `s` cannot be restored (the executor's rules; a PE register's tile
-  // corner outside the array), or "".
+  // corner outside the array, PE registers repeated or out of order), or "".
   std::string check(const State& s, isa::Generation gen) const;
   void restore(State s);
 

@@ -171,13 +171,15 @@ class Seq : public sc_core::sc_module {
   };
   // The state now; throws std::logic_error naming why when not at an idle point.
   State state() const;
-  // Why `s` cannot be restored into this SEQ (an idle-point rule it breaks, a
-  // queue deeper than this one's, indices out of order, a bad cache key or
-  // firmware state), or "".
-  std::string check(const State& s) const;
+  // Why `s` cannot be restored into this SEQ at `times` (an idle-point rule it
+  // breaks, a queue deeper than this one's, indices out of order or past the
+  // next index, retirements the per-opcode counts do not add up to, its own
+  // time after the checkpoint's, a bad cache key or firmware state), or "".
+  std::string check(const State& s, const arrseq::RestoreTimes& times) const;
   // Replaces the state (at an idle point, `s` checked); the status registers,
   // the level and the interrupt line follow it. Throws std::logic_error when
-  // either rule is broken, before changing anything.
+  // either rule is broken (those of check() that need no time), before changing
+  // anything.
   void restore(const State& s);
 
   // Called when seq_status busy/done/error change (the VCD recorder).
@@ -195,6 +197,8 @@ class Seq : public sc_core::sc_module {
   void publish_level();
 
  private:
+  // check()'s rules that need no time: restore() holds its state to them too.
+  std::string state_problem(const State& s) const;
   struct Entry {
     std::uint64_t index;
     isa::RawInstruction raw;

@@ -11,8 +11,9 @@
 //
 // Restoring parses and validates everything into a CheckpointImage first -- the format, every section's length and
 // CRC-32, the generation, the configuration (equal to the target's, key for key: D-CKPT-CONFIG), every count and
-// size against the geometry -- then checks the target (idle, its time not past the checkpoint's, each unit's rules),
-// and only then changes it: a rejected checkpoint leaves the target exactly as it was. Every rejection is a
+// size against the geometry, the time against the supported limit -- then checks the target (idle, its time not past
+// the checkpoint's) and each unit's rules, every time of the state against the checkpoint's own (D-CKPT-TIMES), and
+// only then changes it: a rejected checkpoint leaves the target exactly as it was. Every rejection is a
 // CheckpointError whose message names the source, the section, the byte offset or field and the rule broken.
 //
 // Threading and time: everything here runs on the SystemC simulation thread. save_checkpoint needs no process
@@ -52,6 +53,13 @@ class CheckpointError : public std::runtime_error {
 // The format version this pe-vp writes and reads.
 // 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
 inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
+
+// The latest simulated time a checkpoint may hold, in ps (model decision D-CKPT-TIME-LIMIT): 2^50 ps, about 18.8
+// minutes. Every cycle a checkpoint holds lies at or before this time at the configured clock, and a run continued
+// from it stays far inside the range where the engine clock converts cycles and times exactly (a picosecond count
+// below 2^53 is exact in a double) and sc_time cannot overflow -- at 2^63 ps a conversion loses cycles and a
+// thread waits forever for a cycle that never comes.
+inline constexpr std::uint64_t kMaxCheckpointTimePs = std::uint64_t{1} << 50;
 
 // Why a platform of configuration `config` can neither save nor restore a checkpoint, or "" when it can: known
 // before the platform is built, so a command can refuse --checkpoint / --restore before it simulates.
@@ -95,13 +103,15 @@ struct CheckpointImage {
 };
 
 // Parses `size` bytes and checks them against `config` (the target's effective configuration): magic, version,
-// generation, sections, lengths, CRCs, the configuration, counts and sizes against its geometry and depths.
+// generation, sections, lengths, CRCs, the configuration, counts and sizes against its geometry and depths, the
+// simulated time against kMaxCheckpointTimePs.
 // `source` names the bytes in messages ("/x/y.ckpt"). Throws CheckpointError; needs no platform.
 CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, const VpConfig& config,
                                 const std::string& source);
 
 // Applies `image` to `platform` after checking the target: an idle point, an SC_THREAD, the platform's time not
-// past the checkpoint's, and every unit's own rules (CSR values, stationaries, the SEQ's queue and cache). Throws
+// past the checkpoint's, and every unit's own rules (CSR values, stationaries, the SEQ's queue and cache, the
+// timeline's and the SEQ's times against the checkpoint's time and the supported limit, in engine cycles). Throws
 // CheckpointError before changing anything; then waits until the checkpoint's simulated time.
 void apply_checkpoint(Platform& platform, const CheckpointImage& image);
 
