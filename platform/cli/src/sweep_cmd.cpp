@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "pevp/documents/documents.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/gemm.h"
@@ -124,9 +125,9 @@ sweep::SweepPlan read_plan(const std::string& dir) {
     throw sweep::SpecError(e.what());
   }
   try {
-    return sweep::plan_from_json(json::parse(text), plan_path(dir));
-  } catch (const json::exception& e) {
-    throw sweep::SpecError(plan_path(dir) + ": " + e.what());
+    return sweep::plan_from_json(documents::parse_json(text, plan_path(dir)), plan_path(dir));
+  } catch (const documents::DocumentError& e) {
+    throw sweep::SpecError(e.what());
   }
 }
 

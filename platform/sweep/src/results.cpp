@@ -12,10 +12,16 @@
 #include <set>
 #include <sstream>
 
+#include "pevp/documents/documents.h"
+
 namespace pevp::sweep {
 namespace {
 
 using nlohmann::json;
+
+// A record holds a point's figures and at most a 2,000-character error: a few KiB. The bound leaves room for any
+// number of stall reasons and opcodes and keeps a wrong file in points/ from costing more.
+constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20;
 
 // CSV fields: quoted when they hold a separator, a quote or a line break (RFC 4180).
 std::string field(const std::string& s) {
@@ -130,13 +136,14 @@ std::string record_path(const std::string& out_dir, const std::string& key) {
 }
 
 std::optional<json> read_record(const std::string& out_dir, const std::string& key) {
-  std::ifstream f(record_path(out_dir, key));
-  if (!f) return std::nullopt;
+  const std::string path = record_path(out_dir, key);
   try {
-    json doc = json::parse(f);
+    json doc = documents::parse_json(read_input_file(path, kMaxRecordBytes, "a sweep point's record"), path);
     if (!doc.is_object() || !doc.contains("status")) return std::nullopt;
     return doc;
-  } catch (const json::exception&) {
+  } catch (const WorkloadError&) {  // missing (the point has not run), a directory, unreadable, too large
+    return std::nullopt;
+  } catch (const documents::DocumentError&) {  // half written by hand, nested too deep, ...
     return std::nullopt;
   }
 }

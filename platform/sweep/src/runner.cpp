@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pevp/documents/documents.h"
+
 extern char** environ;
 
 namespace pevp::sweep {
@@ -86,8 +88,9 @@ json finish(const Running& r, int status) {
   json record;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     try {
-      std::ifstream f(r.stats);
-      record = ok_record(json::parse(f), wall);
+      record = ok_record(documents::parse_json(slurp(r.stats), r.stats), wall);
+    } catch (const documents::DocumentError& e) {
+      record = failed_record("the point's --stats-json could not be read: " + std::string(e.what()), 0, wall);
     } catch (const json::exception& e) {
       record = failed_record("the point's --stats-json could not be read: " + std::string(e.what()), 0, wall);
     }
@@ -220,11 +223,13 @@ std::vector<std::size_t> read_chunk(const std::string& out_dir, std::size_t chun
     throw std::runtime_error(e.what());
   }
   try {
-    const json chunks = json::parse(text);
+    const json chunks = documents::parse_json(text, path);
     if (chunk >= chunks.size())
       throw std::runtime_error(path + ": chunk " + std::to_string(chunk) + " does not exist (" +
                                std::to_string(chunks.size()) + " chunks)");
     return chunks[chunk].get<std::vector<std::size_t>>();
+  } catch (const documents::DocumentError& e) {
+    throw std::runtime_error(e.what());
   } catch (const json::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
