@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/sweep/lock.h"
 #include "pevp/sweep/results.h"
 #include "pevp/sweep/runner.h"
 #include "pevp/sweep/spec.h"
@@ -202,6 +204,20 @@ int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream&
   return failed + missing == 0 ? 0 : 1;
 }
 
+// Why --out cannot be the sweep's folder, or "". create_directories says only "File exists" for a symlink whose target
+// is missing (it would not follow it) and for a file.
+std::string out_dir_problem(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(link) && !fs::exists(dir, ec)) {
+    const fs::path target = fs::read_symlink(dir, ec);
+    return dir + ": a symlink to '" + target.string() + "', which does not exist (make the folder it names, or give " +
+           "another --out)";
+  }
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) return dir + ": not a folder (give a folder, or a new path)";
+  return "";
+}
+
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace
@@ -220,7 +236,13 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       });
       return 0;
     }
-    if (cmd.collect) return collect(cmd, read_plan(cmd.out_dir), out, err);
+    if (cmd.collect) {
+      // Locked while results.csv is written; a missing folder is named by read_plan.
+      std::error_code ec;
+      std::optional<sweep::SweepLock> lock;
+      if (fs::is_directory(cmd.out_dir, ec)) lock.emplace(cmd.out_dir);
+      return collect(cmd, read_plan(cmd.out_dir), out, err);
+    }
 
     if (cmd.spec_path.empty()) {
       err << "pe-vp sweep: give the spec file (or --collect)\n";
@@ -231,12 +253,18 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       return 2;
     }
     const sweep::SweepPlan plan = make_plan(sweep::read_spec(cmd.spec_path));
+    if (const std::string problem = out_dir_problem(cmd.out_dir); !problem.empty()) {
+      err << "pe-vp sweep: --out " << problem << '\n';
+      return 2;
+    }
     std::error_code ec;
     fs::create_directories(sweep::points_dir(cmd.out_dir), ec);
     if (ec) {
       err << "pe-vp sweep: --out " << cmd.out_dir << ": " << ec.message() << '\n';
       return 2;
     }
+    // Held to the end: from the check that the folder holds no sweep and the plan's writing to results.csv.
+    const sweep::SweepLock lock(cmd.out_dir);
     if (fs::exists(plan_path(cmd.out_dir)) && !cmd.resume) {
       err << "pe-vp sweep: " << cmd.out_dir << " holds a sweep already (sweep.json): --resume continues it, or "
           << "choose another --out\n";
@@ -295,6 +323,9 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     return collect(cmd, plan, out, err);
   } catch (const sweep::SpecError& e) {
+    err << "pe-vp sweep: " << e.what() << '\n';
+    return 2;
+  } catch (const sweep::LockError& e) {
     err << "pe-vp sweep: " << e.what() << '\n';
     return 2;
   } catch (const std::bad_alloc&) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "pevp/documents/documents.h"
+#include "pevp/files/output_file.h"
 
 namespace pevp::sweep {
 namespace {
@@ -149,23 +150,10 @@ std::optional<json> read_record(const std::string& out_dir, const std::string& k
 }
 
 std::string write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return tmp + ": cannot create: " + std::strerror(errno);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return tmp + ": write failed";
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string e = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return path + ": cannot rename into place: " + e;
-  }
-  return "";
+  // Through pe-vp's one writer of files (support/files): a temporary file made with O_EXCL beside `path`, renamed
+  // into place once whole, and every failure with the system's reason ("No space left on device").
+  std::string error;
+  return files::write_file(path, text.data(), text.size(), &error) ? std::string() : error;
 }
 
 std::string write_record(const std::string& out_dir, const std::string& key, const json& record) {
