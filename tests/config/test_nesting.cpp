@@ -106,30 +106,32 @@ std::string dotted(std::size_t segments) {
 }
 
 TEST(Nesting, TomlHeadersDottedKeysArraysAndInlineTables) {
-  // [a.a....] with 64 segments is 64 tables; the 65th segment's dot (the 64th dot) opens level 65.
-  EXPECT_NO_THROW(documents::parse_toml("[" + dotted(64) + "]\nx = 1\n", "t.toml"));
-  const std::string header = "[" + dotted(65) + "]\nx = 1\n";
+  // The document's table is level 1, as in the JSON parse_toml makes of it. [a.a....] with 63 segments is 63 tables
+  // more; the 64th segment's dot (the 63rd dot) opens level 65.
+  EXPECT_NO_THROW(documents::parse_toml("[" + dotted(63) + "]\nx = 1\n", "t.toml"));
+  const std::string header = "[" + dotted(64) + "]\nx = 1\n";
   EXPECT_EQ(document_error([&] { documents::parse_toml(header, "t.toml"); }),
-            too_deep("t.toml:1:" + std::to_string(nth(header, '.', 64) + 1), nth(header, '.', 64), "TOML"));
+            too_deep("t.toml:1:" + std::to_string(nth(header, '.', 63) + 1), nth(header, '.', 63), "TOML"));
   // [[a....]]: the array of tables is a level of its own.
-  EXPECT_NO_THROW(documents::parse_toml("[[" + dotted(63) + "]]\nx = 1\n", "t.toml"));
-  EXPECT_NE(documents::toml_too_deep("[[" + dotted(64) + "]]\n"), std::nullopt);
-  // A dotted key's segments before the last are tables: 65 segments make 64, 66 make 65.
-  EXPECT_NO_THROW(documents::parse_toml(dotted(65) + " = 1\n", "t.toml"));
-  const std::string key = "# a comment\n" + dotted(66) + " = 1\n";
+  EXPECT_NO_THROW(documents::parse_toml("[[" + dotted(62) + "]]\nx = 1\n", "t.toml"));
+  EXPECT_NE(documents::toml_too_deep("[[" + dotted(63) + "]]\n"), std::nullopt);
+  // A dotted key's segments before the last are tables: 64 segments make 63 (64 levels), 65 make 64.
+  EXPECT_NO_THROW(documents::parse_toml(dotted(64) + " = 1\n", "t.toml"));
+  const std::string key = "# a comment\n" + dotted(65) + " = 1\n";
   EXPECT_EQ(document_error([&] { documents::parse_toml(key, "t.toml"); }),
-            too_deep("t.toml:2:" + std::to_string(nth(key, '.', 65) - 12 + 1), nth(key, '.', 65), "TOML"));
-  // Arrays and inline tables as values.
-  EXPECT_NO_THROW(documents::parse_toml("x = " + json_arrays(64) + "\n", "t.toml"));
-  EXPECT_EQ(document_error([] { documents::parse_toml("x = " + json_arrays(65) + "\n", "t.toml"); }),
-            too_deep("t.toml:1:69", 68, "TOML"));
-  // [a.a] b.c = {d = [[1]]}: a, a, b, the inline table c, the array d, the array in it -- six levels.
+            too_deep("t.toml:2:" + std::to_string(nth(key, '.', 64) - 12 + 1), nth(key, '.', 64), "TOML"));
+  // Arrays and inline tables as values: the 64th '[' (offset 4 + 63) opens level 65.
+  EXPECT_NO_THROW(documents::parse_toml("x = " + json_arrays(63) + "\n", "t.toml"));
+  EXPECT_EQ(document_error([] { documents::parse_toml("x = " + json_arrays(64) + "\n", "t.toml"); }),
+            too_deep("t.toml:1:68", 67, "TOML"));
+  // [a.a] b.c = {d = [[1]]}: the document, a, a, b, the inline table c, the array d, the array in it -- seven levels.
   const std::string mixed = "[a.a]\nb.c = {d = [[1]]}\n";
-  EXPECT_EQ(documents::toml_too_deep(mixed, 6), std::nullopt);
-  EXPECT_EQ(documents::toml_too_deep(mixed, 5), mixed.find("[[1") + 1);
-  EXPECT_EQ(documents::toml_too_deep(mixed, 3), mixed.find('{'));
-  EXPECT_EQ(documents::toml_too_deep(mixed, 2), mixed.find("b.c") + 1);
-  EXPECT_EQ(documents::toml_too_deep(mixed, 1), nth(mixed, '.', 1));
+  EXPECT_EQ(documents::toml_too_deep(mixed, 7), std::nullopt);
+  EXPECT_EQ(documents::toml_too_deep(mixed, 6), mixed.find("[[1") + 1);
+  EXPECT_EQ(documents::toml_too_deep(mixed, 4), mixed.find('{'));
+  EXPECT_EQ(documents::toml_too_deep(mixed, 3), mixed.find("b.c") + 1);
+  EXPECT_EQ(documents::toml_too_deep(mixed, 2), nth(mixed, '.', 1));
+  EXPECT_EQ(documents::toml_too_deep(mixed, 1), 0u);
 }
 
 TEST(Nesting, TomlValuesAndStringsDoNotCount) {
@@ -141,7 +143,7 @@ TEST(Nesting, TomlValuesAndStringsDoNotCount) {
                            "m = \"\"\"\n" + repeat("{", 100) + "\"\"\"\" # " + repeat("[", 100) + "\n[t]\n" +
                            "lit = '''" + repeat("[", 100) + "'''\n";
   EXPECT_EQ(documents::toml_too_deep(text), std::nullopt);
-  EXPECT_EQ(documents::toml_too_deep(text, 1), std::nullopt);
+  EXPECT_EQ(documents::toml_too_deep(text, 2), std::nullopt);  // the document, and x's array or the table t
   // toml++ reads it all: what stops it is the date, which no document pe-vp reads takes.
   EXPECT_EQ(document_error([&] { documents::parse_toml(text, "v.toml"); }),
             "v.toml: d: a date or time is no parameter value");
@@ -151,7 +153,7 @@ TEST(Nesting, ADeepTomlHeaderBeforeASyntaxErrorIsRefusedBeforeTomlBuildsIt) {
   // toml++ builds the 100,000 tables of the header, then throws at '@' and destroys them recursively: SIGSEGV.
   const std::string text = "[" + dotted(kHostile) + "]\n@\n";
   EXPECT_EQ(document_error([&] { documents::parse_toml(text, "t.toml"); }),
-            too_deep("t.toml:1:" + std::to_string(nth(text, '.', 64) + 1), nth(text, '.', 64), "TOML"));
+            too_deep("t.toml:1:" + std::to_string(nth(text, '.', 63) + 1), nth(text, '.', 63), "TOML"));
 }
 
 class DeepConfig : public ::testing::Test {

@@ -124,6 +124,16 @@ TEST(SweepKey, KnownFnv1a64Values) {
   EXPECT_EQ(key_of("key12800"), "00d5e25a18c2cafd");
 }
 
+// A key hashed in pieces is the key of the whole text: a sweep hashes a configuration's part once for its points.
+TEST(SweepKey, HashedInPiecesIsTheKeyOfTheWhole) {
+  EXPECT_EQ(Fnv1a().hex(), key_of(""));
+  EXPECT_EQ(Fnv1a().add("foo").add("bar").hex(), "85944171f73967e8");  // key_of("foobar") above
+  const Fnv1a prefix = Fnv1a().add("{\"configuration\":{\"a\":1},\"csrs\":[],\"gemm\":");
+  for (const std::string gemm : {"{\"m\":1}", "{\"m\":2}"})
+    EXPECT_EQ(Fnv1a(prefix).add(gemm).add("}").hex(),
+              key_of("{\"configuration\":{\"a\":1},\"csrs\":[],\"gemm\":" + gemm + "}"));
+}
+
 TEST(SweepKey, SixteenLowercaseHexDigitsDeterministicAndDistinct) {
   const std::vector<std::string> texts = {"", "a", "b", "ab", "ba", "{\"m\":1}", "{\"m\":2}", std::string(1000, 'x')};
   std::vector<std::string> keys;
@@ -214,6 +224,23 @@ TEST(SweepRecords, PlanRoundTripsThroughJsonText) {
   // Through the text, as sweep.json is written and read back.
   expect_same_plan(plan_from_json(json::parse(doc.dump(1)), "sweep.json"), plan);
   expect_same_plan(plan_from_json(doc, "sweep.json"), plan);
+}
+
+// sweep.json is written point by point (a 1,000,000-point plan was one 6.9 GB document): the text is the document
+// to_json makes, one point a line, and reads back to the plan.
+TEST(SweepRecords, PlanWrittenPointByPointIsTheDocument) {
+  const SweepPlan plan = round_trip_plan();
+  std::ostringstream out;
+  write_plan(out, plan);
+  const std::string text = out.str();
+  EXPECT_EQ(json::parse(text), to_json(plan));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // head, 2 points, end
+  expect_same_plan(plan_from_json(json::parse(text), "sweep.json"), plan);
+  SweepPlan empty = plan;
+  empty.points.clear();
+  std::ostringstream none;
+  write_plan(none, empty);
+  EXPECT_EQ(json::parse(none.str()), to_json(empty));
 }
 
 TEST(SweepRecords, MalformedPlanIsASpecErrorNamingTheSource) {

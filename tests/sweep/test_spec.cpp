@@ -1053,31 +1053,33 @@ TEST(SpecNesting, JsonSetTableOfDeepObjects) {
 }
 
 TEST(SpecNesting, TomlDeepHeaderDottedKeyAndArray) {
-  // [set.a.a...]: "set" is level 1, the 64th dot opens level 65.
+  // The document's table is level 1 (as in JSON). [set.a.a...]: "set" is level 2, the 63rd dot opens level 65.
   const std::string header = kWorkload + "[set." + deep::dotted(deep::kHostile) + "]\nx = 1\n";
   std::size_t dot = header.find("[set.") + 4;
-  for (int i = 1; i < 64; ++i) dot = header.find('.', dot + 1);
+  for (int i = 1; i < 63; ++i) dot = header.find('.', dot + 1);
   const std::size_t line_start = header.find("[set.");
   EXPECT_EQ(toml_error(header), deep::too_deep("s.toml:3:" + std::to_string(dot - line_start + 1), dot, "TOML"));
-  // [set] then a.a.a... = 1: [set] is level 1, the key's 64th dot opens level 65.
+  // [set] then a.a.a... = 1: [set] is level 2, the key's 63rd dot opens level 65.
   const std::string key = kWorkload + "[set]\n" + deep::dotted(deep::kHostile) + " = 1\n";
   const std::size_t key_start = key.find("[set]\n") + 6;
   std::size_t kdot = key_start;
-  for (int i = 0; i < 64; ++i) kdot = key.find('.', kdot + 1);
+  for (int i = 0; i < 63; ++i) kdot = key.find('.', kdot + 1);
   EXPECT_EQ(toml_error(key), deep::too_deep("s.toml:4:" + std::to_string(kdot - key_start + 1), kdot, "TOML"));
   // grid.tile_n = [[[[...: toml++'s own limit (256 nested values) is past ours; ours speaks first.
   const std::string arrays = kWorkload + "[grid]\ntile_n = " + deep::repeat("[", 300) + deep::repeat("]", 300) + "\n";
   const std::size_t first = arrays.find("tile_n = [") + 9;
-  // [grid] is level 1, the first '[' level 2: the 64th '[' opens level 65.
-  EXPECT_EQ(toml_error(arrays), deep::too_deep("s.toml:4:" + std::to_string(first + 63 - arrays.find("tile_n") + 1),
-                                               first + 63, "TOML"));
+  // [grid] is level 2, the first '[' level 3: the 63rd '[' opens level 65.
+  EXPECT_EQ(toml_error(arrays), deep::too_deep("s.toml:4:" + std::to_string(first + 62 - arrays.find("tile_n") + 1),
+                                               first + 62, "TOML"));
 }
 
 TEST(SpecNesting, AtTheLimitASpecReads) {
-  // [set] and 62 tables under it, 63 levels in all: read, the nested tables flattened into one dotted name.
+  // The document, [set] and 62 tables under it, 64 levels in all: read, the nested tables flattened into one name.
   const SweepSpec spec = toml_spec(kWorkload + "[set." + deep::dotted(62) + "]\nx = 1\n");
   ASSERT_EQ(spec.fixed.size(), 1u);
   EXPECT_EQ(spec.fixed[0].name, deep::dotted(62) + ".x");
+  EXPECT_NE(toml_error(kWorkload + "[set." + deep::dotted(63) + "]\nx = 1\n").find("nested deeper than 64"),
+            std::string::npos);
 }
 
 }  // namespace

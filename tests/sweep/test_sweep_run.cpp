@@ -574,9 +574,9 @@ TEST(SweepRun, ADeeplyNestedSpecOrConfigurationIsRefused) {
   const std::string toml = write(dir + "/deep.toml", "[[workload]]\nnetwork = \"resnet50\"\n[set." + segments + "]\n");
   const Result t = pe_vp("sweep " + toml + " --out " + dir + "/out --no-plots --quiet", dir);
   EXPECT_EQ(t.status, 2);
-  // [set is level 1; its 64th dot (character 5 + 2 x 63 of line 3) opens level 65.
-  const std::size_t offset = std::string("[[workload]]\nnetwork = \"resnet50\"\n").size() + 4 + 2 * 63;
-  EXPECT_EQ(t.err, "pe-vp sweep: " + toml + ":3:" + std::to_string(5 + 2 * 63) +
+  // The document is level 1, [set level 2; its 63rd dot (character 5 + 2 x 62 of line 3) opens level 65.
+  const std::size_t offset = std::string("[[workload]]\nnetwork = \"resnet50\"\n").size() + 4 + 2 * 62;
+  EXPECT_EQ(t.err, "pe-vp sweep: " + toml + ":3:" + std::to_string(5 + 2 * 62) +
                        ": TOML nested deeper than 64 levels (the limit for a document pe-vp reads; offset " +
                        std::to_string(offset) + ")\n");
   const std::string json = write(dir + "/deep.json", "{\"seq\": " + std::string(100000, '[') + std::string(100000, ']') + "}");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "pevp/documents/documents.h"
+#include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/gemm.h"
@@ -64,49 +65,92 @@ VpConfig effective_config(const sweep::Point& p, const std::string& source) {
   return config;
 }
 
+// A point's effective configuration as configuration_part needs it, kept for the next configuration: the grid's
+// gemm options and CSR knobs vary faster than the configuration keys listed before them, so consecutive
+// configurations mostly share it (a 1,000,000-point grid of tile_n x sbuf_budget has one).
+struct EffectiveConfig {
+  std::string identity;  // what effective_config reads: gen, the configuration keys in order, mode
+  VpConfig config;
+  std::string text;      // to_json(config).dump()
+  std::string gen;
+  std::string csrs;           // the last configuration's register writes (JSON text)
+  std::optional<sweep::Fnv1a> key_prefix;  // and its key prefix, for the next configuration with the same writes
+};
+
+std::string config_identity(const sweep::Point& p) {
+  std::string id = "gen=" + param_or(p, "gen", "MARIANA") + "\nmode=" + param_or(p, "mode", "timing");
+  for (const sweep::Param& q : p.params)
+    if (sweep::param_kind(q.name, q.name) == sweep::ParamKind::ConfigKey)
+      id += "\n" + q.name + "=" + sweep::value_text(q.value);
+  return id;
+}
+
+// What the points of one configuration share, made at its first point: the generation, and the FNV-1a state after
+// the part of their key's text that is the same for all of them.
+struct ConfigurationPart {
+  std::size_t index = 0;
+  std::string gen;
+  sweep::Fnv1a key_prefix;
+};
+
+ConfigurationPart configuration_part(const sweep::Point& p, const std::vector<std::string>& args,
+                                     const std::string& source, std::optional<EffectiveConfig>& last) {
+  if (std::string id = config_identity(p); !last || last->identity != id) {
+    EffectiveConfig e{std::move(id), effective_config(p, source), "", "", "", {}};
+    const json configuration = to_json(e.config);
+    e.text = configuration.dump();
+    e.gen = configuration.value("generation", "MARIANA");
+    last = std::move(e);
+  }
+  json csrs = json::array();
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--csr") {
+      try {
+        parse_csr_write(last->config.platform.map, args[i + 1]);
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw sweep::SpecError(source + ": the configuration " + describe(p) + ": " + e.what());
+      }
+      csrs.push_back(args[i + 1]);
+    }
+  // A point's key is that of {"configuration":...,"csrs":[...],"gemm":{...}} as json::dump writes it (keys sorted,
+  // no blanks): everything before the gemm's object is the configuration's.
+  if (std::string writes = csrs.dump(); !last->key_prefix || writes != last->csrs) {
+    last->key_prefix = sweep::Fnv1a().add("{\"configuration\":").add(last->text).add(",\"csrs\":").add(writes).add(",\"gemm\":");
+    last->csrs = std::move(writes);
+  }
+  return {p.configuration, last->gen, *last->key_prefix};
+}
+
 // Every point with its key and arguments. The key hashes what the point simulates -- the whole effective
 // configuration, the GEMM and its options, the register writes -- so equal points share it whatever the spec spells.
+// A configuration's points are consecutive (expand), so one configuration is held at a time.
 sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
   sweep::SweepPlan plan;
   plan.name = spec.name;
   plan.spec_path = fs::absolute(spec.source).string();
   plan.swept = spec.swept();
-  std::map<std::size_t, std::pair<json, std::vector<std::string>>> configurations;  // config JSON, csr writes
-  for (sweep::Point& p : sweep::expand(spec)) {
+  std::vector<sweep::Point> points = sweep::expand(spec);
+  plan.points.reserve(points.size());
+  std::optional<EffectiveConfig> last_config;
+  std::optional<ConfigurationPart> part;
+  for (sweep::Point& p : points) {
     sweep::PlannedPoint pp;
     pp.args = sweep::gemm_arguments(p);
-    auto it = configurations.find(p.configuration);
-    if (it == configurations.end()) {
-      const VpConfig config = effective_config(p, spec.source);
-      std::vector<std::string> csrs;
-      for (std::size_t i = 0; i + 1 < pp.args.size(); ++i)
-        if (pp.args[i] == "--csr") {
-          try {
-            parse_csr_write(config.platform.map, pp.args[i + 1]);
-          } catch (const std::bad_alloc&) {
-            throw;
-          } catch (const std::exception& e) {
-            throw sweep::SpecError(spec.source + ": the configuration " + describe(p) + ": " + e.what());
-          }
-          csrs.push_back(pp.args[i + 1]);
-        }
-      it = configurations.emplace(p.configuration, std::make_pair(to_json(config), csrs)).first;
-    }
-    pp.gen = it->second.first.value("generation", "MARIANA");
+    if (!part || part->index != p.configuration) part = configuration_part(p, pp.args, spec.source, last_config);
+    pp.gen = part->gen;
     pp.dtype = param_or(p, "dtype", "bf16");
-    const json what = {{"configuration", it->second.first},
-                       {"gemm",
-                        {{"m", p.layer.m},
-                         {"k", p.layer.k},
-                         {"n", p.layer.n},
-                         {"dtype", pp.dtype},
-                         {"fp32_mode", param_or(p, "fp32_mode", "")},
-                         {"tile_n", param_or(p, "tile_n", "default")},
-                         {"double_row", param_or(p, "double_row", "false")},
-                         {"sbuf_budget", param_or(p, "sbuf_budget", "all")},
-                         {"check", param_or(p, "check", "false")}}},
-                       {"csrs", it->second.second}};
-    pp.key = sweep::key_of(what.dump());
+    const json gemm = {{"m", p.layer.m},
+                       {"k", p.layer.k},
+                       {"n", p.layer.n},
+                       {"dtype", pp.dtype},
+                       {"fp32_mode", param_or(p, "fp32_mode", "")},
+                       {"tile_n", param_or(p, "tile_n", "default")},
+                       {"double_row", param_or(p, "double_row", "false")},
+                       {"sbuf_budget", param_or(p, "sbuf_budget", "all")},
+                       {"check", param_or(p, "check", "false")}};
+    pp.key = sweep::Fnv1a(part->key_prefix).add(gemm.dump()).add("}").hex();
     pp.point = std::move(p);
     plan.points.push_back(std::move(pp));
   }
@@ -270,8 +314,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
           << "choose another --out\n";
       return 2;
     }
-    if (const std::string e = sweep::write_text_atomically(plan_path(cmd.out_dir), sweep::to_json(plan).dump(1) + "\n");
-        !e.empty()) {
+    if (std::string e; !files::write_file(plan_path(cmd.out_dir), [&](std::ostream& o) { sweep::write_plan(o, plan); },
+                                          &e)) {
       err << "pe-vp sweep: " << e << '\n';
       return 2;
     }

@@ -68,41 +68,61 @@ std::string macs_per_run(const Gemm& g) {
 
 }  // namespace
 
-std::string key_of(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
+Fnv1a& Fnv1a::add(std::string_view text) {
   for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
+    hash_ ^= c;
+    hash_ *= 0x100000001b3ULL;  // the FNV-1a 64 prime
   }
+  return *this;
+}
+
+std::string Fnv1a::hex() const {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_));
   return hex;
 }
 
+std::string key_of(const std::string& text) { return Fnv1a().add(text).hex(); }
+
+json to_json(const PlannedPoint& p) {
+  json params = json::array();
+  for (const Param& q : p.point.params) params.push_back({{"name", q.name}, {"value", q.value}});
+  return {{"key", p.key},
+          {"index", p.point.index},
+          {"configuration", p.point.configuration},
+          {"workload", p.point.workload},
+          {"layer_index", p.point.layer_index},
+          {"layer", {{"name", p.point.layer.name}, {"m", p.point.layer.m}, {"k", p.point.layer.k},
+                     {"n", p.point.layer.n}, {"count", p.point.layer.count}}},
+          {"params", params},
+          {"gen", p.gen},
+          {"dtype", p.dtype},
+          {"args", p.args}};
+}
+
+namespace {
+constexpr const char* kPlanFormat = "pe-vp sweep plan 1";
+}  // namespace
+
 json to_json(const SweepPlan& plan) {
   json points = json::array();
-  for (const PlannedPoint& p : plan.points) {
-    json params = json::array();
-    for (const Param& q : p.point.params) params.push_back({{"name", q.name}, {"value", q.value}});
-    points.push_back({{"key", p.key},
-                      {"index", p.point.index},
-                      {"configuration", p.point.configuration},
-                      {"workload", p.point.workload},
-                      {"layer_index", p.point.layer_index},
-                      {"layer", {{"name", p.point.layer.name}, {"m", p.point.layer.m}, {"k", p.point.layer.k},
-                                 {"n", p.point.layer.n}, {"count", p.point.layer.count}}},
-                      {"params", params},
-                      {"gen", p.gen},
-                      {"dtype", p.dtype},
-                      {"args", p.args}});
-  }
-  return {{"format", "pe-vp sweep plan 1"}, {"name", plan.name}, {"spec", plan.spec_path},
-          {"swept", plan.swept},            {"points", points}};
+  for (const PlannedPoint& p : plan.points) points.push_back(to_json(p));
+  return {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
+          {"swept", plan.swept},   {"points", points}};
+}
+
+void write_plan(std::ostream& out, const SweepPlan& plan) {
+  json head = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path}, {"swept", plan.swept}};
+  std::string text = head.dump();
+  text.pop_back();  // the closing '}': the points follow
+  out << text << ",\"points\":[\n";
+  for (std::size_t i = 0; i < plan.points.size(); ++i) out << (i ? ",\n" : "") << to_json(plan.points[i]).dump();
+  out << "\n]}\n";
 }
 
 SweepPlan plan_from_json(const json& doc, const std::string& source) {
   try {
-    if (doc.value("format", "") != "pe-vp sweep plan 1")
+    if (doc.value("format", "") != kPlanFormat)
       throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
     SweepPlan plan;
     plan.name = doc.at("name").get<std::string>();
@@ -138,6 +158,8 @@ std::string record_path(const std::string& out_dir, const std::string& key) {
 
 std::optional<json> read_record(const std::string& out_dir, const std::string& key) {
   const std::string path = record_path(out_dir, key);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;  // the point has not run: the common case, no error made
   try {
     json doc = documents::parse_json(read_input_file(path, kMaxRecordBytes, "a sweep point's record"), path);
     if (!doc.is_object() || !doc.contains("status")) return std::nullopt;

@@ -118,8 +118,11 @@ std::optional<std::size_t> toml_too_deep(std::string_view text, std::size_t max_
     std::size_t base;   // the base outside it
   };
   std::vector<Open> open;
-  std::size_t header = 0;  // the depth of the last header's table
-  std::size_t base = 0;
+  // The document's own table is level 1, as a JSON document's outer object is: a document is as deep as the JSON
+  // parse_toml makes of it.
+  constexpr std::size_t kRoot = 1;
+  std::size_t header = kRoot;  // the depth of the last header's table
+  std::size_t base = kRoot;
   std::size_t key_dots = 0;
   bool in_key = true;     // reading a key (a statement's start, after '{' or after ',' in an inline table)
   bool line_start = true;  // nothing but blanks yet on a top-level line: a '[' opens a header
@@ -151,7 +154,7 @@ std::optional<std::size_t> toml_too_deep(std::string_view text, std::size_t max_
     }
     if (c == '[' && open.empty() && line_start) {  // a header: [a.b.c] or [[a.b.c]]
       const bool array_of_tables = i + 1 < text.size() && text[i + 1] == '[';
-      std::size_t depth = array_of_tables ? 2 : 1;
+      std::size_t depth = kRoot + (array_of_tables ? 2 : 1);
       if (depth > max_depth) return i;
       std::size_t j = i + (array_of_tables ? 2 : 1);
       while (j < text.size() && text[j] != ']' && text[j] != '\n') {

@@ -55,8 +55,8 @@ enum class JsonComments { Refused, Allowed };
 std::optional<std::size_t> json_too_deep(std::string_view text, JsonComments comments,
                                          std::size_t max_depth = kMaxNestingDepth);
 // The same for TOML: the offset of the first header, dotted key, array or inline table that would put a container
-// deeper than `max_depth` (counting a header [a.b] as two tables, a dotted key a.b.c = 1 as two, [[a]] as an array
-// and its table). toml++ must never build such a document: its tables are destroyed recursively, also when it
+// deeper than `max_depth`, counting as the JSON of parse_toml does: the document's table is level 1, a header [a.b]
+// adds two tables, a dotted key a.b.c = 1 two, [[a]] an array and its table. toml++ must never build such a document: its tables are destroyed recursively, also when it
 // throws on a syntax error further on.
 std::optional<std::size_t> toml_too_deep(std::string_view text, std::size_t max_depth = kMaxNestingDepth);
 
