@@ -134,6 +134,24 @@ TEST(Nesting, TomlHeadersDottedKeysArraysAndInlineTables) {
   EXPECT_EQ(documents::toml_too_deep(mixed, 1), 0u);
 }
 
+// A header segment that names an array of tables is two levels, the array and its last table: [[a]] [[a.a]] ... nest
+// twice as deep as their segments. The text scan counts segments; the parsed tables are measured too.
+TEST(Nesting, ArraysOfTablesNestedByTheirHeadersAreMeasured) {
+  std::string text;
+  for (std::size_t segments = 1; segments <= 40; ++segments) text += "[[" + dotted(segments) + "]]\n";
+  // [[a]] x 32: the document, then an array and a table per segment; the 32nd header's array is level 64, its table
+  // 65: the 32nd line, whose header starts at column 1.
+  EXPECT_EQ(documents::toml_too_deep(text), std::nullopt);
+  std::size_t line_32 = 0;
+  for (int i = 1; i < 32; ++i) line_32 = text.find('\n', line_32) + 1;
+  EXPECT_EQ(document_error([&] { documents::parse_toml(text, "t.toml"); }),
+            too_deep("t.toml:32:1", line_32, "TOML"));
+  std::string at_limit;
+  for (std::size_t segments = 1; segments <= 31; ++segments) at_limit += "[[" + dotted(segments) + "]]\n";
+  at_limit += "[" + dotted(32) + "]\n";  // a plain table under the 31st array's last table: level 64
+  EXPECT_NO_THROW(documents::parse_toml(at_limit, "t.toml"));
+}
+
 TEST(Nesting, TomlValuesAndStringsDoNotCount) {
   // Dots in numbers, dates and strings, brackets in strings and comments, many values on a line: no level.
   std::string floats = "x = [";

@@ -68,10 +68,12 @@ std::size_t nesting_depth(const nlohmann::ordered_json& doc) {
 
 void check_nesting(std::string_view text, sweep::SpecFormat format, const std::string* error) {
   const bool toml = format == sweep::SpecFormat::Toml;
-  const auto too_deep = toml ? documents::toml_too_deep(text) : documents::json_too_deep(text, documents::JsonComments::Refused);
+  const auto too_deep =
+      toml ? documents::toml_too_deep(text) : documents::json_too_deep(text, documents::JsonComments::Refused);
   if (too_deep) {
     if (!error || error->find("nested deeper than 64 levels") == std::string::npos)
-      pevp::fuzz::fail("fuzz_sweep", "a spec nested past the limit is not refused for it: " + (error ? *error : "accepted"));
+      pevp::fuzz::fail("fuzz_sweep",
+                       "a spec nested past the limit is not refused for it: " + (error ? *error : "accepted"));
     return;
   }
   try {

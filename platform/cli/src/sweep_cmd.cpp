@@ -117,7 +117,8 @@ ConfigurationPart configuration_part(const sweep::Point& p, const std::vector<st
   // A point's key is that of {"configuration":...,"csrs":[...],"gemm":{...}} as json::dump writes it (keys sorted,
   // no blanks): everything before the gemm's object is the configuration's.
   if (std::string writes = csrs.dump(); !last->key_prefix || writes != last->csrs) {
-    last->key_prefix = sweep::Fnv1a().add("{\"configuration\":").add(last->text).add(",\"csrs\":").add(writes).add(",\"gemm\":");
+    last->key_prefix =
+        sweep::Fnv1a().add("{\"configuration\":").add(last->text).add(",\"csrs\":").add(writes).add(",\"gemm\":");
     last->csrs = std::move(writes);
   }
   return {p.configuration, last->gen, *last->key_prefix};

@@ -36,13 +36,15 @@ SweepLock::SweepLock(const std::string& out_dir) {
     ::close(fd_);
     fd_ = -1;
     if (error != EWOULDBLOCK) throw LockError(path + ": cannot lock: " + std::strerror(error));
-    throw LockError(out_dir + " is in use by another pe-vp sweep (" + (pid.empty() ? "pid not known yet" : "pid " + pid) +
-                    ", " + path + "): wait for it to end, or choose another --out");
+    const std::string holder = pid.empty() ? "pid not known yet" : "pid " + pid;
+    throw LockError(out_dir + " is in use by another pe-vp sweep (" + holder + ", " + path +
+                    "): wait for it to end, or choose another --out");
   }
   // The pid only names the holder in another sweep's refusal; the lock itself is the flock, so a failed write of it
   // is no error.
   const std::string pid = std::to_string(::getpid()) + "\n";
-  const bool named = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
+  const bool named =
+      ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
   (void)named;
 }
 

@@ -178,11 +178,11 @@ std::string submit_slurm(const std::vector<std::vector<std::size_t>>& chunks, co
   if (const std::string e = write_text_atomically(dir + "/chunks.json", json(chunks).dump() + "\n"); !e.empty())
     throw std::runtime_error(e);
   const std::string script = dir + "/task.sh";
-  const std::string task = "#!/bin/sh\n"
-                           "# A task of a pe-vp sweep's Slurm job array: runs chunk $SLURM_ARRAY_TASK_ID of chunks.json beside "
-                           "it,\n# one point after another, each recorded in the sweep's points/ folder. Written by pe-vp "
-                           "sweep.\nexec " + quoted(o.pe_vp) + " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " +
-                           quoted(o.out_dir) + "\n";
+  const std::string task =
+      "#!/bin/sh\n"
+      "# A task of a pe-vp sweep's Slurm job array: runs chunk $SLURM_ARRAY_TASK_ID of chunks.json beside it,\n"
+      "# one point after another, each recorded in the sweep's points/ folder. Written by pe-vp sweep.\n"
+      "exec " + quoted(o.pe_vp) + " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " + quoted(o.out_dir) + "\n";
   if (const std::string e = write_text_atomically(script, task); !e.empty()) throw std::runtime_error(e);
   std::filesystem::permissions(script, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                            std::filesystem::perms::group_exec | std::filesystem::perms::others_read |

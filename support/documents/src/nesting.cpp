@@ -29,15 +29,6 @@ std::size_t past_json_comment(std::string_view text, std::size_t i) {
   return i;
 }
 
-[[noreturn]] void throw_too_deep(std::string_view text, const std::string& source, std::size_t offset,
-                                 const char* language) {
-  const TextPosition at = position_of(text, offset);
-  throw DocumentError("", source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + language +
-                              " nested deeper than " + std::to_string(kMaxNestingDepth) +
-                              " levels (the limit for a document pe-vp reads; offset " + std::to_string(offset) +
-                              ")");
-}
-
 // TOML's strings (toml.io 1.0, "String"): basic "..." with \ escapes, literal '...', and their multi-line forms
 // """...""" and '''...''', whose closing delimiter may be followed by up to two more quotes of the content.
 std::size_t past_toml_string(std::string_view text, std::size_t i) {
@@ -205,12 +196,24 @@ std::optional<std::size_t> toml_too_deep(std::string_view text, std::size_t max_
   return std::nullopt;
 }
 
+namespace detail {
+
+void throw_too_deep(std::string_view text, const std::string& source, std::size_t offset, const char* language) {
+  const TextPosition at = position_of(text, offset);
+  throw DocumentError("", source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + language +
+                              " nested deeper than " + std::to_string(kMaxNestingDepth) +
+                              " levels (the limit for a document pe-vp reads; offset " + std::to_string(offset) +
+                              ")");
+}
+
+}  // namespace detail
+
 void check_json_nesting(std::string_view text, const std::string& source, JsonComments comments) {
-  if (const auto at = json_too_deep(text, comments)) throw_too_deep(text, source, *at, "JSON");
+  if (const auto at = json_too_deep(text, comments)) detail::throw_too_deep(text, source, *at, "JSON");
 }
 
 void check_toml_nesting(std::string_view text, const std::string& source) {
-  if (const auto at = toml_too_deep(text)) throw_too_deep(text, source, *at, "TOML");
+  if (const auto at = toml_too_deep(text)) detail::throw_too_deep(text, source, *at, "TOML");
 }
 
 }  // namespace pevp::documents

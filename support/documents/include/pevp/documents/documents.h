@@ -4,12 +4,12 @@
 //
 // Why the bound: the parsers are iterative, but what follows them is not -- nlohmann::json's dump() and operator==,
 // toml++'s table destructor, the configuration's and the sweep spec's own walks recurse once per level, so a file
-// of 100,000 nested `[` (200 KB) ended the process with SIGSEGV. No document pe-vp reads nests deeper than 6 levels
-// (a sweep plan's points[i].params[j].value); the bound, kMaxNestingDepth, is far above that and far below what
+// of 100,000 nested `[` (200 KB) ended the process with SIGSEGV. No document pe-vp writes nests deeper than 5 levels
+// (a sweep plan's points[i].params[j]); the bound, kMaxNestingDepth, is far above that and far below what
 // any walk's stack can take (D-NESTING-DEPTH in docs/model-decisions.md).
 //
 // Every refusal is a DocumentError naming the source, the line and column (and so the offset) and the rule:
-//   "cfg.json:1:65: nested deeper than 64 levels (the limit for a document pe-vp reads)".
+//   "cfg.json:1:65: JSON nested deeper than 64 levels (the limit for a document pe-vp reads; offset 64)".
 #pragma once
 
 #include <cstddef>
@@ -56,16 +56,19 @@ std::optional<std::size_t> json_too_deep(std::string_view text, JsonComments com
                                          std::size_t max_depth = kMaxNestingDepth);
 // The same for TOML: the offset of the first header, dotted key, array or inline table that would put a container
 // deeper than `max_depth`, counting as the JSON of parse_toml does: the document's table is level 1, a header [a.b]
-// adds two tables, a dotted key a.b.c = 1 two, [[a]] an array and its table. toml++ must never build such a document: its tables are destroyed recursively, also when it
-// throws on a syntax error further on.
+// adds two tables, a dotted key a.b.c = 1 two, [[a]] an array and its table. toml++ must never build such a
+// document: its tables are destroyed recursively, also when it throws on a syntax error further on.
 std::optional<std::size_t> toml_too_deep(std::string_view text, std::size_t max_depth = kMaxNestingDepth);
 
-// Throws DocumentError "<source>:<line>:<column>: nested deeper than 64 levels (...)" when json_too_deep finds a
-// place (toml_too_deep for check_toml_nesting).
+// Throws DocumentError "<source>:<line>:<column>: JSON nested deeper than 64 levels (...)" when json_too_deep finds
+// a place (toml_too_deep and "TOML" for check_toml_nesting).
 void check_json_nesting(std::string_view text, const std::string& source, JsonComments comments);
 void check_toml_nesting(std::string_view text, const std::string& source);
 
 namespace detail {
+// "<source>:<line>:<column>: <language> nested deeper than 64 levels (the limit ...; offset N)".
+[[noreturn]] void throw_too_deep(std::string_view text, const std::string& source, std::size_t offset,
+                                 const char* language);
 // "<source>:<line>:<column>: JSON syntax error: <nlohmann's reason>" for a parse error at byte `byte`.
 [[noreturn]] void throw_syntax_error(std::string_view text, const std::string& source, std::size_t byte,
                                      const std::string& what);
