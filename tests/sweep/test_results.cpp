@@ -236,11 +236,25 @@ TEST(SweepRecords, PlanWrittenPointByPointIsTheDocument) {
   EXPECT_EQ(json::parse(text), to_json(plan));
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // head, 2 points, end
   expect_same_plan(plan_from_json(json::parse(text), "sweep.json"), plan);
+  // Read back point by point, from this text and from the indented, key-sorted one an older pe-vp wrote (its points
+  // before "spec" and "swept").
+  expect_same_plan(read_plan_text(text, "sweep.json"), plan);
+  expect_same_plan(read_plan_text(to_json(plan).dump(1), "sweep.json"), plan);
+  json no_key = to_json(plan);
+  no_key["points"][1].erase("key");
+  EXPECT_EQ(spec_error_of([&] { read_plan_text(no_key.dump(), "sweep.json"); }),
+            "sweep.json: a malformed sweep plan: point 1: [json.exception.out_of_range.403] key 'key' not found");
+  json not_a_plan = no_key;
+  not_a_plan["format"] = "something else";
+  EXPECT_EQ(spec_error_of([&] { read_plan_text(not_a_plan.dump(), "sweep.json"); }),
+            "sweep.json: not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
+  EXPECT_EQ(spec_error_of([&] { read_plan_text("[" + text, "sweep.json"); }).rfind("sweep.json:", 0), 0u);
   SweepPlan empty = plan;
   empty.points.clear();
   std::ostringstream none;
   write_plan(none, empty);
   EXPECT_EQ(json::parse(none.str()), to_json(empty));
+  EXPECT_TRUE(read_plan_text(none.str(), "sweep.json").points.empty());
 }
 
 TEST(SweepRecords, MalformedPlanIsASpecErrorNamingTheSource) {

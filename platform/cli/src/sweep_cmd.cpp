@@ -13,7 +13,6 @@
 #include <set>
 #include <thread>
 
-#include "pevp/documents/documents.h"
 #include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
@@ -171,11 +170,7 @@ sweep::SweepPlan read_plan(const std::string& dir) {
   } catch (const sweep::WorkloadError& e) {  // a directory or an unreadable file: its reason, not a JSON error
     throw sweep::SpecError(e.what());
   }
-  try {
-    return sweep::plan_from_json(documents::parse_json(text, plan_path(dir)), plan_path(dir));
-  } catch (const documents::DocumentError& e) {
-    throw sweep::SpecError(e.what());
-  }
+  return sweep::read_plan_text(text, plan_path(dir));
 }
 
 std::vector<std::optional<json>> read_records(const sweep::SweepPlan& plan, const std::string& dir) {

@@ -120,34 +120,75 @@ void write_plan(std::ostream& out, const SweepPlan& plan) {
   out << "\n]}\n";
 }
 
+namespace {
+
+// One element of a plan's "points"; throws json::exception when a member is missing or of another type.
+PlannedPoint planned_point_from_json(const json& j) {
+  PlannedPoint p;
+  p.key = j.at("key").get<std::string>();
+  p.point.index = j.at("index").get<std::size_t>();
+  p.point.configuration = j.at("configuration").get<std::size_t>();
+  p.point.workload = j.at("workload").get<std::string>();
+  p.point.layer_index = j.at("layer_index").get<std::size_t>();
+  const json& l = j.at("layer");
+  p.point.layer = {l.at("name").get<std::string>(), l.at("m").get<std::uint64_t>(), l.at("k").get<std::uint64_t>(),
+                   l.at("n").get<std::uint64_t>(), l.at("count").get<std::uint64_t>()};
+  for (const json& q : j.at("params")) p.point.params.push_back({q.at("name").get<std::string>(), q.at("value")});
+  p.gen = j.at("gen").get<std::string>();
+  p.dtype = j.at("dtype").get<std::string>();
+  p.args = j.at("args").get<std::vector<std::string>>();
+  return p;
+}
+
+// The plan's head (all but its points), checked. Throws SpecError.
+void read_head(const json& doc, const std::string& source, SweepPlan& plan) {
+  if (!doc.is_object() || doc.value("format", "") != kPlanFormat)
+    throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
+  plan.name = doc.at("name").get<std::string>();
+  plan.spec_path = doc.at("spec").get<std::string>();
+  plan.swept = doc.at("swept").get<std::vector<std::string>>();
+}
+
+}  // namespace
+
 SweepPlan plan_from_json(const json& doc, const std::string& source) {
   try {
-    if (doc.value("format", "") != kPlanFormat)
-      throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
     SweepPlan plan;
-    plan.name = doc.at("name").get<std::string>();
-    plan.spec_path = doc.at("spec").get<std::string>();
-    plan.swept = doc.at("swept").get<std::vector<std::string>>();
-    for (const json& j : doc.at("points")) {
-      PlannedPoint p;
-      p.key = j.at("key").get<std::string>();
-      p.point.index = j.at("index").get<std::size_t>();
-      p.point.configuration = j.at("configuration").get<std::size_t>();
-      p.point.workload = j.at("workload").get<std::string>();
-      p.point.layer_index = j.at("layer_index").get<std::size_t>();
-      const json& l = j.at("layer");
-      p.point.layer = {l.at("name").get<std::string>(), l.at("m").get<std::uint64_t>(), l.at("k").get<std::uint64_t>(),
-                       l.at("n").get<std::uint64_t>(), l.at("count").get<std::uint64_t>()};
-      for (const json& q : j.at("params")) p.point.params.push_back({q.at("name").get<std::string>(), q.at("value")});
-      p.gen = j.at("gen").get<std::string>();
-      p.dtype = j.at("dtype").get<std::string>();
-      p.args = j.at("args").get<std::vector<std::string>>();
-      plan.points.push_back(std::move(p));
-    }
+    read_head(doc, source, plan);
+    for (const json& j : doc.at("points")) plan.points.push_back(planned_point_from_json(j));
     return plan;
   } catch (const json::exception& e) {
     throw SpecError(source + ": a malformed sweep plan: " + e.what());
   }
+}
+
+SweepPlan read_plan_text(std::string_view text, const std::string& source) {
+  // Each point is taken out of the parse as its object ends and dropped from the document, so the plan of a
+  // 1,000,000-point sweep is never one document in memory (4.7 GB for --collect). The head is checked after the
+  // parse: nlohmann writes the keys sorted, so an older plan has its points before "spec" and "swept".
+  SweepPlan plan;
+  std::string malformed;  // the first point that is not one, reported after the head is found to be a plan's
+  const json::parser_callback_t take_points = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event != json::parse_event_t::object_end || depth != 2) return true;  // a point: root > "points" > point
+    if (!malformed.empty()) return false;
+    try {
+      plan.points.push_back(planned_point_from_json(parsed));
+    } catch (const json::exception& e) {
+      malformed = "point " + std::to_string(plan.points.size()) + ": " + e.what();
+    }
+    return false;
+  };
+  try {
+    const json head = documents::parse_json(text, source, documents::JsonComments::Refused, take_points);
+    read_head(head, source, plan);
+    if (!head.at("points").is_array()) throw SpecError(source + ": a malformed sweep plan: \"points\" is no list");
+  } catch (const documents::DocumentError& e) {
+    throw SpecError(e.what());
+  } catch (const json::exception& e) {
+    throw SpecError(source + ": a malformed sweep plan: " + e.what());
+  }
+  if (!malformed.empty()) throw SpecError(source + ": a malformed sweep plan: " + malformed);
+  return plan;
 }
 
 std::string points_dir(const std::string& out_dir) { return out_dir + "/points"; }

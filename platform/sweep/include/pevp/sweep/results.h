@@ -52,6 +52,9 @@ nlohmann::json to_json(const PlannedPoint& point);  // one element of the plan's
 void write_plan(std::ostream& out, const SweepPlan& plan);
 // Throws SpecError naming `source` and what is malformed.
 SweepPlan plan_from_json(const nlohmann::json& doc, const std::string& source);
+// The plan from the text of sweep.json, read point by point (documents::parse_json: its nesting bounded): the same
+// plan as plan_from_json of the parsed document, without the document. Throws SpecError.
+SweepPlan read_plan_text(std::string_view text, const std::string& source);
 
 // The per-point files.
 std::string points_dir(const std::string& out_dir);

@@ -79,13 +79,15 @@ namespace detail {
 
 // A JSON document (nlohmann::json, or nlohmann::ordered_json to keep the file's key order) parsed with its nesting
 // bounded. Throws DocumentError for a nesting too deep, a syntax error (line and column) and a number beyond the
-// range of a double (naming its key).
+// range of a double (naming its key). `callback` is nlohmann's parser callback (a reader that takes a large
+// document's elements out as they end).
 template <class Json = nlohmann::json>
-Json parse_json(std::string_view text, const std::string& source, JsonComments comments = JsonComments::Refused) {
+Json parse_json(std::string_view text, const std::string& source, JsonComments comments = JsonComments::Refused,
+                typename Json::parser_callback_t callback = nullptr) {
   check_json_nesting(text, source, comments);
   const bool ignore_comments = comments == JsonComments::Allowed;
   try {
-    return Json::parse(text, nullptr, /*allow_exceptions=*/true, ignore_comments);
+    return Json::parse(text, callback, /*allow_exceptions=*/true, ignore_comments);
   } catch (const typename Json::parse_error& e) {
     detail::throw_syntax_error(text, source, e.byte, e.what());
   } catch (const typename Json::out_of_range& e) {
