@@ -244,6 +244,10 @@ TEST(SweepRecords, PlanWrittenPointByPointIsTheDocument) {
   no_key["points"][1].erase("key");
   EXPECT_EQ(spec_error_of([&] { read_plan_text(no_key.dump(), "sweep.json"); }),
             "sweep.json: a malformed sweep plan: point 1: [json.exception.out_of_range.403] key 'key' not found");
+  // An object two levels down elsewhere is no point, whatever it holds.
+  json extra = to_json(plan);
+  extra["extra"] = json::array({extra["points"][0]});
+  EXPECT_EQ(read_plan_text(extra.dump(), "sweep.json").points.size(), 2u);
   json not_a_plan = no_key;
   not_a_plan["format"] = "something else";
   EXPECT_EQ(spec_error_of([&] { read_plan_text(not_a_plan.dump(), "sweep.json"); }),

@@ -168,8 +168,11 @@ SweepPlan read_plan_text(std::string_view text, const std::string& source) {
   // parse: nlohmann writes the keys sorted, so an older plan has its points before "spec" and "swept".
   SweepPlan plan;
   std::string malformed;  // the first point that is not one, reported after the head is found to be a plan's
+  std::string member;     // the top-level member being read
   const json::parser_callback_t take_points = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event != json::parse_event_t::object_end || depth != 2) return true;  // a point: root > "points" > point
+    if (event == json::parse_event_t::key && depth == 1) member = parsed.is_string() ? parsed.get<std::string>() : "";
+    // A point: root > "points" > point.
+    if (event != json::parse_event_t::object_end || depth != 2 || member != "points") return true;
     if (!malformed.empty()) return false;
     try {
       plan.points.push_back(planned_point_from_json(parsed));
