@@ -1,4 +1,4 @@
-// Reading a document a user gave as text: a configuration file (--config, pevp_config_load, the server's config),
+// Reading a document a user gave as text: a configuration file (--config of every command, pe-vp serve too),
 // a checkpoint's configuration section, a sweep spec in JSON or TOML, a sweep's plan, point records and Slurm chunk
 // list. Each is parsed here and nowhere else, with its nesting bounded before a container is built.
 //
