@@ -9,6 +9,9 @@
 //   - the order of --sets that name different keys does not matter (docs/configuration.md): reversed, they are
 //     refused as well, or give the same configuration;
 //   - every error of load_config starts with the file name.
+// And the nesting bound (D-NESTING-DEPTH): a file json_too_deep finds a place in is refused with "nested deeper than
+// 64 levels"; on every other file nlohmann's own parse (comments allowed), when it succeeds, is at most 64 levels
+// deep -- measured here on the parsed document, independently of the text scan.
 // Input: byte 0 selects the base generation (bits 1-2) and the form (bit 0: 0 a JSON file, 1 one --set per line);
 // the rest is the text.
 #include <sys/mman.h>
@@ -19,9 +22,11 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fuzz_util.h"
+#include "pevp/documents/documents.h"
 #include "pevp/platform/config.h"
 
 // libsystemc.so calls sc_main from its own main; the fuzzer's main runs instead, so this is never called.
@@ -51,6 +56,33 @@ std::string key_of(std::string_view assignment) {
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.remove_prefix(1);
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.remove_suffix(1);
   return std::string(key);
+}
+
+// The most containers any value of `doc` sits inside, walked with a stack of its own (no recursion).
+std::size_t nesting_depth(const nlohmann::json& doc) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::json*, std::size_t>> todo = {{&doc, 0}};
+  while (!todo.empty()) {
+    const auto [j, depth] = todo.back();
+    todo.pop_back();
+    if (!j->is_structured()) continue;
+    deepest = std::max(deepest, depth + 1);
+    for (const nlohmann::json& child : *j) todo.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+void check_nesting(std::string_view text, const std::string& path, const std::string* error) {
+  const auto too_deep = documents::json_too_deep(text, documents::JsonComments::Allowed);
+  if (too_deep) {
+    if (!error || error->find("nested deeper than 64 levels") == std::string::npos)
+      fuzz::fail(kTarget, "a file nested past the limit is not refused for it: " + (error ? *error : "accepted"));
+    return;
+  }
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (!doc.is_discarded() && nesting_depth(doc) > documents::kMaxNestingDepth)
+    fuzz::fail(kTarget, "the text scan passed a document " + std::to_string(nesting_depth(doc)) + " levels deep (" +
+                            path + ")");
 }
 
 void check_accepted(const VpConfig& c, isa::Generation other) {
@@ -87,8 +119,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const ConfigError& e) {
       if (std::string_view(e.what()).substr(0, path.size()) != path)
         fuzz::fail(kTarget, std::string("a load_config error that does not start with the file name: ") + e.what());
+      const std::string error = e.what();
+      check_nesting(text, path, &error);
       return 0;
     }
+    check_nesting(text, path, nullptr);
     check_accepted(c, other);
     return 0;
   }

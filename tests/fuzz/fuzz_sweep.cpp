@@ -6,12 +6,19 @@
 //     order, and a configuration index below the number of configurations (when the sweep is small enough to
 //     expand here; a larger one must be refused by expand() with a SpecError or expanded the same way);
 //   - gemm_arguments() of every point is the shape (--m --k --n the layer's) followed by options, and throws nothing.
+// And the nesting bound (D-NESTING-DEPTH): a spec json_too_deep / toml_too_deep finds a place in is refused with
+// "nested deeper than 64 levels"; every other one, when its document parses (parse_json / parse_toml), is at most 64
+// levels deep, measured on the parsed document with a walk of its own.
 // Topology paths resolve against a folder that does not exist, so no file is read.
 // Input: byte 0 bit 0 selects the format (0 TOML, 1 JSON); the rest is the text.
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fuzz_util.h"
+#include "pevp/documents/documents.h"
 #include "pevp/sweep/spec.h"
 
 namespace {
@@ -45,6 +52,40 @@ void check_points(const sweep::SweepSpec& spec) {
   }
 }
 
+// The most containers any value of `doc` sits inside, walked with a stack of its own (no recursion).
+std::size_t nesting_depth(const nlohmann::ordered_json& doc) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::ordered_json*, std::size_t>> todo = {{&doc, 0}};
+  while (!todo.empty()) {
+    const auto [j, depth] = todo.back();
+    todo.pop_back();
+    if (!j->is_structured()) continue;
+    deepest = std::max(deepest, depth + 1);
+    for (const nlohmann::ordered_json& child : *j) todo.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+void check_nesting(std::string_view text, sweep::SpecFormat format, const std::string* error) {
+  const bool toml = format == sweep::SpecFormat::Toml;
+  const auto too_deep =
+      toml ? documents::toml_too_deep(text) : documents::json_too_deep(text, documents::JsonComments::Refused);
+  if (too_deep) {
+    if (!error || error->find("nested deeper than 64 levels") == std::string::npos)
+      pevp::fuzz::fail("fuzz_sweep",
+                       "a spec nested past the limit is not refused for it: " + (error ? *error : "accepted"));
+    return;
+  }
+  try {
+    const nlohmann::ordered_json doc = toml ? documents::parse_toml(text, "fuzz.spec")
+                                            : documents::parse_json<nlohmann::ordered_json>(text, "fuzz.spec");
+    if (nesting_depth(doc) > documents::kMaxNestingDepth)
+      pevp::fuzz::fail("fuzz_sweep", "the text scan passed a document " + std::to_string(nesting_depth(doc)) +
+                                         " levels deep");
+  } catch (const documents::DocumentError&) {  // a syntax error or a date: the parse's own refusal
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -53,8 +94,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     const sweep::SweepSpec spec = sweep::parse_spec(text, format, "fuzz.spec", "/nonexistent-pevp-fuzz");
+    check_nesting(text, format, nullptr);
     check_points(spec);
-  } catch (const sweep::SpecError&) {
+  } catch (const sweep::SpecError& e) {
+    const std::string error = e.what();
+    check_nesting(text, format, &error);
   }
   return 0;
 }

@@ -128,6 +128,30 @@ def config(pe_vp):
     ]
     for i, s in enumerate(sets):
         write(d, f"sets_{i}", bytes([1 | (i % 4) << 1]) + s.encode())
+    # Nesting (D-NESTING-DEPTH): at the 64-level limit, one past it, and as deep as -max_len (4096) allows, in
+    # arrays, objects, behind comments and with brackets in strings that do not count.
+    write(d, "nesting_at_limit", bytes([0]) + b'{"seq": ' + b"[" * 63 + b"]" * 63 + b"}")
+    write(d, "nesting_past_limit", bytes([0]) + b'{"seq": ' + b"[" * 64 + b"]" * 64 + b"}")
+    write(d, "nesting_deep_arrays", bytes([0]) + b'{"seq": ' + b"[" * 2000 + b"]" * 2000 + b"}")
+    write(d, "nesting_deep_objects", bytes([0]) + b'{"a": ' * 550 + b"1" + b"}" * 550)
+    write(d, "nesting_strings_comments", bytes([2]) + b'// [[[[\n/* {{{{ */ {"seq": {"queue_depth": "' + b"[" * 100 +
+          b'\\"' + b"{" * 100 + b'"}}')
+
+
+def sweep_nesting():
+    """Seeds of fuzz_sweep that nest (D-NESTING-DEPTH), written beside its hand-made seeds."""
+    d = OUT / "sweep"
+    d.mkdir(parents=True, exist_ok=True)
+    workload = b'[[workload]]\nnetwork = "resnet50"\n'
+    write(d, "nesting_toml_header_at_limit", bytes([0]) + workload + b"[set." + b".".join([b"a"] * 62) + b"]\nx = 1\n")
+    write(d, "nesting_toml_header_deep", bytes([0]) + workload + b"[set." + b".".join([b"a"] * 1900) + b"]\nx = 1\n")
+    write(d, "nesting_toml_dotted_key_deep", bytes([0]) + workload + b"[set]\n" + b".".join([b"a"] * 1900) + b" = 1\n")
+    write(d, "nesting_toml_arrays_deep", bytes([0]) + workload + b"[grid]\ntile_n = " + b"[" * 1000 + b"]" * 1000 + b"\n")
+    write(d, "nesting_toml_inline_tables", bytes([0]) + workload + b"[set]\ng = " + b"{a = " * 500 + b"1" +
+          b"}" * 500 + b"\n")
+    write(d, "nesting_toml_deep_then_syntax_error", bytes([0]) + b"[" + b".".join([b"a"] * 1900) + b"]\n@\n")
+    write(d, "nesting_json_deep", bytes([1]) + b'{"workload": {"network": "resnet50"}, "set": ' + b'{"a": ' * 550 +
+          b"1" + b"}" * 551)
 
 
 def regs():
@@ -217,6 +241,7 @@ def main():
     decode_and_assemble(a.pe_vp)
     npy()
     config(a.pe_vp)
+    sweep_nesting()
     regs()
     dicts(a.pe_vp)
 

@@ -124,6 +124,16 @@ TEST(SweepKey, KnownFnv1a64Values) {
   EXPECT_EQ(key_of("key12800"), "00d5e25a18c2cafd");
 }
 
+// A key hashed in pieces is the key of the whole text: a sweep hashes a configuration's part once for its points.
+TEST(SweepKey, HashedInPiecesIsTheKeyOfTheWhole) {
+  EXPECT_EQ(Fnv1a().hex(), key_of(""));
+  EXPECT_EQ(Fnv1a().add("foo").add("bar").hex(), "85944171f73967e8");  // key_of("foobar") above
+  const Fnv1a prefix = Fnv1a().add("{\"configuration\":{\"a\":1},\"csrs\":[],\"gemm\":");
+  for (const std::string gemm : {"{\"m\":1}", "{\"m\":2}"})
+    EXPECT_EQ(Fnv1a(prefix).add(gemm).add("}").hex(),
+              key_of("{\"configuration\":{\"a\":1},\"csrs\":[],\"gemm\":" + gemm + "}"));
+}
+
 TEST(SweepKey, SixteenLowercaseHexDigitsDeterministicAndDistinct) {
   const std::vector<std::string> texts = {"", "a", "b", "ab", "ba", "{\"m\":1}", "{\"m\":2}", std::string(1000, 'x')};
   std::vector<std::string> keys;
@@ -214,6 +224,41 @@ TEST(SweepRecords, PlanRoundTripsThroughJsonText) {
   // Through the text, as sweep.json is written and read back.
   expect_same_plan(plan_from_json(json::parse(doc.dump(1)), "sweep.json"), plan);
   expect_same_plan(plan_from_json(doc, "sweep.json"), plan);
+}
+
+// sweep.json is written point by point (a 1,000,000-point plan was one 6.9 GB document): the text is the document
+// to_json makes, one point a line, and reads back to the plan.
+TEST(SweepRecords, PlanWrittenPointByPointIsTheDocument) {
+  const SweepPlan plan = round_trip_plan();
+  std::ostringstream out;
+  write_plan(out, plan);
+  const std::string text = out.str();
+  EXPECT_EQ(json::parse(text), to_json(plan));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // head, 2 points, end
+  expect_same_plan(plan_from_json(json::parse(text), "sweep.json"), plan);
+  // Read back point by point, from this text and from the indented, key-sorted one an older pe-vp wrote (its points
+  // before "spec" and "swept").
+  expect_same_plan(read_plan_text(text, "sweep.json"), plan);
+  expect_same_plan(read_plan_text(to_json(plan).dump(1), "sweep.json"), plan);
+  json no_key = to_json(plan);
+  no_key["points"][1].erase("key");
+  EXPECT_EQ(spec_error_of([&] { read_plan_text(no_key.dump(), "sweep.json"); }),
+            "sweep.json: a malformed sweep plan: point 1: [json.exception.out_of_range.403] key 'key' not found");
+  // An object two levels down elsewhere is no point, whatever it holds.
+  json extra = to_json(plan);
+  extra["extra"] = json::array({extra["points"][0]});
+  EXPECT_EQ(read_plan_text(extra.dump(), "sweep.json").points.size(), 2u);
+  json not_a_plan = no_key;
+  not_a_plan["format"] = "something else";
+  EXPECT_EQ(spec_error_of([&] { read_plan_text(not_a_plan.dump(), "sweep.json"); }),
+            "sweep.json: not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
+  EXPECT_EQ(spec_error_of([&] { read_plan_text("[" + text, "sweep.json"); }).rfind("sweep.json:", 0), 0u);
+  SweepPlan empty = plan;
+  empty.points.clear();
+  std::ostringstream none;
+  write_plan(none, empty);
+  EXPECT_EQ(json::parse(none.str()), to_json(empty));
+  EXPECT_TRUE(read_plan_text(none.str(), "sweep.json").points.empty());
 }
 
 TEST(SweepRecords, MalformedPlanIsASpecErrorNamingTheSource) {

@@ -610,14 +610,14 @@ TEST(SpecErrors, TomlSyntaxErrorHasLineAndColumn) {
 TEST(SpecErrors, InvalidJson) {
   // {"name": } : the '}' is character 10 of line 1.
   const std::string message = json_error(R"({"name": })");
-  EXPECT_EQ(message.rfind("s.json: [json.exception.parse_error.101] parse error at line 1, column 10", 0), 0u)
-      << message;
+  EXPECT_EQ(message.rfind("s.json:1:10: JSON syntax error: syntax error while parsing value", 0), 0u) << message;
 }
 
 TEST(SpecErrors, JsonNumberOutOfRange) {
   // 1e400 is beyond a double: nlohmann::json throws out_of_range, not parse_error (found by fuzz_sweep).
   const std::string message = json_error(R"({"workload": {"gemms": [{"m": 1e400, "k": 1, "n": 1}]}})");
-  EXPECT_EQ(message.rfind("s.json: [json.exception.out_of_range.406]", 0), 0u) << message;
+  EXPECT_EQ(message, "s.json: workload.gemms.m: number overflow parsing '1e400' (a JSON number beyond the range of a "
+                     "double)");
 }
 
 TEST(SpecErrors, JsonTopLevelNotAnObject) {
@@ -1009,6 +1009,77 @@ TEST(GemmArguments, ValueTextOfEveryJsonKind) {
   EXPECT_EQ(value_text(json()), "null");
   EXPECT_EQ(value_text(json::array({1, "a"})), "[1,\"a\"]");
   EXPECT_EQ(value_text(json{{"a", 1}}), "{\"a\":1}");
+}
+
+}  // namespace
+}  // namespace pevp::sweep
+
+namespace pevp::sweep {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Nesting (D-NESTING-DEPTH): a spec with 100,000 nested tables or arrays ended `pe-vp sweep` with SIGSEGV -- in
+// toml++'s recursive table destructor, in the spec's own walk of [set] (flattened) or in a dump of a value. Each is
+// refused at the place that opens level 65.
+
+namespace deep {
+
+constexpr std::size_t kHostile = 100000;
+
+std::string repeat(const std::string& s, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+std::string dotted(std::size_t segments) {
+  std::string s = "a";
+  for (std::size_t i = 1; i < segments; ++i) s += ".a";
+  return s;
+}
+std::string too_deep(const std::string& where, std::size_t offset, const char* language) {
+  return where + ": " + language + " nested deeper than 64 levels (the limit for a document pe-vp reads; offset " +
+         std::to_string(offset) + ")";
+}
+
+}  // namespace deep
+
+TEST(SpecNesting, JsonSetTableOfDeepObjects) {
+  // {"workload": ..., "set": {"a": {"a": ...: the top '{' is level 1, "set"'s '{' level 2, so level 65 is the 64th
+  // '{' of the "set" value.
+  const std::string head = R"({"workload": {"network": "resnet50"}, "set": )";
+  const std::string text = head + deep::repeat(R"({"a": )", deep::kHostile) + "1" + deep::repeat("}", deep::kHostile + 1);
+  const std::size_t at = head.size() + 63 * 6;
+  EXPECT_EQ(json_error(text), deep::too_deep("s.json:1:" + std::to_string(at + 1), at, "JSON"));
+}
+
+TEST(SpecNesting, TomlDeepHeaderDottedKeyAndArray) {
+  // The document's table is level 1 (as in JSON). [set.a.a...]: "set" is level 2, the 63rd dot opens level 65.
+  const std::string header = kWorkload + "[set." + deep::dotted(deep::kHostile) + "]\nx = 1\n";
+  std::size_t dot = header.find("[set.") + 4;
+  for (int i = 1; i < 63; ++i) dot = header.find('.', dot + 1);
+  const std::size_t line_start = header.find("[set.");
+  EXPECT_EQ(toml_error(header), deep::too_deep("s.toml:3:" + std::to_string(dot - line_start + 1), dot, "TOML"));
+  // [set] then a.a.a... = 1: [set] is level 2, the key's 63rd dot opens level 65.
+  const std::string key = kWorkload + "[set]\n" + deep::dotted(deep::kHostile) + " = 1\n";
+  const std::size_t key_start = key.find("[set]\n") + 6;
+  std::size_t kdot = key_start;
+  for (int i = 0; i < 63; ++i) kdot = key.find('.', kdot + 1);
+  EXPECT_EQ(toml_error(key), deep::too_deep("s.toml:4:" + std::to_string(kdot - key_start + 1), kdot, "TOML"));
+  // grid.tile_n = [[[[...: toml++'s own limit (256 nested values) is past ours; ours speaks first.
+  const std::string arrays = kWorkload + "[grid]\ntile_n = " + deep::repeat("[", 300) + deep::repeat("]", 300) + "\n";
+  const std::size_t first = arrays.find("tile_n = [") + 9;
+  // [grid] is level 2, the first '[' level 3: the 63rd '[' opens level 65.
+  EXPECT_EQ(toml_error(arrays), deep::too_deep("s.toml:4:" + std::to_string(first + 62 - arrays.find("tile_n") + 1),
+                                               first + 62, "TOML"));
+}
+
+TEST(SpecNesting, AtTheLimitASpecReads) {
+  // The document, [set] and 62 tables under it, 64 levels in all: read, the nested tables flattened into one name.
+  const SweepSpec spec = toml_spec(kWorkload + "[set." + deep::dotted(62) + "]\nx = 1\n");
+  ASSERT_EQ(spec.fixed.size(), 1u);
+  EXPECT_EQ(spec.fixed[0].name, deep::dotted(62) + ".x");
+  EXPECT_NE(toml_error(kWorkload + "[set." + deep::dotted(63) + "]\nx = 1\n").find("nested deeper than 64"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -436,6 +438,152 @@ dependency_check = [true, false]
   const Result collected = pe_vp("sweep --collect --out " + dir + "/slurm --no-plots", dir);
   EXPECT_EQ(collected.status, 0) << collected.err;
   EXPECT_EQ(without_wall(read_csv(dir + "/slurm/results.csv")), a);
+}
+
+// --- One folder, one sweep (D-SWEEP-LOCK) -------------------------------------------------------------------------
+
+// `pe-vp ARGS...` started in the background, its output in dir/NAME.out and .err; returns its pid.
+pid_t start_pe_vp(const std::vector<std::string>& args, const std::string& dir, const std::string& name) {
+  const std::string out = dir + "/" + name + ".out", err = dir + "/" + name + ".err";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    std::vector<char*> argv = {const_cast<char*>(PEVP_CLI)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(PEVP_CLI, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int exit_status_of(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A second sweep, --resume or --collect into a folder a sweep is running in is refused, naming the running one's pid;
+// the running sweep ends with every point. Two real processes: the first holds DIR/sweep.lock (flock) from before it
+// checks for a sweep.json until it has written results.csv.
+TEST(SweepRun, ASecondSweepIntoARunningSweepsFolderIsRefused) {
+  const std::string dir = scratch("lock");
+  // Eight timing-only points run one at a time: seconds, against the milliseconds the refusals take.
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+gemms = [ { m = 2048, k = 2048, n = 2048 } ]
+[grid]
+tile_n = [128, 256, 384, 512]
+"timing.fp32_factor" = [4, 2]
+)");
+  const std::string out = dir + "/out";
+  const pid_t first = start_pe_vp({"sweep", spec, "--out", out, "-j", "1", "--no-plots", "--quiet"}, dir, "first");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (slurp(out + "/sweep.lock") != std::to_string(first) + "\n" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(slurp(out + "/sweep.lock"), std::to_string(first) + "\n");
+  const std::string refused = "pe-vp sweep: " + out + " is in use by another pe-vp sweep (pid " + std::to_string(first) +
+                              ", " + out + "/sweep.lock): wait for it to end, or choose another --out\n";
+  for (const std::string& args : {"sweep " + spec + " --out " + out + " --no-plots --quiet",
+                                  "sweep " + spec + " --out " + out + " --resume --no-plots --quiet",
+                                  "sweep --collect --out " + out}) {
+    SCOPED_TRACE(args);
+    const Result r = pe_vp(args, dir);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, refused);
+  }
+  ASSERT_EQ(::waitpid(first, nullptr, WNOHANG), 0) << "the first sweep ended before the refusals were checked";
+  EXPECT_EQ(exit_status_of(first), 0) << slurp(dir + "/first.err");
+  const auto rows = read_csv(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 8u);
+  for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok") << row.at("error");
+  // The lock ends with its holder: a --resume now runs (nothing left to run) and a --collect merges.
+  const Result resumed = pe_vp("sweep " + spec + " --out " + out + " --resume --no-plots --quiet", dir);
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("8 already recorded, 0 to run"), std::string::npos) << resumed.out;
+  EXPECT_EQ(pe_vp("sweep --collect --out " + out, dir).status, 0);
+}
+
+// Two sweeps started together into one new folder: exactly one runs, the other is refused -- by the lock while the
+// first runs, or as a folder that holds a sweep once it has ended. Both used to find no sweep.json, both wrote one and
+// both exited 0.
+TEST(SweepRun, OfTwoSweepsStartedTogetherOneRuns) {
+  const std::string dir = scratch("race");
+  // 20,000 equal GEMMs: one point to run (one key), but a plan whose making and writing take a second or more --
+  // the window in which both sweeps found no sweep.json (both exited 0 in each of 4 rounds before the lock).
+  std::string gemms;
+  for (int i = 0; i < 20000; ++i) gemms += std::string(i ? ", " : "") + "{ m = 128, k = 128, n = 128 }";
+  const std::string spec = write(dir + "/s.toml", "[[workload]]\ngemms = [" + gemms + "]\n");
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    const std::string out = dir + "/out" + std::to_string(round);
+    const pid_t a = start_pe_vp({"sweep", spec, "--out", out, "--no-plots", "--quiet"}, dir, "a");
+    const pid_t b = start_pe_vp({"sweep", spec, "--out", out, "--no-plots", "--quiet"}, dir, "b");
+    const int sa = exit_status_of(a), sb = exit_status_of(b);
+    EXPECT_EQ(std::min(sa, sb), 0) << slurp(dir + "/a.err") << slurp(dir + "/b.err");
+    EXPECT_EQ(std::max(sa, sb), 2) << slurp(dir + "/a.err") << slurp(dir + "/b.err");
+    const std::string refusal = slurp(dir + (sa == 2 ? "/a.err" : "/b.err"));
+    const bool by_lock = refusal.find(" is in use by another pe-vp sweep (pid ") != std::string::npos;
+    const bool by_plan = refusal.find(" holds a sweep already (sweep.json)") != std::string::npos;
+    EXPECT_TRUE(by_lock || by_plan) << refusal;
+  }
+}
+
+// An --out that cannot be the folder says why: a symlink to a folder that does not exist (was "File exists"), a file.
+TEST(SweepRun, AnOutItCannotUseIsNamedWithTheReason) {
+  const std::string dir = scratch("outdir");
+  const std::string spec = write(dir + "/s.toml", "[[workload]]\ngemms = [ { m = 128, k = 128, n = 128 } ]\n");
+  fs::create_symlink(dir + "/missing", dir + "/dangling");
+  const Result dangling = pe_vp("sweep " + spec + " --out " + dir + "/dangling --no-plots --quiet", dir);
+  EXPECT_EQ(dangling.status, 2);
+  EXPECT_EQ(dangling.err, "pe-vp sweep: --out " + dir + "/dangling: a symlink to '" + dir +
+                              "/missing', which does not exist (make the folder it names, or give another --out)\n");
+  const std::string file = write(dir + "/file", "x");
+  const Result not_a_folder = pe_vp("sweep " + spec + " --out " + file + " --no-plots --quiet", dir);
+  EXPECT_EQ(not_a_folder.status, 2);
+  EXPECT_EQ(not_a_folder.err, "pe-vp sweep: --out " + file + ": not a folder (give a folder, or a new path)\n");
+  // A symlink to a folder that exists is that folder.
+  fs::create_directories(dir + "/real");
+  fs::create_symlink(dir + "/real", dir + "/link");
+  EXPECT_EQ(pe_vp("sweep " + spec + " --out " + dir + "/link --no-plots --quiet", dir).status, 0);
+  EXPECT_TRUE(fs::exists(dir + "/real/results.csv"));
+}
+
+// A file the sweep cannot write says why: past the file-size limit (as a full disk, with the reason) the plan's write
+// was "sweep.json.tmp.PID: write failed".
+TEST(SweepRun, AWriteThatFailsSaysWhy) {
+  const std::string dir = scratch("full");
+  const std::string spec = write(dir + "/s.toml", "[[workload]]\ngemms = [ { m = 128, k = 128, n = 128 } ]\n"
+                                                  "[grid]\ntile_n = [128, 256, 384, 512]\n");
+  // SIGXFSZ ignored (as it stays across exec), then writes past 1 KiB fail with EFBIG.
+  const Result r = sh("trap '' XFSZ; ulimit -f 2; exec " + std::string(PEVP_CLI) + " sweep " + spec + " --out " + dir +
+                          "/out --no-plots --quiet",
+                      dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("pe-vp sweep: " + dir + "/out/sweep.json: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out/sweep.json"));
+}
+
+// A spec nested 100,000 levels deep (D-NESTING-DEPTH) ended `pe-vp sweep` with SIGSEGV, as did a configuration file
+// for every command; each is refused, status 2, with its place.
+TEST(SweepRun, ADeeplyNestedSpecOrConfigurationIsRefused) {
+  const std::string dir = scratch("deep");
+  std::string segments = "a";
+  for (int i = 1; i < 100000; ++i) segments += ".a";
+  const std::string toml = write(dir + "/deep.toml", "[[workload]]\nnetwork = \"resnet50\"\n[set." + segments + "]\n");
+  const Result t = pe_vp("sweep " + toml + " --out " + dir + "/out --no-plots --quiet", dir);
+  EXPECT_EQ(t.status, 2);
+  // The document is level 1, [set level 2; its 63rd dot (character 5 + 2 x 62 of line 3) opens level 65.
+  const std::size_t offset = std::string("[[workload]]\nnetwork = \"resnet50\"\n").size() + 4 + 2 * 62;
+  EXPECT_EQ(t.err, "pe-vp sweep: " + toml + ":3:" + std::to_string(5 + 2 * 62) +
+                       ": TOML nested deeper than 64 levels (the limit for a document pe-vp reads; offset " +
+                       std::to_string(offset) + ")\n");
+  const std::string json = write(dir + "/deep.json", "{\"seq\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const Result c = pe_vp("--config " + json + " --dump-config", dir);
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err, "pe-vp: " + json + ":1:72: JSON nested deeper than 64 levels (the limit for a document pe-vp reads; "
+                                      "offset 71)\n");
 }
 
 }  // namespace

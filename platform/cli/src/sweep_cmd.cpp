@@ -9,12 +9,15 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 
+#include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/sweep/lock.h"
 #include "pevp/sweep/results.h"
 #include "pevp/sweep/runner.h"
 #include "pevp/sweep/spec.h"
@@ -61,49 +64,93 @@ VpConfig effective_config(const sweep::Point& p, const std::string& source) {
   return config;
 }
 
+// A point's effective configuration as configuration_part needs it, kept for the next configuration: the grid's
+// gemm options and CSR knobs vary faster than the configuration keys listed before them, so consecutive
+// configurations mostly share it (a 1,000,000-point grid of tile_n x sbuf_budget has one).
+struct EffectiveConfig {
+  std::string identity;  // what effective_config reads: gen, the configuration keys in order, mode
+  VpConfig config;
+  std::string text;      // to_json(config).dump()
+  std::string gen;
+  std::string csrs;           // the last configuration's register writes (JSON text)
+  std::optional<sweep::Fnv1a> key_prefix;  // and its key prefix, for the next configuration with the same writes
+};
+
+std::string config_identity(const sweep::Point& p) {
+  std::string id = "gen=" + param_or(p, "gen", "MARIANA") + "\nmode=" + param_or(p, "mode", "timing");
+  for (const sweep::Param& q : p.params)
+    if (sweep::param_kind(q.name, q.name) == sweep::ParamKind::ConfigKey)
+      id += "\n" + q.name + "=" + sweep::value_text(q.value);
+  return id;
+}
+
+// What the points of one configuration share, made at its first point: the generation, and the FNV-1a state after
+// the part of their key's text that is the same for all of them.
+struct ConfigurationPart {
+  std::size_t index = 0;
+  std::string gen;
+  sweep::Fnv1a key_prefix;
+};
+
+ConfigurationPart configuration_part(const sweep::Point& p, const std::vector<std::string>& args,
+                                     const std::string& source, std::optional<EffectiveConfig>& last) {
+  if (std::string id = config_identity(p); !last || last->identity != id) {
+    EffectiveConfig e{std::move(id), effective_config(p, source), "", "", "", {}};
+    const json configuration = to_json(e.config);
+    e.text = configuration.dump();
+    e.gen = configuration.value("generation", "MARIANA");
+    last = std::move(e);
+  }
+  json csrs = json::array();
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--csr") {
+      try {
+        parse_csr_write(last->config.platform.map, args[i + 1]);
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw sweep::SpecError(source + ": the configuration " + describe(p) + ": " + e.what());
+      }
+      csrs.push_back(args[i + 1]);
+    }
+  // A point's key is that of {"configuration":...,"csrs":[...],"gemm":{...}} as json::dump writes it (keys sorted,
+  // no blanks): everything before the gemm's object is the configuration's.
+  if (std::string writes = csrs.dump(); !last->key_prefix || writes != last->csrs) {
+    last->key_prefix =
+        sweep::Fnv1a().add("{\"configuration\":").add(last->text).add(",\"csrs\":").add(writes).add(",\"gemm\":");
+    last->csrs = std::move(writes);
+  }
+  return {p.configuration, last->gen, *last->key_prefix};
+}
+
 // Every point with its key and arguments. The key hashes what the point simulates -- the whole effective
 // configuration, the GEMM and its options, the register writes -- so equal points share it whatever the spec spells.
+// A configuration's points are consecutive (expand), so one configuration is held at a time.
 sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
   sweep::SweepPlan plan;
   plan.name = spec.name;
   plan.spec_path = fs::absolute(spec.source).string();
   plan.swept = spec.swept();
-  std::map<std::size_t, std::pair<json, std::vector<std::string>>> configurations;  // config JSON, csr writes
-  for (sweep::Point& p : sweep::expand(spec)) {
+  std::vector<sweep::Point> points = sweep::expand(spec);
+  plan.points.reserve(points.size());
+  std::optional<EffectiveConfig> last_config;
+  std::optional<ConfigurationPart> part;
+  for (sweep::Point& p : points) {
     sweep::PlannedPoint pp;
     pp.args = sweep::gemm_arguments(p);
-    auto it = configurations.find(p.configuration);
-    if (it == configurations.end()) {
-      const VpConfig config = effective_config(p, spec.source);
-      std::vector<std::string> csrs;
-      for (std::size_t i = 0; i + 1 < pp.args.size(); ++i)
-        if (pp.args[i] == "--csr") {
-          try {
-            parse_csr_write(config.platform.map, pp.args[i + 1]);
-          } catch (const std::bad_alloc&) {
-            throw;
-          } catch (const std::exception& e) {
-            throw sweep::SpecError(spec.source + ": the configuration " + describe(p) + ": " + e.what());
-          }
-          csrs.push_back(pp.args[i + 1]);
-        }
-      it = configurations.emplace(p.configuration, std::make_pair(to_json(config), csrs)).first;
-    }
-    pp.gen = it->second.first.value("generation", "MARIANA");
+    if (!part || part->index != p.configuration) part = configuration_part(p, pp.args, spec.source, last_config);
+    pp.gen = part->gen;
     pp.dtype = param_or(p, "dtype", "bf16");
-    const json what = {{"configuration", it->second.first},
-                       {"gemm",
-                        {{"m", p.layer.m},
-                         {"k", p.layer.k},
-                         {"n", p.layer.n},
-                         {"dtype", pp.dtype},
-                         {"fp32_mode", param_or(p, "fp32_mode", "")},
-                         {"tile_n", param_or(p, "tile_n", "default")},
-                         {"double_row", param_or(p, "double_row", "false")},
-                         {"sbuf_budget", param_or(p, "sbuf_budget", "all")},
-                         {"check", param_or(p, "check", "false")}}},
-                       {"csrs", it->second.second}};
-    pp.key = sweep::key_of(what.dump());
+    const json gemm = {{"m", p.layer.m},
+                       {"k", p.layer.k},
+                       {"n", p.layer.n},
+                       {"dtype", pp.dtype},
+                       {"fp32_mode", param_or(p, "fp32_mode", "")},
+                       {"tile_n", param_or(p, "tile_n", "default")},
+                       {"double_row", param_or(p, "double_row", "false")},
+                       {"sbuf_budget", param_or(p, "sbuf_budget", "all")},
+                       {"check", param_or(p, "check", "false")}};
+    pp.key = sweep::Fnv1a(part->key_prefix).add(gemm.dump()).add("}").hex();
     pp.point = std::move(p);
     plan.points.push_back(std::move(pp));
   }
@@ -123,11 +170,7 @@ sweep::SweepPlan read_plan(const std::string& dir) {
   } catch (const sweep::WorkloadError& e) {  // a directory or an unreadable file: its reason, not a JSON error
     throw sweep::SpecError(e.what());
   }
-  try {
-    return sweep::plan_from_json(json::parse(text), plan_path(dir));
-  } catch (const json::exception& e) {
-    throw sweep::SpecError(plan_path(dir) + ": " + e.what());
-  }
+  return sweep::read_plan_text(text, plan_path(dir));
 }
 
 std::vector<std::optional<json>> read_records(const sweep::SweepPlan& plan, const std::string& dir) {
@@ -201,6 +244,20 @@ int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream&
   return failed + missing == 0 ? 0 : 1;
 }
 
+// Why --out cannot be the sweep's folder, or "". create_directories says only "File exists" for a symlink whose target
+// is missing (it would not follow it) and for a file.
+std::string out_dir_problem(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(link) && !fs::exists(dir, ec)) {
+    const fs::path target = fs::read_symlink(dir, ec);
+    return dir + ": a symlink to '" + target.string() + "', which does not exist (make the folder it names, or give " +
+           "another --out)";
+  }
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) return dir + ": not a folder (give a folder, or a new path)";
+  return "";
+}
+
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace
@@ -219,7 +276,13 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       });
       return 0;
     }
-    if (cmd.collect) return collect(cmd, read_plan(cmd.out_dir), out, err);
+    if (cmd.collect) {
+      // Locked while results.csv is written; a missing folder is named by read_plan.
+      std::error_code ec;
+      std::optional<sweep::SweepLock> lock;
+      if (fs::is_directory(cmd.out_dir, ec)) lock.emplace(cmd.out_dir);
+      return collect(cmd, read_plan(cmd.out_dir), out, err);
+    }
 
     if (cmd.spec_path.empty()) {
       err << "pe-vp sweep: give the spec file (or --collect)\n";
@@ -230,19 +293,25 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       return 2;
     }
     const sweep::SweepPlan plan = make_plan(sweep::read_spec(cmd.spec_path));
+    if (const std::string problem = out_dir_problem(cmd.out_dir); !problem.empty()) {
+      err << "pe-vp sweep: --out " << problem << '\n';
+      return 2;
+    }
     std::error_code ec;
     fs::create_directories(sweep::points_dir(cmd.out_dir), ec);
     if (ec) {
       err << "pe-vp sweep: --out " << cmd.out_dir << ": " << ec.message() << '\n';
       return 2;
     }
+    // Held to the end: from the check that the folder holds no sweep and the plan's writing to results.csv.
+    const sweep::SweepLock lock(cmd.out_dir);
     if (fs::exists(plan_path(cmd.out_dir)) && !cmd.resume) {
       err << "pe-vp sweep: " << cmd.out_dir << " holds a sweep already (sweep.json): --resume continues it, or "
           << "choose another --out\n";
       return 2;
     }
-    if (const std::string e = sweep::write_text_atomically(plan_path(cmd.out_dir), sweep::to_json(plan).dump(1) + "\n");
-        !e.empty()) {
+    if (std::string e; !files::write_file(plan_path(cmd.out_dir), [&](std::ostream& o) { sweep::write_plan(o, plan); },
+                                          &e)) {
       err << "pe-vp sweep: " << e << '\n';
       return 2;
     }
@@ -294,6 +363,9 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     return collect(cmd, plan, out, err);
   } catch (const sweep::SpecError& e) {
+    err << "pe-vp sweep: " << e.what() << '\n';
+    return 2;
+  } catch (const sweep::LockError& e) {
     err << "pe-vp sweep: " << e.what() << '\n';
     return 2;
   } catch (const std::bad_alloc&) {

@@ -12,10 +12,17 @@
 #include <set>
 #include <sstream>
 
+#include "pevp/documents/documents.h"
+#include "pevp/files/output_file.h"
+
 namespace pevp::sweep {
 namespace {
 
 using nlohmann::json;
+
+// A record holds a point's figures and at most a 2,000-character error: a few KiB. The bound leaves room for any
+// number of stall reasons and opcodes and keeps a wrong file in points/ from costing more.
+constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20;
 
 // CSV fields: quoted when they hold a separator, a quote or a line break (RFC 4180).
 std::string field(const std::string& s) {
@@ -61,66 +68,130 @@ std::string macs_per_run(const Gemm& g) {
 
 }  // namespace
 
-std::string key_of(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
+Fnv1a& Fnv1a::add(std::string_view text) {
   for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
+    hash_ ^= c;
+    hash_ *= 0x100000001b3ULL;  // the FNV-1a 64 prime
   }
+  return *this;
+}
+
+std::string Fnv1a::hex() const {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_));
   return hex;
 }
 
+std::string key_of(const std::string& text) { return Fnv1a().add(text).hex(); }
+
+json to_json(const PlannedPoint& p) {
+  json params = json::array();
+  for (const Param& q : p.point.params) params.push_back({{"name", q.name}, {"value", q.value}});
+  return {{"key", p.key},
+          {"index", p.point.index},
+          {"configuration", p.point.configuration},
+          {"workload", p.point.workload},
+          {"layer_index", p.point.layer_index},
+          {"layer", {{"name", p.point.layer.name}, {"m", p.point.layer.m}, {"k", p.point.layer.k},
+                     {"n", p.point.layer.n}, {"count", p.point.layer.count}}},
+          {"params", params},
+          {"gen", p.gen},
+          {"dtype", p.dtype},
+          {"args", p.args}};
+}
+
+namespace {
+constexpr const char* kPlanFormat = "pe-vp sweep plan 1";
+}  // namespace
+
 json to_json(const SweepPlan& plan) {
   json points = json::array();
-  for (const PlannedPoint& p : plan.points) {
-    json params = json::array();
-    for (const Param& q : p.point.params) params.push_back({{"name", q.name}, {"value", q.value}});
-    points.push_back({{"key", p.key},
-                      {"index", p.point.index},
-                      {"configuration", p.point.configuration},
-                      {"workload", p.point.workload},
-                      {"layer_index", p.point.layer_index},
-                      {"layer", {{"name", p.point.layer.name}, {"m", p.point.layer.m}, {"k", p.point.layer.k},
-                                 {"n", p.point.layer.n}, {"count", p.point.layer.count}}},
-                      {"params", params},
-                      {"gen", p.gen},
-                      {"dtype", p.dtype},
-                      {"args", p.args}});
-  }
-  return {{"format", "pe-vp sweep plan 1"}, {"name", plan.name}, {"spec", plan.spec_path},
-          {"swept", plan.swept},            {"points", points}};
+  for (const PlannedPoint& p : plan.points) points.push_back(to_json(p));
+  return {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
+          {"swept", plan.swept},   {"points", points}};
 }
+
+void write_plan(std::ostream& out, const SweepPlan& plan) {
+  json head = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path}, {"swept", plan.swept}};
+  std::string text = head.dump();
+  text.pop_back();  // the closing '}': the points follow
+  out << text << ",\"points\":[\n";
+  for (std::size_t i = 0; i < plan.points.size(); ++i) out << (i ? ",\n" : "") << to_json(plan.points[i]).dump();
+  out << "\n]}\n";
+}
+
+namespace {
+
+// One element of a plan's "points"; throws json::exception when a member is missing or of another type.
+PlannedPoint planned_point_from_json(const json& j) {
+  PlannedPoint p;
+  p.key = j.at("key").get<std::string>();
+  p.point.index = j.at("index").get<std::size_t>();
+  p.point.configuration = j.at("configuration").get<std::size_t>();
+  p.point.workload = j.at("workload").get<std::string>();
+  p.point.layer_index = j.at("layer_index").get<std::size_t>();
+  const json& l = j.at("layer");
+  p.point.layer = {l.at("name").get<std::string>(), l.at("m").get<std::uint64_t>(), l.at("k").get<std::uint64_t>(),
+                   l.at("n").get<std::uint64_t>(), l.at("count").get<std::uint64_t>()};
+  for (const json& q : j.at("params")) p.point.params.push_back({q.at("name").get<std::string>(), q.at("value")});
+  p.gen = j.at("gen").get<std::string>();
+  p.dtype = j.at("dtype").get<std::string>();
+  p.args = j.at("args").get<std::vector<std::string>>();
+  return p;
+}
+
+// The plan's head (all but its points), checked. Throws SpecError.
+void read_head(const json& doc, const std::string& source, SweepPlan& plan) {
+  if (!doc.is_object() || doc.value("format", "") != kPlanFormat)
+    throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
+  plan.name = doc.at("name").get<std::string>();
+  plan.spec_path = doc.at("spec").get<std::string>();
+  plan.swept = doc.at("swept").get<std::vector<std::string>>();
+}
+
+}  // namespace
 
 SweepPlan plan_from_json(const json& doc, const std::string& source) {
   try {
-    if (doc.value("format", "") != "pe-vp sweep plan 1")
-      throw SpecError(source + ": not a pe-vp sweep plan (format \"pe-vp sweep plan 1\")");
     SweepPlan plan;
-    plan.name = doc.at("name").get<std::string>();
-    plan.spec_path = doc.at("spec").get<std::string>();
-    plan.swept = doc.at("swept").get<std::vector<std::string>>();
-    for (const json& j : doc.at("points")) {
-      PlannedPoint p;
-      p.key = j.at("key").get<std::string>();
-      p.point.index = j.at("index").get<std::size_t>();
-      p.point.configuration = j.at("configuration").get<std::size_t>();
-      p.point.workload = j.at("workload").get<std::string>();
-      p.point.layer_index = j.at("layer_index").get<std::size_t>();
-      const json& l = j.at("layer");
-      p.point.layer = {l.at("name").get<std::string>(), l.at("m").get<std::uint64_t>(), l.at("k").get<std::uint64_t>(),
-                       l.at("n").get<std::uint64_t>(), l.at("count").get<std::uint64_t>()};
-      for (const json& q : j.at("params")) p.point.params.push_back({q.at("name").get<std::string>(), q.at("value")});
-      p.gen = j.at("gen").get<std::string>();
-      p.dtype = j.at("dtype").get<std::string>();
-      p.args = j.at("args").get<std::vector<std::string>>();
-      plan.points.push_back(std::move(p));
-    }
+    read_head(doc, source, plan);
+    for (const json& j : doc.at("points")) plan.points.push_back(planned_point_from_json(j));
     return plan;
   } catch (const json::exception& e) {
     throw SpecError(source + ": a malformed sweep plan: " + e.what());
   }
+}
+
+SweepPlan read_plan_text(std::string_view text, const std::string& source) {
+  // Each point is taken out of the parse as its object ends and dropped from the document, so the plan of a
+  // 1,000,000-point sweep is never one document in memory (4.7 GB for --collect). The head is checked after the
+  // parse: nlohmann writes the keys sorted, so an older plan has its points before "spec" and "swept".
+  SweepPlan plan;
+  std::string malformed;  // the first point that is not one, reported after the head is found to be a plan's
+  std::string member;     // the top-level member being read
+  const json::parser_callback_t take_points = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1) member = parsed.is_string() ? parsed.get<std::string>() : "";
+    // A point: root > "points" > point.
+    if (event != json::parse_event_t::object_end || depth != 2 || member != "points") return true;
+    if (!malformed.empty()) return false;
+    try {
+      plan.points.push_back(planned_point_from_json(parsed));
+    } catch (const json::exception& e) {
+      malformed = "point " + std::to_string(plan.points.size()) + ": " + e.what();
+    }
+    return false;
+  };
+  try {
+    const json head = documents::parse_json(text, source, documents::JsonComments::Refused, take_points);
+    read_head(head, source, plan);
+    if (!head.at("points").is_array()) throw SpecError(source + ": a malformed sweep plan: \"points\" is no list");
+  } catch (const documents::DocumentError& e) {
+    throw SpecError(e.what());
+  } catch (const json::exception& e) {
+    throw SpecError(source + ": a malformed sweep plan: " + e.what());
+  }
+  if (!malformed.empty()) throw SpecError(source + ": a malformed sweep plan: " + malformed);
+  return plan;
 }
 
 std::string points_dir(const std::string& out_dir) { return out_dir + "/points"; }
@@ -130,35 +201,25 @@ std::string record_path(const std::string& out_dir, const std::string& key) {
 }
 
 std::optional<json> read_record(const std::string& out_dir, const std::string& key) {
-  std::ifstream f(record_path(out_dir, key));
-  if (!f) return std::nullopt;
+  const std::string path = record_path(out_dir, key);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;  // the point has not run: the common case, no error made
   try {
-    json doc = json::parse(f);
+    json doc = documents::parse_json(read_input_file(path, kMaxRecordBytes, "a sweep point's record"), path);
     if (!doc.is_object() || !doc.contains("status")) return std::nullopt;
     return doc;
-  } catch (const json::exception&) {
+  } catch (const WorkloadError&) {  // missing (the point has not run), a directory, unreadable, too large
+    return std::nullopt;
+  } catch (const documents::DocumentError&) {  // half written by hand, nested too deep, ...
     return std::nullopt;
   }
 }
 
 std::string write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return tmp + ": cannot create: " + std::strerror(errno);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return tmp + ": write failed";
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string e = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return path + ": cannot rename into place: " + e;
-  }
-  return "";
+  // Through pe-vp's one writer of files (support/files): a temporary file made with O_EXCL beside `path`, renamed
+  // into place once whole, and every failure with the system's reason ("No space left on device").
+  std::string error;
+  return files::write_file(path, text.data(), text.size(), &error) ? std::string() : error;
 }
 
 std::string write_record(const std::string& out_dir, const std::string& key, const json& record) {

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pevp/documents/documents.h"
+
 extern char** environ;
 
 namespace pevp::sweep {
@@ -86,8 +88,9 @@ json finish(const Running& r, int status) {
   json record;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     try {
-      std::ifstream f(r.stats);
-      record = ok_record(json::parse(f), wall);
+      record = ok_record(documents::parse_json(slurp(r.stats), r.stats), wall);
+    } catch (const documents::DocumentError& e) {
+      record = failed_record("the point's --stats-json could not be read: " + std::string(e.what()), 0, wall);
     } catch (const json::exception& e) {
       record = failed_record("the point's --stats-json could not be read: " + std::string(e.what()), 0, wall);
     }
@@ -175,15 +178,12 @@ std::string submit_slurm(const std::vector<std::vector<std::size_t>>& chunks, co
   if (const std::string e = write_text_atomically(dir + "/chunks.json", json(chunks).dump() + "\n"); !e.empty())
     throw std::runtime_error(e);
   const std::string script = dir + "/task.sh";
-  {
-    std::ofstream f(script, std::ios::trunc);
-    f << "#!/bin/sh\n"
-         "# A task of a pe-vp sweep's Slurm job array: runs chunk $SLURM_ARRAY_TASK_ID of chunks.json beside it,\n"
-         "# one point after another, each recorded in the sweep's points/ folder. Written by pe-vp sweep.\n"
-      << "exec " << quoted(o.pe_vp) << " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " << quoted(o.out_dir)
-      << "\n";
-    if (!f) throw std::runtime_error(script + ": cannot write");
-  }
+  const std::string task =
+      "#!/bin/sh\n"
+      "# A task of a pe-vp sweep's Slurm job array: runs chunk $SLURM_ARRAY_TASK_ID of chunks.json beside it,\n"
+      "# one point after another, each recorded in the sweep's points/ folder. Written by pe-vp sweep.\n"
+      "exec " + quoted(o.pe_vp) + " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " + quoted(o.out_dir) + "\n";
+  if (const std::string e = write_text_atomically(script, task); !e.empty()) throw std::runtime_error(e);
   std::filesystem::permissions(script, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                            std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                                            std::filesystem::perms::others_exec);
@@ -220,11 +220,13 @@ std::vector<std::size_t> read_chunk(const std::string& out_dir, std::size_t chun
     throw std::runtime_error(e.what());
   }
   try {
-    const json chunks = json::parse(text);
+    const json chunks = documents::parse_json(text, path);
     if (chunk >= chunks.size())
       throw std::runtime_error(path + ": chunk " + std::to_string(chunk) + " does not exist (" +
                                std::to_string(chunks.size()) + " chunks)");
     return chunks[chunk].get<std::vector<std::size_t>>();
+  } catch (const documents::DocumentError& e) {
+    throw std::runtime_error(e.what());
   } catch (const json::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <map>
 
-#include <toml++/toml.h>
+#include "pevp/documents/documents.h"
 
 namespace pevp::sweep {
 namespace {
@@ -31,32 +31,6 @@ std::string joined(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
-}
-
-// TOML as JSON: tables, arrays and scalars map one to one, each table's keys in the file's order (toml++ keeps them
-// sorted); dates and times are no parameter.
-Doc to_doc(const toml::node& node, const std::string& key, const std::string& source) {
-  if (const toml::table* t = node.as_table()) {
-    std::vector<std::pair<std::string, const toml::node*>> entries;
-    for (const auto& [k, v] : *t) entries.emplace_back(std::string(k.str()), &v);
-    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-      const toml::source_position pa = a.second->source().begin, pb = b.second->source().begin;
-      return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
-    });
-    Doc o = Doc::object();
-    for (const auto& [name, v] : entries) o[name] = to_doc(*v, key.empty() ? name : key + "." + name, source);
-    return o;
-  }
-  if (const toml::array* a = node.as_array()) {
-    Doc arr = Doc::array();
-    for (const toml::node& v : *a) arr.push_back(to_doc(v, key, source));
-    return arr;
-  }
-  if (const auto* s = node.as_string()) return s->get();
-  if (const auto* i = node.as_integer()) return i->get();
-  if (const auto* f = node.as_floating_point()) return f->get();
-  if (const auto* b = node.as_boolean()) return b->get();
-  throw SpecError(source + ": " + key + ": a date or time is no parameter value");
 }
 
 // A parameter table with its nested tables flattened into dotted names: TOML reads `geometry.pe_rows = 64` (a
@@ -280,23 +254,13 @@ std::vector<std::string> SweepSpec::swept() const {
 
 SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string& source, const std::string& base_dir) {
   Doc doc;
-  if (format == SpecFormat::Toml) {
-    try {
-      const toml::table t = toml::parse(text, source);
-      doc = to_doc(t, "", source);
-    } catch (const toml::parse_error& e) {
-      const auto& at = e.source().begin;
-      throw SpecError(source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
-                      std::string(e.description()));
-    }
-  } else {
-    try {
-      doc = Doc::parse(text);
-    } catch (const Doc::exception& e) {  // a syntax error, or a number out of range (1e400)
-      throw SpecError(source + ": " + e.what());
-    }
-    if (!doc.is_object()) throw SpecError(source + ": expected a JSON object at the top, got " + kind_of(doc));
+  try {
+    doc = format == SpecFormat::Toml ? documents::parse_toml(text, source)
+                                     : documents::parse_json<Doc>(text, source);
+  } catch (const documents::DocumentError& e) {  // too deep, a syntax error, a number out of range, a date
+    throw SpecError(e.what());
   }
+  if (!doc.is_object()) throw SpecError(source + ": expected a JSON object at the top, got " + kind_of(doc));
   check_keys(doc, {"name", "workload", "set", "grid", "zip"}, "", source);
   SweepSpec spec;
   spec.source = source;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "checkpoint_io.h"
+#include "pevp/documents/documents.h"
 #include "pevp/files/input_file.h"
 #include "pevp/files/output_file.h"
 #include "tpb_arr_seq_cluster_host_visible_regs.h"
@@ -777,8 +778,12 @@ CheckpointImage read_checkpoint(const std::uint8_t* data, std::size_t size, cons
 
   r.open_section(kConfig);
   const std::string text = r.str("the configuration", kMaxText);
-  img.config = nlohmann::json::parse(text, nullptr, false);
-  if (img.config.is_discarded() || !img.config.is_object()) r.fail("section 'config' is not a JSON object");
+  try {
+    img.config = documents::parse_json(text, "its text");
+  } catch (const documents::DocumentError& e) {
+    r.fail("section 'config' is not a JSON object pe-vp reads: " + std::string(e.what()));
+  }
+  if (!img.config.is_object()) r.fail("section 'config' is not a JSON object");
   r.close_section();
   compare_config(r, img.config, to_json(config));
 

@@ -1,4 +1,5 @@
 #include "pevp/platform/config.h"
+#include "pevp/documents/documents.h"
 #include "pevp/files/input_file.h"
 
 #include "pevp/isa/hex.h"
@@ -791,48 +792,11 @@ VpConfig load_config(const std::string& path, const VpConfig& base) {
 }
 
 VpConfig load_config_text(const std::string& text, const std::string& path, const VpConfig& base) {
-
   json j;
-  // The keys down to the value being parsed, so an error the parser raises on a
-  // value (a number beyond double range) names its key.
-  std::vector<std::string> keys;
-  const json::parser_callback_t track_keys = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth >= 1) {
-      keys.resize(static_cast<std::size_t>(depth - 1));
-      keys.push_back(parsed.is_string() ? parsed.get<std::string>() : parsed.dump());
-    }
-    return true;
-  };
   try {
-    j = json::parse(text, track_keys, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::out_of_range& e) {
-    // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
-    std::string why = e.what();
-    if (const auto bracket = why.find("] "); bracket != std::string::npos) why = why.substr(bracket + 2);
-    std::string key;
-    for (const std::string& k : keys) key += (key.empty() ? "" : ".") + k;
-    throw ConfigError(key, path + ": " + (key.empty() ? std::string() : key + ": ") + why +
-                               " (a JSON number beyond the range of a double)");
-  } catch (const json::parse_error& e) {
-    // e.byte counts the characters read, the offending one last: turn it into the
-    // line and column an editor shows.
-    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-    std::size_t line = 1, column = 0;
-    for (std::size_t i = 0; i < upto; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 0;
-      } else {
-        ++column;
-      }
-    }
-    if (e.byte > text.size()) ++column;  // unexpected end of input: just past the last character
-    column = std::max<std::size_t>(column, 1);
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: <why>".
-    std::string why = e.what();
-    if (const auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
-    throw ConfigError("", path + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                              ": JSON syntax error: " + why);
+    j = documents::parse_json(text, path, documents::JsonComments::Allowed);
+  } catch (const documents::DocumentError& e) {  // too deep, a syntax error, a number beyond a double's range
+    throw ConfigError(e.key(), e.what());
   }
   try {
     return from_json(j, base);

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,16 @@ namespace pevp::sweep {
 // A stable 64-bit FNV-1a hash of `text`, as 16 hex digits: a point's key is that of the canonical JSON of its
 // whole effective configuration and workload, so two points that would simulate the same thing share a key.
 std::string key_of(const std::string& text);
+// The same hash over a text given in pieces: Fnv1a().add(a).add(b).hex() == key_of(a + b). A sweep hashes the part
+// of its points' text that a configuration shares once, and goes on from a copy for each of its points.
+class Fnv1a {
+ public:
+  Fnv1a& add(std::string_view text);
+  std::string hex() const;
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;  // the FNV-1a 64 offset basis
+};
 
 // A planned point: where it comes from, what it runs, its key.
 struct PlannedPoint {
@@ -34,8 +46,15 @@ struct SweepPlan {
 };
 
 nlohmann::json to_json(const SweepPlan& plan);
+nlohmann::json to_json(const PlannedPoint& point);  // one element of the plan's "points"
+// The plan's JSON text, the document to_json(plan) is, written point by point: a plan of 1,000,000 points is never
+// one document in memory (it took 6.9 GB). One point a line.
+void write_plan(std::ostream& out, const SweepPlan& plan);
 // Throws SpecError naming `source` and what is malformed.
 SweepPlan plan_from_json(const nlohmann::json& doc, const std::string& source);
+// The plan from the text of sweep.json, read point by point (documents::parse_json: its nesting bounded): the same
+// plan as plan_from_json of the parsed document, without the document. Throws SpecError.
+SweepPlan read_plan_text(std::string_view text, const std::string& source);
 
 // The per-point files.
 std::string points_dir(const std::string& out_dir);
