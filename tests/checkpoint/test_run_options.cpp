@@ -191,7 +191,7 @@ TEST(RunCheckpointOptions, ACraftedCheckpointIsStatusTwoNamingTheRule) {
   };
   run_restoring(ckf::with_field(cut, "time.value", std::uint64_t{1} << 63),
                 "section 'time': the simulated time 9223372036854775808 ps is past the latest this pe-vp supports "
-                "(1125899906842624 ps, about 18.8 minutes)");
+                "1000 s (10^15 ps, D-SIM-TIME-LIMIT)");
   // Last: this run elaborates the platform (the unit rules are checked in its host thread).
   const std::uint64_t limit = static_cast<std::uint64_t>(platform::kMaxCheckpointTimePs * 2.4 / 1000);
   run_restoring(ckf::with_field(cut, "arr_seq.tiles[0].stream_free", 70000000000000000ull),

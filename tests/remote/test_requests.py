@@ -192,7 +192,7 @@ class Requests(unittest.TestCase):
             with self.assertRaises(pevp.PevpError) as refused:
                 vp.restore_checkpoint(image)
             self.assertEqual(refused.exception.status, ARGUMENT)
-            self.assertIn("its simulated time, 2000000000000000 ps, is past the VP's limit of 1000 s",
+            self.assertIn("the simulated time 2000000000000000 ps is past the latest this pe-vp supports, 1000 s",
                           str(refused.exception))
             self.assertEqual(vp.time_ps(), t0)
             self.run_program(vp)

@@ -104,7 +104,7 @@ class Host : public sc_core::sc_module {
 sc_core::sc_time nanoseconds(std::uint64_t ns) { return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS); }
 
 const sc_core::sc_time kTimeLimit = sc_core::sc_time::from_value(kMaxSimulatedPs);  // resolution: 1 ps
-const std::string kTimeLimitText = "1000 s (10^15 ps, D-SIM-TIME-LIMIT)";
+const std::string kTimeLimitText = platform::kMaxSimulatedText;
 
 // The requests that take no simulated time: the only ones served once the time limit is reached.
 bool takes_no_simulated_time(Op op) {
@@ -543,14 +543,8 @@ struct Machine::Impl {
         const std::vector<std::uint8_t> bytes = in.rest();
         return run([&](platform::Driver&) {
           try {
-            const platform::CheckpointImage image =
-                platform::read_checkpoint(bytes.data(), bytes.size(), platform.vp_config(), "(sent by the client)");
-            // Restoring waits until the checkpoint's time: a later one than the limit would push time past it.
-            if (image.time() > kTimeLimit)
-              throw Refusal(Status::Argument, "(sent by the client): its simulated time, " +
-                                                  std::to_string(image.time_value) + " ps, is past the VP's limit of " +
-                                                  kTimeLimitText + "; nothing applied");
-            platform::apply_checkpoint(platform, image);
+            // The reader refuses a time past the VP's limit (D-SIM-TIME-LIMIT), up to which restoring waits.
+            platform::restore_checkpoint(platform, bytes, "(sent by the client)");
           } catch (const platform::CheckpointError& e) {
             throw Refusal(Status::Argument, e.what());  // nothing was applied
           }

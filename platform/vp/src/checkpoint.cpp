@@ -58,11 +58,8 @@ void check_time(Reader& r, std::uint64_t value, std::uint64_t resolution_fs) {
   // In ps for the message; the resolution is 1 ps unless a program changed it.
   const std::string shown = resolution_fs == 1000 ? std::to_string(value) + " ps"
                                                   : std::to_string(value) + " x " + std::to_string(resolution_fs) + " fs";
-  constexpr std::uint64_t kPsPerTenthMinute = 6000000000000ull;
-  const std::uint64_t tenths = (kMaxCheckpointTimePs + kPsPerTenthMinute / 2) / kPsPerTenthMinute;
-  r.fail("section 'time': the simulated time " + shown + " is past the latest this pe-vp supports (" +
-         std::to_string(kMaxCheckpointTimePs) + " ps, about " + std::to_string(tenths / 10) + "." +
-         std::to_string(tenths % 10) + " minutes)");
+  r.fail("section 'time': the simulated time " + shown + " is past the latest this pe-vp supports, " +
+         kMaxSimulatedText);
 }
 
 // ---- memories ---------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pevp/platform/config.h"
+#include "pevp/platform/time_limit.h"
 #include "pevp/remote/protocol.h"
 
 namespace pevp::capi {
@@ -32,11 +33,10 @@ struct Outcome {
   bool ok() const { return status == remote::Status::Ok; }
 };
 
-// The most simulated time a VP reaches: 10^15 ps, 1000 s (D-SIM-TIME-LIMIT). A wait whose timeout would pass it is
-// refused, a checkpoint of a later time is not restored, and once it is reached only requests that take no
-// simulated time are served. Far below the 2^64 ps where sc_time wraps, and where a double (the engine clock's
-// conversions) still holds a picosecond count to an eighth of a picosecond.
-constexpr std::uint64_t kMaxSimulatedPs = 1'000'000'000'000'000;
+// The most simulated time a VP reaches (pevp/platform/time_limit.h, D-SIM-TIME-LIMIT). A wait whose timeout would pass
+// it is refused, a checkpoint of a later time is not restored, and once it is reached only requests that take no
+// simulated time are served.
+using platform::kMaxSimulatedPs;
 
 // Asked between slices of a request's simulation: why to cancel the request ("the client left"), or "" to go on.
 using CancelCheck = std::function<std::string()>;

@@ -35,6 +35,7 @@
 #include "pevp/files/input_file.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/platform.h"
+#include "pevp/platform/time_limit.h"
 
 namespace pevp::platform {
 
@@ -54,12 +55,10 @@ class CheckpointError : public std::runtime_error {
 // 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
 inline constexpr std::uint32_t kCheckpointFormatVersion = 4;
 
-// The latest simulated time a checkpoint may hold, in ps (model decision D-CKPT-TIME-LIMIT): 2^50 ps, about 18.8
-// minutes. Every cycle a checkpoint holds lies at or before this time at the configured clock, and a run continued
-// from it stays far inside the range where the engine clock converts cycles and times exactly (a picosecond count
-// below 2^53 is exact in a double) and sc_time cannot overflow -- at 2^63 ps a conversion loses cycles and a
-// thread waits forever for a cycle that never comes.
-inline constexpr std::uint64_t kMaxCheckpointTimePs = std::uint64_t{1} << 50;
+// The latest simulated time a checkpoint may hold, in ps: the VP's limit (pevp/platform/time_limit.h,
+// D-SIM-TIME-LIMIT). Every cycle a checkpoint holds lies at or before it at the configured clock
+// (D-CKPT-TIME-LIMIT), so a run continued from it stays where the engine clock converts cycles and times exactly.
+inline constexpr std::uint64_t kMaxCheckpointTimePs = kMaxSimulatedPs;
 
 // Why a platform of configuration `config` can neither save nor restore a checkpoint, or "" when it can: known
 // before the platform is built, so a command can refuse --checkpoint / --restore before it simulates.
