@@ -104,7 +104,7 @@ TEST(CheckpointCrafted, ATimePastTheSupportedMaximumIsRefused) {
     for (std::uint64_t ps : {std::uint64_t{1} << 63, ~std::uint64_t{0}, std::uint64_t{1} << 62, max_ps + 1}) {
       expect_refused(p, ckf::with_field(cut, "time.value", ps),
                      {"section 'time'", "the simulated time " + std::to_string(ps) + " ps",
-                      "past the latest this pe-vp supports (" + std::to_string(max_ps) + " ps"},
+                      "past the latest this pe-vp supports, " + std::string(platform::kMaxSimulatedText)},
                      "time " + std::to_string(ps));
     }
   });

@@ -190,7 +190,7 @@ TEST(RunCheckpointOptions, ACraftedCheckpointIsStatusTwoNamingTheRule) {
     EXPECT_EQ(err.str(), "pe-vp run: checkpoint " + file.string() + ": " + expected + "\n");
   };
   run_restoring(ckf::with_field(cut, "time.value", std::uint64_t{1} << 63),
-                "section 'time': the simulated time 9223372036854775808 ps is past the latest this pe-vp supports "
+                "section 'time': the simulated time 9223372036854775808 ps is past the latest this pe-vp supports, "
                 "1000 s (10^15 ps, D-SIM-TIME-LIMIT)");
   // Last: this run elaborates the platform (the unit rules are checked in its host thread).
   const std::uint64_t limit = static_cast<std::uint64_t>(platform::kMaxCheckpointTimePs * 2.4 / 1000);
