@@ -24,6 +24,7 @@ import numpy as np
 
 import pevp
 from pevp import client as proto
+from raw_frames import error_of, frame, read_reply
 
 PEVP_BIN = os.environ["PEVP_BIN"]
 C_DRIVER = os.environ["PEVP_C_DRIVER"]
@@ -41,36 +42,6 @@ def operands(seed=0):
     """Small integers (exact in bf16 and in fp32 sums): st K x M, mv K x N."""
     rng = np.random.default_rng(seed)
     return (rng.integers(-3, 4, size=(K, M)).astype(np.float32), rng.integers(-2, 3, size=(K, N)).astype(np.float32))
-
-
-def frame(op, payload=b"", version=1):
-    return struct.pack("<IBB", len(payload) + 2, version, op) + payload
-
-
-def read_reply(sock):
-    """(kind, payload) of the next frame, or None when the server closed the connection."""
-    header = b""
-    while len(header) < 6:
-        chunk = sock.recv(6 - len(header))
-        if not chunk:
-            return None
-        header += chunk
-    length, _, kind = struct.unpack("<IBB", header)
-    body = b""
-    while len(body) < length - 2:
-        chunk = sock.recv(length - 2 - len(body))
-        if not chunk:
-            return None
-        body += chunk
-    return kind, body
-
-
-def error_of(reply):
-    kind, body = reply
-    assert kind == proto.REPLY_ERROR, "expected an error reply, got kind 0x%02x" % kind
-    status = body[0]
-    (n,) = struct.unpack("<H", body[1:3])
-    return status, body[3:3 + n].decode()
 
 
 def raw_socket(endpoint):

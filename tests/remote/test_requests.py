@@ -18,6 +18,7 @@ import numpy as np
 
 import pevp
 from pevp import client as proto
+from raw_frames import error_of, frame, read_reply
 
 PEVP_BIN = os.environ["PEVP_BIN"]
 
@@ -43,35 +44,6 @@ PROMPT_SECONDS = 5
 def operands():
     rng = np.random.default_rng(7)
     return (rng.integers(-3, 4, size=(K, M)).astype(np.float32), rng.integers(-2, 3, size=(K, N)).astype(np.float32))
-
-
-def frame(op, payload=b""):
-    return struct.pack("<IBB", len(payload) + 2, 1, op) + payload
-
-
-def read_reply(sock):
-    """(kind, payload) of the next frame, or None when the server closed the connection."""
-    data = b""
-    while len(data) < 6:
-        chunk = sock.recv(6 - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    length, _, kind = struct.unpack("<IBB", data)
-    body = b""
-    while len(body) < length - 2:
-        chunk = sock.recv(length - 2 - len(body))
-        if not chunk:
-            return None
-        body += chunk
-    return kind, body
-
-
-def error_of(reply):
-    kind, body = reply
-    assert kind == proto.REPLY_ERROR, "expected an error reply, got kind 0x%02x" % kind
-    (n,) = struct.unpack("<H", body[1:3])
-    return body[0], body[3:3 + n].decode()
 
 
 def raw_socket(server, timeout=30):
