@@ -102,7 +102,6 @@ class Walk {
   }
   void str(const std::string& name) { skip(count(name + ".length", 1)); }
   std::size_t at() const { return at_; }
-  void seek(std::size_t at) { at_ = at; }
   std::string prefix_;
 
  private:
@@ -314,7 +313,8 @@ inline std::optional<Layout> layout_of(const Bytes& b) {
     while (w.at() < b.size()) {
       Section s;
       s.header = w.at();
-      const std::size_t name_len = static_cast<std::size_t>(get_le(b, w.at(), 2));  // bounds: skip() below
+      if (b.size() - w.at() < 2) return std::nullopt;  // a section header cut short in its name's length
+      const std::size_t name_len = static_cast<std::size_t>(get_le(b, w.at(), 2));
       w.skip(2);
       w.skip(name_len);
       s.name.assign(b.begin() + static_cast<std::ptrdiff_t>(s.header + 2),
