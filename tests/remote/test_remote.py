@@ -911,12 +911,16 @@ class ClientArguments(Served):
             pevp.connect(self.server.endpoint, timeout="soon")
 
     def test_serve_with_a_binary_that_is_not_there(self):
-        before = set(os.listdir(tempfile.gettempdir()))
-        for binary in ("/nonexistent/pe-vp", tempfile.gettempdir()):
-            with self.assertRaisesRegex(pevp.PevpError, "argument: cannot start '%s'" % binary):
-                pevp.serve(pe_vp=binary)
-        left = [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("pevp-")]
-        self.assertEqual(left, [], "no temporary folder left behind")
+        # A temporary folder of the test's own: other tests' servers make and remove theirs in the shared one meanwhile.
+        with tempfile.TemporaryDirectory() as private:
+            shared, tempfile.tempdir = tempfile.tempdir, private
+            try:
+                for binary in ("/nonexistent/pe-vp", private):
+                    with self.assertRaisesRegex(pevp.PevpError, "argument: cannot start '%s'" % binary):
+                        pevp.serve(pe_vp=binary)
+            finally:
+                tempfile.tempdir = shared
+            self.assertEqual(os.listdir(private), [], "no temporary folder left behind")
 
 
 if __name__ == "__main__":
