@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../checkpoint/ckpt_fields.h"
 #include "config_test_util.h"
 #include "pevp/documents/documents.h"
 #include "pevp/platform/checkpoint.h"
@@ -207,22 +208,10 @@ TEST_F(DeepConfig, AConfigFileIsRefusedWithItsPlace) {
 
 using Bytes = std::vector<std::uint8_t>;
 
-std::uint32_t crc32(const std::uint8_t* p, std::size_t n) {
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-std::uint64_t le(const Bytes& b, std::size_t at, unsigned n) {
-  std::uint64_t v = 0;
-  for (unsigned i = 0; i < n; ++i) v |= std::uint64_t{b[at + i]} << (8 * i);
-  return v;
-}
-void put_le(Bytes& b, std::size_t at, std::uint64_t v, unsigned n) {
-  for (unsigned i = 0; i < n; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
+// The checkpoint tests' independent reading of the format: CRC-32 and little-endian fields.
+using ckf::crc32;
+constexpr auto le = ckf::get_le;
+using ckf::put_le;
 
 // The checkpoint with its 'config' section's text replaced, its length and CRC made right (docs/checkpoint.md
 // "Format": magic, version, generation; then sections of name length u16, name, payload length u64, CRC-32 u32,
