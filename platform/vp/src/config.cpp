@@ -59,7 +59,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction };
+enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction, Real };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -67,7 +67,8 @@ struct Leaf {
   std::string_view section;  // "" = top level
   std::string_view name;
   Kind kind;
-  std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds
+  std::uint64_t lo = 0, hi = 0, align = 1;  // integer kinds, and Real's bounds
+  std::string_view unit;                    // Real: what its number counts ("GB/s")
   std::function<std::uint64_t(const VpConfig&)> get_u;
   std::function<void(VpConfig&, std::uint64_t)> set_u;
   std::function<sc_time(const VpConfig&)> get_t;
@@ -145,8 +146,14 @@ void add_module(std::vector<Leaf>& t, std::string_view section, const params::Pa
     l.hi = p.hi;
     switch (p.kind) {
       case params::Kind::Count: {
-        const auto m = std::get<unsigned Config::*>(p.member);
         l.kind = Kind::Count;
+        if (const auto* wide = std::get_if<std::uint64_t Config::*>(&p.member)) {
+          const auto m = *wide;
+          l.get_u = [of, m](const VpConfig& c) -> std::uint64_t { return of(c).*m; };
+          l.set_u = [of, m](VpConfig& c, std::uint64_t v) { of(c).*m = v; };
+          break;
+        }
+        const auto m = std::get<unsigned Config::*>(p.member);
         l.get_u = [of, m](const VpConfig& c) -> std::uint64_t { return of(c).*m; };
         l.set_u = [of, m](VpConfig& c, std::uint64_t v) { of(c).*m = static_cast<unsigned>(v); };
         break;
@@ -158,9 +165,11 @@ void add_module(std::vector<Leaf>& t, std::string_view section, const params::Pa
         l.set_t = [of, m](VpConfig& c, const sc_time& v) { of(c).*m = v; };
         break;
       }
-      case params::Kind::Fraction: {
+      case params::Kind::Fraction:
+      case params::Kind::Real: {
         const auto m = std::get<double Config::*>(p.member);
-        l.kind = Kind::Fraction;
+        l.kind = p.kind == params::Kind::Real ? Kind::Real : Kind::Fraction;
+        l.unit = p.unit;
         l.get_d = [of, m](const VpConfig& c) { return of(c).*m; };
         l.set_d = [of, m](VpConfig& c, double v) { of(c).*m = v; };
         break;
@@ -409,6 +418,12 @@ void check_fraction(const Leaf& l, double v, const std::string& shown) {
     bad(l.path(), shown, "out of range (" + number(params::kMinFraction) + " .. 1, a share of the full rate)");
 }
 
+void check_real(const Leaf& l, double v, const std::string& shown) {
+  if (!(v >= static_cast<double>(l.lo) && v <= static_cast<double>(l.hi)))
+    bad(l.path(), shown,
+        "out of range (" + std::to_string(l.lo) + " .. " + std::to_string(l.hi) + " " + std::string(l.unit) + ")");
+}
+
 void check_clock(const Leaf& l, double ghz, const std::string& shown) {
   if (!(ghz >= kMinClockGhz && ghz <= kMaxClockGhz))
     bad(l.path(), shown, "out of range (" + number(kMinClockGhz) + ".." + number(kMaxClockGhz) + " GHz)");
@@ -520,6 +535,15 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       l.set_d(c, ghz);
       return;
     }
+    case Kind::Real: {
+      if (!v.is_number())
+        bad(l.path(), shown, "expected a number of " + std::string(l.unit) + " in [" + std::to_string(l.lo) + ", " +
+                                 std::to_string(l.hi) + "], " + got(v));
+      const double r = v.get<double>();
+      check_real(l, r, shown);
+      l.set_d(c, r);
+      return;
+    }
     case Kind::Fraction: {
       if (!v.is_number()) bad(l.path(), shown, "expected a number in [" + number(params::kMinFraction) + ", 1], " + got(v));
       const double f = v.get<double>();
@@ -545,7 +569,8 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Geometry: return l.get(c);
     case Kind::TimeNs: return time_to_json(l.get_t(c));
     case Kind::Ghz:
-    case Kind::Fraction: return l.get_d(c);
+    case Kind::Fraction:
+    case Kind::Real: return l.get_d(c);
   }
   return nullptr;
 }
@@ -765,6 +790,15 @@ json override_patch(std::string_view assignment) {
       v = n;
       break;
     }
+    case Kind::Real: {
+      double n = 0;
+      std::string unit;
+      if (!parse_quantity(value, n, unit) || !unit.empty())
+        bad(key, shown, "expected a number of " + std::string(leaf->unit) + " such as " + std::to_string(leaf->hi / 2));
+      check_real(*leaf, n, shown);
+      v = n;
+      break;
+    }
   }
   json patch = json::object();
   if (leaf->section.empty()) patch[std::string(leaf->name)] = v;
@@ -841,6 +875,7 @@ void validate(const VpConfig& c) {
       case Kind::TimeNs: check_time(l, time_ns(l.get_t(c)), number(time_ns(l.get_t(c)))); break;
       case Kind::Ghz: check_clock(l, l.get_d(c), number(l.get_d(c))); break;
       case Kind::Fraction: check_fraction(l, l.get_d(c), number(l.get_d(c))); break;
+      case Kind::Real: check_real(l, l.get_d(c), number(l.get_d(c))); break;
     }
   }
   if (const auto e = isa::check_geometry(c.geometry, c.gen())) bad(e->key, std::to_string(e->value), e->rule);

@@ -17,18 +17,20 @@ class sc_time;
 
 namespace pevp::params {
 
-// How a value is written and checked: an integer in [lo, hi], a time in ns
-// (sc_time members), a fraction in [kMinFraction, 1].
-enum class Kind : std::uint8_t { Count, TimeNs, Fraction };
+// How a value is written and checked: an integer in [lo, hi] (unsigned or
+// 64-bit members), a time in ns (sc_time members), a fraction in
+// [kMinFraction, 1], a real number in [lo, hi] (a bandwidth, a rate).
+enum class Kind : std::uint8_t { Count, TimeNs, Fraction, Real };
 
 template <class Config>
 struct Param {
-  using Member = std::variant<unsigned Config::*, sc_core::sc_time Config::*, double Config::*>;
+  using Member =
+      std::variant<unsigned Config::*, sc_core::sc_time Config::*, double Config::*, std::uint64_t Config::*>;
   std::string_view name;    // the key inside its section ("ififo_depth")
   std::string_view unit;    // "micro-ops", "cycles", "ns", "bytes", "fraction"
   std::string_view source;  // where the default comes from: a FACTS.md figure or the model decision
   Kind kind = Kind::Count;
-  std::uint64_t lo = 0, hi = 0;  // Count: the values allowed
+  std::uint64_t lo = 0, hi = 0;  // Count and Real: the values allowed
   Member member;
 };
 
