@@ -82,8 +82,8 @@ written as integers (when whole), percentages as decimals rounded to 6 places. T
                         out, so their indices are missing and every line maps back to its results row)
   Total Cycles          cycles (scalesim_total_cycles, the last cycle's index, under timing.model=scalesim_ws)
   Stall Cycles          the cycles the array lost to stalls: cycles x the acct:* shares of PE-cycles no stream
-                        used or that stretched a stream (not_streaming, short_stream, sbuf_bandwidth,
-                        throttle; mapping is Mapping Efficiency's, not a stall) when the CSV has them and the
+                        used or that stretched a stream (not_streaming, waiting_for_data, short_stream,
+                        sbuf_bandwidth, throttle; mapping is Mapping Efficiency's, not a stall) when the CSV has them and the
                         row is pe-vp's own model; 0 for a scalesim_ws row (SCALE-Sim's compute model has no
                         stall); else the sum of the row's stall:* columns (0 when the CSV has none) -- those
                         are per-instruction waits that overlap, an upper bound at best
@@ -447,7 +447,8 @@ def _fmt_pct(v):
     return repr(round(v, 6))
 
 
-LOST_SHARES = ("acct:not_streaming", "acct:short_stream", "acct:sbuf_bandwidth", "acct:throttle")
+LOST_SHARES = ("acct:not_streaming", "acct:waiting_for_data", "acct:short_stream", "acct:sbuf_bandwidth",
+               "acct:throttle")
 
 
 def report_stall_cycles(results, r):

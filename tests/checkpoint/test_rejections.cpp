@@ -188,8 +188,11 @@ TEST(CheckpointRejection, WrongMagicVersionGenerationAndTrailingBytes) {
     magic[3] = 'X';
     expect_rejected(p, magic, {"not a pe-vp checkpoint (magic 'PEVXCKPT' at byte 0, expected 'PEVPCKPT')"}, "magic");
     Bytes version = cut;
-    put_le(version, 8, 5, 4);
-    expect_rejected(p, version, {"format version 5, this pe-vp reads version 4"}, "version");
+    put_le(version, 8, platform::kCheckpointFormatVersion + 1, 4);
+    expect_rejected(p, version,
+                    {"format version " + std::to_string(platform::kCheckpointFormatVersion + 1) +
+                     ", this pe-vp reads version " + std::to_string(platform::kCheckpointFormatVersion)},
+                    "version");
     // The generation string rewritten (it is outside every section, so no CRC covers it).
     const std::size_t old_len = le(cut, 12, 4);
     for (const std::string& gen : {std::string("CAYMAN"), std::string("MAVERICK")}) {

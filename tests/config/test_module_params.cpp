@@ -64,12 +64,14 @@ TEST(ModuleParams, EveryDescribedKeyIsSetAndReadThroughItsMember) {
       case params::Kind::Count: apply_override(c, d.key + "=" + std::to_string(d.hi)); break;
       case params::Kind::TimeNs: apply_override(c, d.key + "=123 ns"); break;
       case params::Kind::Fraction: apply_override(c, d.key + "=0.5"); break;
+      case params::Kind::Real: apply_override(c, d.key + "=" + std::to_string(d.hi)); break;
     }
     const nlohmann::json after = to_json(c);
     switch (d.kind) {
       case params::Kind::Count: EXPECT_EQ(after[section][name], d.hi) << d.key; break;
       case params::Kind::TimeNs: EXPECT_EQ(after[section][name], 123) << d.key; break;
       case params::Kind::Fraction: EXPECT_DOUBLE_EQ(after[section][name].get<double>(), 0.5) << d.key; break;
+      case params::Kind::Real: EXPECT_DOUBLE_EQ(after[section][name].get<double>(), double(d.hi)) << d.key; break;
     }
     // Nothing else moved.
     nlohmann::json rest = after;
@@ -133,6 +135,21 @@ TEST(ModuleParams, EveryKeyIsCheckedAtItsBoundaries) {
                     std::string::npos)
               << bad;
         break;
+      case params::Kind::Real:
+        EXPECT_DOUBLE_EQ(accepted(d.key, std::to_string(d.lo)).get<double>(), double(d.lo));
+        EXPECT_DOUBLE_EQ(accepted(d.key, std::to_string(d.hi)).get<double>(), double(d.hi));
+        EXPECT_DOUBLE_EQ(accepted(d.key, std::to_string(d.lo) + ".5").get<double>(), double(d.lo) + 0.5)
+            << "a real key takes fractions";
+        for (const std::string& bad : {std::to_string(d.hi) + ".001", std::string("-1"), std::string("1e400")})
+          EXPECT_NE(refused(d.key, bad).find("out of range (" + std::to_string(d.lo) + " .. " + std::to_string(d.hi) +
+                                             " " + d.unit + ")"),
+                    std::string::npos)
+              << bad;
+        if (d.lo > 0) {
+          EXPECT_NE(refused(d.key, "0").find("out of range"), std::string::npos);
+        }
+        EXPECT_NE(refused(d.key, "fast").find("expected a number of " + d.unit), std::string::npos);
+        break;
     }
   }
 }
@@ -155,6 +172,9 @@ TEST(ModuleParams, TheDocsGiveEachKeyItsUnitAndRange) {
         break;
       case params::Kind::TimeNs: EXPECT_EQ(allowed, "0 .. 1000000") << d.key; break;
       case params::Kind::Fraction: EXPECT_EQ(allowed, "0.0009765625 .. 1") << d.key; break;
+      case params::Kind::Real:
+        EXPECT_EQ(allowed, std::to_string(d.lo) + " .. " + std::to_string(d.hi)) << d.key;
+        break;
     }
   }
 }

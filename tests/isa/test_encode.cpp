@@ -255,3 +255,45 @@ TEST(Builders, WriteSpecOffsets) {
 
 }  // namespace
 }  // namespace pevp::isa::test
+
+namespace pevp::isa::test {
+namespace {
+
+// A runtime adds EVENTS to a planned program: the bytes equal the builder's own with the same EVENTS, on every
+// generation (EVENTS is at byte 4 of every struct), and nothing else moves.
+TEST(Builders, WithEventsEqualsEncodingTheEventsInTheFirstPlace) {
+  for (const G g : {G::CAYMAN, G::MARIANA, G::MARIANA_PLUS, G::MAVERICK}) {
+    SCOPED_TRACE(name(g));
+    MatmulArgs a = mm_args();
+    const RawInstruction plain = encode_matmul(g, a);
+    a.events.wait_mode = WaitMode::WAIT_EQ;
+    a.events.wait_sem = 31;
+    a.events.wait_value = 0xBEEF;
+    a.events.update_mode = UpdateMode::SET;
+    a.events.update_sem = 2;
+    a.events.update_value = 7;
+    EXPECT_EQ(with_events(plain, a.events), encode_matmul(g, a));
+    const EventsPart e = events_of(decode(g, with_events(plain, a.events)).instr);
+    EXPECT_EQ(e.wait_sem, 31u);
+    EXPECT_EQ(e.wait_value, 0xBEEFu);
+    EXPECT_EQ(e.update_mode, UpdateMode::SET);
+    EXPECT_EQ(with_events(with_events(plain, a.events), EventsArgs{}), plain) << "NONE restores the plain bytes";
+  }
+}
+
+TEST(Builders, WithEventsRefusesWhatD_EventsForbids) {
+  const RawInstruction plain = mm_base(G::MARIANA);
+  EventsArgs idle_index;
+  idle_index.wait_sem = 3;  // a NONE wait with an index
+  expect_error([&] { with_events(plain, idle_index); }, {"NONE wait takes semaphore 0"});
+  EventsArgs idle_value;
+  idle_value.update_value = 1;
+  expect_error([&] { with_events(plain, idle_value); }, {"NONE update takes semaphore 0"});
+  EventsArgs too_far;
+  too_far.update_mode = UpdateMode::INCREMENT;
+  too_far.update_sem = kNumSemaphores;
+  expect_error([&] { with_events(plain, too_far); }, {"semaphore 32 of 32"});
+}
+
+}  // namespace
+}  // namespace pevp::isa::test

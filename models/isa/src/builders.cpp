@@ -1,6 +1,10 @@
 #include "pevp/isa/builders.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+
+#include "pevp/isa/layout.h"
 
 namespace pevp::isa {
 namespace {
@@ -26,6 +30,8 @@ void set_events(Encoder& e, const EventsArgs& a) {
       .set("events.update_sem", a.update_sem)
       .set("events.update_value", a.update_value);
 }
+
+constexpr std::size_t kEventsOffset = 4;  // PEVP_ASSERT_AT(..., events, 4) for every struct in layout.h
 
 // The tile fields of a rectangle of PEs on `geo` (D-GRP, D-GEOMETRY).
 void set_placement(Encoder& e, Generation g, const ArrayGeometry& geo, const Placement& p) {
@@ -135,6 +141,26 @@ RawInstruction encode_pe_seed(Generation g, const PeSeedArgs& a) {
   if (a.mode == PeSeedMode::LOAD_SEED) set_pattern(e, "src_seed_mem_pattern", a.src_seed, 2);
   if (a.mode == PeSeedMode::SAVE_SEED) set_pattern(e, "dst_seed_mem_pattern", a.dst_seed, 2);
   return e.bytes();
+}
+
+RawInstruction with_events(const RawInstruction& raw, const EventsArgs& a) {
+  if (a.wait_mode == WaitMode::NONE && (a.wait_sem != 0 || a.wait_value != 0))
+    throw EncodeError("events: a NONE wait takes semaphore 0 and value 0 (D-EVENTS)");
+  if (a.update_mode == UpdateMode::NONE && (a.update_sem != 0 || a.update_value != 0))
+    throw EncodeError("events: a NONE update takes semaphore 0 and value 0 (D-EVENTS)");
+  if (a.wait_sem >= kNumSemaphores || a.update_sem >= kNumSemaphores)
+    throw EncodeError("events: semaphore " + std::to_string(std::max(a.wait_sem, a.update_sem)) + " of " +
+                      std::to_string(kNumSemaphores));
+  Events e{};
+  e.wait_mode = static_cast<std::uint8_t>(a.wait_mode);
+  e.wait_sem = a.wait_sem;
+  e.update_mode = static_cast<std::uint8_t>(a.update_mode);
+  e.update_sem = a.update_sem;
+  e.wait_value = a.wait_value;
+  e.update_value = a.update_value;
+  RawInstruction out = raw;
+  std::memcpy(out.data() + kEventsOffset, &e, sizeof e);  // little-endian host, as every layout struct (layout.h)
+  return out;
 }
 
 }  // namespace pevp::isa

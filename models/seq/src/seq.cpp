@@ -233,6 +233,38 @@ bool Seq::wait_satisfied(const Events& e) const {
   return e.wait_mode == isa::WaitMode::WAIT_GE ? v >= e.wait_value : v == e.wait_value;
 }
 
+void Seq::account_semaphore_wait(arrseq::Cycle from, arrseq::Cycle array_busy_until) {
+  const arrseq::Cycle until = clock_.now();
+  stats_.semaphore_wait_cycles += until - from;
+  if (until > array_busy_until) stats_.array_idle_on_semaphore_cycles += until - array_busy_until;
+}
+
+std::string Seq::update_semaphore(unsigned i, isa::UpdateMode mode, std::uint32_t by) {
+  if (i >= f_sem_.size())
+    return "semaphore " + std::to_string(i) + " does not exist (" + std::to_string(f_sem_.size()) + " semaphores)";
+  catch_up();  // the instructions' updates due by now come first
+  const std::uint32_t v = semaphore(i);
+  std::uint32_t next = by;
+  switch (mode) {
+    case isa::UpdateMode::NONE: return "";
+    case isa::UpdateMode::SET: break;
+    case isa::UpdateMode::INCREMENT:
+      if (v > std::numeric_limits<std::uint32_t>::max() - by)
+        return "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " + " + std::to_string(by) +
+               " would pass 2^32 - 1";
+      next = v + by;
+      break;
+    case isa::UpdateMode::DECREMENT:
+      if (v < by)
+        return "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " - " + std::to_string(by) +
+               " would go below 0";
+      next = v - by;
+      break;
+  }
+  set_semaphore(i, next);
+  return "";
+}
+
 std::optional<fw::Fault> Seq::apply_update(const Events& e) {
   if (e.update_mode == isa::UpdateMode::NONE) return std::nullopt;
   const unsigned i = e.update_sem;
@@ -381,11 +413,18 @@ bool Seq::dispatch_head() {
   // the head of the queue while it waits, so level/space show it.
   if (instr->fw.events.wait_mode != isa::WaitMode::NONE) {
     sync_to(ready);
+    const arrseq::Cycle wait_from = clock_.now();
+    // What the instructions issued before still hold the array for: the wait idles it only past that.
+    const arrseq::Cycle array_busy_until = pending_.empty() ? wait_from : std::max(wait_from, pending_.back().response);
+    const bool in_busy_period = !waited_for_software_;
+    bool waited = false;
     while (!error_ && !wait_satisfied(instr->fw.events)) {
       arm_retirement();
       sc_core::wait(semaphore_changed_ | settled_ | retired_ev_);
       catch_up();
+      waited = true;
     }
+    if (waited && in_busy_period) account_semaphore_wait(wait_from, array_busy_until);
     // An earlier instruction faulted meanwhile: start again from the head.
     if (error_ || queue_.empty() || queue_.front().index != entry.index) return false;
   }
@@ -561,6 +600,8 @@ Seq::State Seq::state() const {
   s.next_log_index = next_log_index_;
   s.retired_by_opcode = stats_.retired_by_opcode;
   s.syncs = stats_.syncs;
+  s.semaphore_wait_cycles = stats_.semaphore_wait_cycles;
+  s.array_idle_on_semaphore_cycles = stats_.array_idle_on_semaphore_cycles;
   s.cache = cache_.keys();
   s.cache_hits = cache_.hits();
   s.cache_misses = cache_.misses();
@@ -629,6 +670,8 @@ void Seq::restore(const State& s) {
   next_log_index_ = s.next_log_index;
   stats_.retired_by_opcode = s.retired_by_opcode;
   stats_.syncs = s.syncs;
+  stats_.semaphore_wait_cycles = s.semaphore_wait_cycles;
+  stats_.array_idle_on_semaphore_cycles = s.array_idle_on_semaphore_cycles;
   cache_.rebuild(s.cache, s.cache_hits, s.cache_misses, [this](const isa::RawInstruction& r) { return prepare(r); });
   firmware_.restore(s.firmware);
   fw_log_.clear();  // a log of this process's run, not state

@@ -329,8 +329,17 @@ unsigned bank_span(const GemmShape& shape, const GemmOptions& o) {
   return static_cast<unsigned>((bytes + geo.psum_bank_bytes - 1) / geo.psum_bank_bytes);
 }
 
+// The SBUF bytes per partition one step may use: the whole budget, or one buffer's half of it (aligned down, so the
+// second buffer starts aligned).
 std::uint32_t budget_of(const GemmOptions& o) {
-  return o.sbuf_bytes_per_partition.value_or(geometry_of(o).sbuf_partition_bytes);
+  const std::uint32_t whole = o.sbuf_bytes_per_partition.value_or(geometry_of(o).sbuf_partition_bytes);
+  if (o.sbuf_buffers <= 1) return whole;
+  return static_cast<std::uint32_t>(whole / o.sbuf_buffers / kRegionAlign * kRegionAlign);
+}
+
+// Where step number `step` of the plan starts in each partition: its buffer's first byte.
+std::uint32_t buffer_base(const GemmOptions& o, std::size_t step) {
+  return o.sbuf_buffers <= 1 ? 0 : static_cast<std::uint32_t>(step % o.sbuf_buffers) * budget_of(o);
 }
 
 // Where one k-tile's operand tiles sit in SBUF (byte offsets in partition 0..), per position in Round::mblocks /
@@ -448,7 +457,7 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
   for (std::size_t s = 0; s < nsteps; ++s) {
     const std::size_t count = kt.size() / nsteps + (s < kt.size() % nsteps ? 1 : 0);
     Step step;
-    std::uint32_t offset = 0;
+    std::uint32_t offset = buffer_base(plan.options, plan.stats.steps);
     for (std::size_t end = t + count; t < end; ++t) {
       const KtileLayout at = lay_out_ktile(r, mb, nt, kt[t], plan.options, plan.element_bytes,
                                            rows_per_partition(plan.options), offset, step);
@@ -479,7 +488,7 @@ struct PanelShape {
 std::optional<PanelShape> choose_panels(const std::vector<Round>& rounds, const std::vector<Span>& mb,
                                         const std::vector<Span>& nt, std::size_t ktiles, const GemmOptions& o,
                                         std::uint64_t budget, std::size_t per_round) {
-  if (!o.b_resident) return std::nullopt;
+  if (!o.b_resident || o.sbuf_buffers > 1) return std::nullopt;
   // The first tiles are the full ones (split() puts the remainder last), so they bound every panel and step.
   const std::uint64_t a_full = tile_bytes(o, mb.front().size), b_full = tile_bytes(o, nt.front().size);
   const auto fits = [&](std::uint64_t p, std::uint64_t q) { return ktiles * (p * b_full + q * a_full) <= budget; };
@@ -674,6 +683,12 @@ void validate_gemm(const GemmShape& shape, const GemmOptions& o, std::uint64_t m
                   " bytes and as many E8M0 scale bytes"
             : " moving elements of " + text(element_bytes_of(o) * rows_per_partition(o)) + " bytes") +
       ", each region 4-byte aligned";
+  if (o.sbuf_buffers < 1 || o.sbuf_buffers > 2)
+    throw PlanError("options.sbuf_buffers = " + text(o.sbuf_buffers) + ": 1 (single) or 2 (double buffering)");
+  if (o.sbuf_buffers > 1 && budget_of(o) < need)
+    throw PlanError("options.sbuf_buffers = 2: each buffer holds " + text(budget_of(o)) +
+                    " SBUF bytes per partition, one k-tile of one output tile needs " + text(need) + " (" + what +
+                    "); a smaller tile_n needs less, or use one buffer");
   if (!o.sbuf_bytes_per_partition && geo.sbuf_partition_bytes < need)
     throw PlanError("geometry.sbuf_partition_bytes = " + text(geo.sbuf_partition_bytes) +
                     ": one k-tile of one output tile needs " + text(need) + " bytes per partition (" + what +

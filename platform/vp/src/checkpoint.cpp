@@ -582,6 +582,8 @@ void write_seq(Writer& w, const seq::Seq& sq) {
   w.u64(s.next_log_index);
   write_u64s(w, s.retired_by_opcode);
   w.u64(s.syncs);
+  w.u64(s.semaphore_wait_cycles);
+  w.u64(s.array_idle_on_semaphore_cycles);
   w.u32(static_cast<std::uint32_t>(s.cache.size()));
   for (const auto& k : s.cache) {
     w.u32(k.slot);
@@ -618,6 +620,8 @@ seq::Seq::State read_seq(Reader& r, unsigned queue_depth) {
   s.next_log_index = r.u64("the next firmware log index");
   read_u64s(r, s.retired_by_opcode, "a retired-by-opcode count");
   s.syncs = r.u64("the synchronisation count");
+  s.semaphore_wait_cycles = r.u64("the semaphore wait cycles");
+  s.array_idle_on_semaphore_cycles = r.u64("the array's idle cycles on semaphore waits");
   const std::size_t n_cache = r.count("the decode cache key count", kMaxListed, 68);
   for (std::size_t i = 0; i < n_cache; ++i) {
     seq::CacheKey k;

@@ -329,13 +329,19 @@ nlohmann::json run_stats(const Platform& p) {
   out["peak_tflops"] = acc.useful > 0 ? peak_bf16 * static_cast<double>(st.macs) / acc.useful : peak_bf16;
   out["peak_tflops_bf16"] = peak_bf16;
   const auto share = [&](double v) { return pe_cycles > 0 ? v / pe_cycles : 0.0; };
+  // Of the PE-cycles no stream held, those in which the array had nothing left to do while the SEQ held the next
+  // instruction on its EVENTS wait: the array waiting for its data (a DMA's completion, in the DMA data path).
+  const double not_streaming = std::max(0.0, pe_cycles - acc.streaming());
+  const double waiting_for_data = std::min(
+      not_streaming, static_cast<double>(seq_stats.array_idle_on_semaphore_cycles) * geo.pe_rows * geo.pe_cols);
   out["array_accounting"] = {{"useful", share(acc.useful)},
                              {"short_stream", share(acc.short_stream)},
                              {"sbuf_bandwidth", share(acc.sbuf_bandwidth)},
                              {"throttle", share(acc.throttle)},
                              {"mapping", share(acc.mapping)},
                              {"transpose", share(acc.transpose)},
-                             {"not_streaming", share(std::max(0.0, pe_cycles - acc.streaming()))}};
+                             {"waiting_for_data", share(waiting_for_data)},
+                             {"not_streaming", share(not_streaming - waiting_for_data)}};
   json stalls = json::object(), stalled = json::object();
   for (unsigned i = 0; i < arrseq::kStallKinds; ++i) {
     stalls[arrseq::name(static_cast<Stall>(i))] = st.stall_cycles[i];
@@ -357,7 +363,9 @@ nlohmann::json run_stats(const Platform& p) {
   out["row_groups"] = groups;
   out["seq"] = {{"decode_cache_hits", seq_stats.decode_cache_hits},
                 {"decode_cache_misses", seq_stats.decode_cache_misses},
-                {"synchronisations", seq_stats.syncs}};
+                {"synchronisations", seq_stats.syncs},
+                {"semaphore_wait_cycles", seq_stats.semaphore_wait_cycles},
+                {"array_idle_on_semaphore_cycles", seq_stats.array_idle_on_semaphore_cycles}};
   return out;
 }
 

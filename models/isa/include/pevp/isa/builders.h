@@ -94,4 +94,9 @@ RawInstruction encode_ldweights(Generation g, const ArrayGeometry& geo, const Ld
 RawInstruction encode_matmul(Generation g, const ArrayGeometry& geo, const MatmulArgs& a);
 RawInstruction encode_pe_seed(Generation g, const PeSeedArgs& a);
 
+// `raw` with its EVENTS replaced by `events` (every instruction struct has EVENTS at byte 4, layout.h): how a
+// runtime adds its synchronisation to a program planned without it. Throws EncodeError when a NONE mode is given
+// an index or value (D-EVENTS).
+RawInstruction with_events(const RawInstruction& raw, const EventsArgs& events);
+
 }  // namespace pevp::isa

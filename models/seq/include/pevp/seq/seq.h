@@ -103,6 +103,11 @@ struct SeqStats {
   std::array<std::uint64_t, 256> retired_by_opcode{};
   std::uint64_t decode_cache_hits = 0, decode_cache_misses = 0;
   std::uint64_t syncs = 0;  // times the SEQ synchronised with simulated time
+  // Engine cycles an instruction was held at the head on its EVENTS wait, and of those the cycles nothing it had
+  // issued before was still in the array: the array idle, waiting for data (or another signal) a semaphore
+  // announces. Only waits inside a busy period count (not one before the first issue after software).
+  std::uint64_t semaphore_wait_cycles = 0;
+  std::uint64_t array_idle_on_semaphore_cycles = 0;
 };
 
 class Seq : public sc_core::sc_module {
@@ -134,6 +139,12 @@ class Seq : public sc_core::sc_module {
   // Notified whenever the SEQ goes idle (done) or stops on an error.
   const sc_core::sc_event& settled_event() const { return settled_; }
   std::uint32_t semaphore(unsigned i) const;
+  // An update from another agent than an instruction (a DMA engine's completion), at the current simulated time,
+  // with the same range rules as an instruction's EVENTS update (D-SEM-RANGE): "" or why not, nothing changed then.
+  // Waiting instructions re-evaluate their condition.
+  std::string update_semaphore(unsigned i, isa::UpdateMode mode, std::uint32_t by);
+  // Notified (after a delta) whenever a semaphore changes, by an instruction, the driver or another agent.
+  const sc_core::sc_event& semaphore_changed_event() const { return semaphore_changed_; }
   SeqStats stats() const {
     SeqStats s = stats_;
     s.decode_cache_hits = cache_.hits();
@@ -165,6 +176,7 @@ class Seq : public sc_core::sc_module {
     std::uint64_t next_log_index = 0;
     std::array<std::uint64_t, 256> retired_by_opcode{};
     std::uint64_t syncs = 0;
+    std::uint64_t semaphore_wait_cycles = 0, array_idle_on_semaphore_cycles = 0;
     std::vector<CacheKey> cache;
     std::uint64_t cache_hits = 0, cache_misses = 0;
     fw::Firmware::State firmware;
@@ -247,6 +259,9 @@ class Seq : public sc_core::sc_module {
   bool update_may_fault(const Events& e) const;
   std::optional<fw::Fault> apply_update(const Events& e);
   void set_semaphore(unsigned i, std::uint32_t v);
+  // Adds an EVENTS wait that began at `from` to the statistics; the array was busy with earlier work until
+  // `array_busy_until`.
+  void account_semaphore_wait(arrseq::Cycle from, arrseq::Cycle array_busy_until);
   void update_status();  // iq_status, seq_status, irq_status and the irq line
   void drive_irq();  // the signal's only writer: status changes come from several processes
   void clear_error();

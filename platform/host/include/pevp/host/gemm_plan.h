@@ -84,6 +84,10 @@ struct GemmOptions {
   // where that fits the budget and loads fewer bytes than the round order (docs/gemm-tiling.md D-GEMM-BPANEL).
   // false: always the round order. Either way each output element sums its k-tiles in the same order (same bits).
   bool b_resident = true;
+  // 1, or 2 for double buffering: consecutive steps load into alternate halves of the SBUF budget, so a runtime
+  // that moves data with DMA loads step s + 1 while step s computes (D-GEMM-DMA-BUFFERS). Each half is the budget
+  // a step may use; B panels are not kept resident (a panel would have to live outside both halves).
+  unsigned sbuf_buffers = 1;
 };
 
 enum class Operand : std::uint8_t { A, B };
