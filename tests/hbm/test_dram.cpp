@@ -185,6 +185,19 @@ TEST(Dram, AnnotatedDelayIsWhereTheAccessStarts) {
   EXPECT_EQ(d.access({64, 64, Direction::Read, sc_time(0, SC_NS), 3}), sc_time(728, SC_NS));
 }
 
+TEST(Dram, TheDocumentedWorkedExample) {
+  // docs/memory-system.md: 1 MiB read from address 0 of CAYMAN's HBM at time 0. 256-byte interleave over 16
+  // channels gives each channel 1 MiB / 16 = 65536 bytes; a channel moves 362.5 / 16 = 22.65625 bytes/ns, so
+  // 65536 / 22.65625 = 2892.623448 ns -> 2892624 ps; + 100 ns latency = 2992624 ps.
+  Dram hbm("hbm_example", hbm_config(Generation::CAYMAN));
+  EXPECT_EQ(hbm.access({0, MiB, Direction::Read, sc_core::SC_ZERO_TIME, 0}), sc_time(2992624, SC_PS));
+  // The same from the host's memory: one channel at 64 bytes/ns, 1048576 / 64 = 16384 ns, + 1 us = 17384 ns.
+  DramConfig host_config = host_memory_config(Generation::CAYMAN);
+  host_config.bytes = 64 * MiB;  // the timing does not depend on the capacity
+  Dram host("host_example", host_config);
+  EXPECT_EQ(host.access({0, MiB, Direction::Read, sc_core::SC_ZERO_TIME, 0}), sc_time(17384, SC_NS));
+}
+
 TEST(Dram, RefusedTransactionsTouchNothing) {
   Dram d("dram_refuse", small());
   const auto unchanged = [&d] {
@@ -334,6 +347,12 @@ TEST(Dram, ATwelveGibHbmCostsOnlyThePagesTouched) {
   const std::uint64_t after = resident_bytes();
   EXPECT_LT(after, before + 16 * MiB) << "touching 12 pages committed " << (after - before) / MiB << " MiB";
   EXPECT_EQ(hbm.data()[5 * GiB + 12345], 6);
+  // The checkpoint image holds exactly the 12 written pages, found without touching the rest.
+  const PageImage image = hbm.export_pages();
+  ASSERT_EQ(image.size(), 12u);
+  for (std::uint64_t g = 0; g < 12; ++g)
+    EXPECT_EQ(image[g].first, (g * GiB + 12345) / kImagePageBytes * kImagePageBytes);
+  EXPECT_LT(resident_bytes(), before + 16 * MiB);
 }
 
 TEST(Dram, AMappingFailureIsReportedNotACrash) {
