@@ -216,18 +216,45 @@ TEST(Dram, RefusedTransactionsTouchNothing) {
   // Streaming, byte enables, an empty transaction and a null data pointer.
   std::vector<unsigned char> bytes(16, 0x11);
   EXPECT_EQ(transport(d.socket, {tlm::TLM_WRITE_COMMAND, 0, &bytes, 0, 4}).status, tlm::TLM_BURST_ERROR_RESPONSE);
-  EXPECT_EQ(write(d.socket, 0, bytes, std::vector<unsigned char>(16, TLM_BYTE_ENABLED)).status,
-            tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  EXPECT_EQ(write(d.socket, 0, bytes, {TLM_BYTE_ENABLED, 0x01}).status, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  {
+    tlm::tlm_generic_payload trans;  // enables given, but of length 0
+    unsigned char enable = TLM_BYTE_ENABLED;
+    trans.set_command(tlm::TLM_WRITE_COMMAND);
+    trans.set_data_ptr(bytes.data());
+    trans.set_data_length(16);
+    trans.set_streaming_width(16);
+    trans.set_byte_enable_ptr(&enable);
+    trans.set_byte_enable_length(0);
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    d.socket.get_base_export()->b_transport(trans, delay);
+    EXPECT_EQ(trans.get_response_status(), tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  }
   EXPECT_EQ(transport(d.socket, {tlm::TLM_WRITE_COMMAND, 0, nullptr, 0}).status, tlm::TLM_BURST_ERROR_RESPONSE);
   EXPECT_EQ(transport(d.socket, {tlm::TLM_WRITE_COMMAND, 0, nullptr, 16}).status, tlm::TLM_GENERIC_ERROR_RESPONSE);
   for (std::uint64_t a = 0; a < 16; ++a) EXPECT_EQ(d.data()[a], 0) << "byte " << a;
   // A refused access costs the round trip, nothing more.
   EXPECT_EQ(write(d.socket, MiB, {1}).delay, sc_time(100, SC_NS));
-  EXPECT_EQ(d.errors(), 9u);
+  EXPECT_EQ(d.errors(), 10u);
   unchanged();
   // An ignore command in range succeeds and moves nothing.
   EXPECT_EQ(transport(d.socket, {tlm::TLM_IGNORE_COMMAND, 0, &bytes}).status, tlm::TLM_OK_RESPONSE);
   unchanged();
+}
+
+TEST(Dram, ByteEnablesRepeatAndLeaveDisabledBytesAlone) {
+  Dram d("dram_be", small());
+  ASSERT_EQ(write(d.socket, 0, std::vector<unsigned char>(6, 0x11)).status, tlm::TLM_OK_RESPONSE);
+  // Enables {on, off} repeat over the 6 bytes: bytes 0, 2, 4 written.
+  ASSERT_EQ(write(d.socket, 0, std::vector<unsigned char>(6, 0x22), {TLM_BYTE_ENABLED, TLM_BYTE_DISABLED}).status,
+            tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(std::vector<unsigned char>(d.data(), d.data() + 6),
+            (std::vector<unsigned char>{0x22, 0x11, 0x22, 0x11, 0x22, 0x11}));
+  // A masked read keeps the initiator's bytes where disabled.
+  std::vector<unsigned char> into(4, 0xEE);
+  ASSERT_EQ(transport(d.socket, {tlm::TLM_READ_COMMAND, 0, &into, 0, 0, {TLM_BYTE_DISABLED, TLM_BYTE_ENABLED}}).status,
+            tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(into, (std::vector<unsigned char>{0xEE, 0x11, 0xEE, 0x11}));
 }
 
 TEST(Dram, AccessOutsideTheMemoryIsAnError) {

@@ -147,28 +147,46 @@ void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  // Streaming (width < length: the same window repeated) and byte enables are not modelled: a DRAM behind a DMA
-  // engine sees whole bursts.
+  // Streaming (width < length: the same window repeated) is not modelled: no initiator of the memory streams.
   if (len == 0 || trans.get_streaming_width() < len) {
     delay += config_.latency;
     return fail(trans, tlm::TLM_BURST_ERROR_RESPONSE, "burst_error");
-  }
-  if (trans.get_byte_enable_ptr() != nullptr) {
-    delay += config_.latency;
-    return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
   }
   unsigned char* ptr = trans.get_data_ptr();
   if (ptr == nullptr) {
     delay += config_.latency;
     return fail(trans, tlm::TLM_GENERIC_ERROR_RESPONSE, "null_data");
   }
+  const unsigned char* be = trans.get_byte_enable_ptr();
+  const unsigned int be_len = trans.get_byte_enable_length();
+  if (be != nullptr) {
+    // Every enable validated before any byte moves, so an error changes nothing.
+    bool valid = be_len != 0;
+    for (unsigned int i = 0; valid && i < be_len && i < len; ++i)
+      valid = be[i] == TLM_BYTE_ENABLED || be[i] == TLM_BYTE_DISABLED;
+    if (!valid) {
+      delay += config_.latency;
+      return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
+    }
+  }
   std::uint8_t* mem = storage_.data() + addr;
-  if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(ptr, mem, len);
-  else std::memcpy(mem, ptr, len);
+  const bool read = cmd == tlm::TLM_READ_COMMAND;
+  if (be == nullptr) {
+    if (read) std::memcpy(ptr, mem, len);
+    else std::memcpy(mem, ptr, len);
+  } else {
+    // Byte enables repeat modulo their length; a disabled byte is left alone on both sides (a read keeps the
+    // initiator's byte). The channels still move the whole burst.
+    for (std::uint64_t i = 0; i < len; ++i) {
+      if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
+      if (read) ptr[i] = mem[i];
+      else mem[i] = ptr[i];
+    }
+  }
   Request r;
   r.address = addr;
   r.bytes = len;
-  r.op = cmd == tlm::TLM_WRITE_COMMAND ? Op::Write : Op::Read;
+  r.op = read ? Op::Read : Op::Write;
   const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
   r.start_ps = to_ps(start);
   r.requester = kBusRequester;
