@@ -56,3 +56,36 @@ TEST(LargeBuffer, EmptyAndMoved) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LargeBuffer, ZeroGivesEveryByteBackAtTheSameAddress) {
+  for (const pevp::buffers::Backing backing : {pevp::buffers::Backing::HugePages, pevp::buffers::Backing::Sparse}) {
+    const std::size_t bytes = (std::size_t{5} << 20) + 123;  // not a whole number of pages
+    LargeBuffer b(bytes, backing);
+    std::uint8_t* const before = b.data();
+    for (std::size_t i = 0; i < bytes; i += 1000) b.data()[i] = 0xAB;
+    b.data()[bytes - 1] = 0xCD;
+    b.zero();
+    ASSERT_EQ(b.data(), before);
+    ASSERT_EQ(b.size(), bytes);
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < bytes; ++i) nonzero += b.data()[i] != 0;
+    EXPECT_EQ(nonzero, 0u);
+    b.data()[7] = 1;  // still writable
+    EXPECT_EQ(b.data()[7], 1);
+  }
+  LargeBuffer empty;
+  empty.zero();
+  EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST(LargeBuffer, SparseBuffersAreZeroAndWritableToTheirLastByte) {
+  const std::size_t bytes = std::size_t{1} << 30;
+  LargeBuffer b(bytes, pevp::buffers::Backing::Sparse);
+  EXPECT_EQ(b.data()[bytes - 1], 0);
+  b.data()[bytes - 1] = 9;
+  EXPECT_EQ(b.data()[bytes - 1], 9);
+}
+
+}  // namespace

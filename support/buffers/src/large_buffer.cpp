@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -15,15 +16,17 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 }  // namespace
 
-LargeBuffer::LargeBuffer(std::size_t bytes) : size_(bytes) {
+LargeBuffer::LargeBuffer(std::size_t bytes, Backing backing) : size_(bytes) {
   if (bytes == 0) return;
+  const bool huge = backing == Backing::HugePages;
   // Over-map by one huge page so the buffer can start on a huge-page boundary: the kernel backs only aligned 2 MiB
   // ranges with huge pages.
-  const std::size_t slack = bytes >= kHugePage ? kHugePage : 0;
+  const std::size_t slack = huge && bytes >= kHugePage ? kHugePage : 0;
   mapped_ = bytes + slack;
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (huge ? 0 : MAP_NORESERVE);
   // A failed mapping is handled as operator new handles a failure: the new_handler may free memory (and the mapping
   // is tried again) or throw std::bad_alloc.
-  while ((mapping_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
+  while ((mapping_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, flags, -1, 0)) == MAP_FAILED) {
     mapping_ = nullptr;
     handle_allocation_failure();
   }
@@ -36,6 +39,13 @@ LargeBuffer::LargeBuffer(std::size_t bytes) : size_(bytes) {
 }
 
 LargeBuffer::~LargeBuffer() { release(); }
+
+void LargeBuffer::zero() {
+  if (size_ == 0) return;
+  // A private anonymous page given back with MADV_DONTNEED reads zero at its next touch; the whole mapping (the
+  // alignment slack with it) is given back, so the range is page-aligned at both ends.
+  if (madvise(mapping_, mapped_, MADV_DONTNEED) != 0) std::memset(data_, 0, size_);
+}
 
 LargeBuffer::LargeBuffer(LargeBuffer&& other) noexcept
     : mapping_(std::exchange(other.mapping_, nullptr)),

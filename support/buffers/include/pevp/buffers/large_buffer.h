@@ -6,6 +6,10 @@
 // partitions each. An anonymous mapping is also zero already, so a 32 MiB SBUF costs no memset (its pages are
 // touched when first used). Where the kernel does not honour the advice (THP "never"), the buffer works the same
 // with small pages.
+//
+// A device memory (HBM, 12 GiB and more per core) is a different use: most of it is never touched, and a run that
+// only times its accesses touches none of it. Backing::Sparse maps it MAP_NORESERVE without the huge-page advice, so
+// it costs address space only, and a touched byte commits one small page, not 2 MiB.
 #pragma once
 
 #include <cstddef>
@@ -13,11 +17,17 @@
 
 namespace pevp::buffers {
 
+// How the pages behind the buffer are committed.
+enum class Backing : std::uint8_t {
+  HugePages,  // swap space reserved for the whole buffer; advised onto 2 MiB pages (dense use: SBUF, PSUM)
+  Sparse,     // no reservation (MAP_NORESERVE), small pages: memory only for the pages touched
+};
+
 class LargeBuffer {
  public:
   LargeBuffer() = default;
   // `bytes` zero bytes. Throws std::bad_alloc when the mapping fails.
-  explicit LargeBuffer(std::size_t bytes);
+  explicit LargeBuffer(std::size_t bytes, Backing backing = Backing::HugePages);
   ~LargeBuffer();
   LargeBuffer(LargeBuffer&& other) noexcept;
   LargeBuffer& operator=(LargeBuffer&& other) noexcept;
@@ -27,6 +37,9 @@ class LargeBuffer {
   std::uint8_t* data() { return data_; }
   const std::uint8_t* data() const { return data_; }
   std::size_t size() const { return size_; }
+  // Every byte zero again, at the same address (pointers into the buffer stay valid); the pages go back to the
+  // kernel, so a sparse buffer costs nothing again until touched.
+  void zero();
 
  private:
   void release();
