@@ -51,7 +51,7 @@ MemoryConfig psum_config(const isa::ArrayGeometry& g) {
 }
 
 Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
-    : sc_core::sc_module(name), socket("socket"), array_socket("array_socket"), config_(std::move(config)) {
+    : sc_core::sc_module(name), socket("socket"), array_socket("array_socket"), dma_socket("dma_socket"), config_(std::move(config)) {
   if (const std::string why = check_config(config_); !why.empty()) {
     // A platform construction mistake, not a software-visible access error.
     SC_REPORT_ERROR(("/pevp/" + config_.name + "/config").c_str(), why.c_str());
@@ -64,12 +64,17 @@ Memory::Memory(sc_core::sc_module_name name, MemoryConfig config)
   array_socket.register_b_transport(this, &Memory::b_transport);
   array_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
   array_socket.register_transport_dbg(this, &Memory::transport_dbg);
+  dma_socket.register_b_transport(this, &Memory::b_transport);
+  dma_socket.register_get_direct_mem_ptr(this, &Memory::get_direct_mem_ptr);
+  dma_socket.register_transport_dbg(this, &Memory::transport_dbg);
 }
 
 sc_core::sc_time Memory::transfer_time(std::uint64_t length) const {
   const std::uint64_t beats = (length + config_.beat_bytes - 1) / config_.beat_bytes;
   return config_.access_latency + config_.beat_latency * static_cast<double>(beats);
 }
+
+sc_core::sc_time Memory::access(const TimedAccess& a) { return a.start + transfer_time(a.bytes); }
 
 void Memory::fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status, const char* what) {
   ++errors_;

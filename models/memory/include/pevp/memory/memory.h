@@ -20,6 +20,7 @@
 #include "pevp/buffers/large_buffer.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
+#include "pevp/memory/timed_target.h"
 #include "pevp/params/param.h"
 
 namespace pevp::memory {
@@ -55,13 +56,15 @@ MemoryConfig psum_config(isa::Generation gen);
 MemoryConfig sbuf_config(const isa::ArrayGeometry& geo);
 MemoryConfig psum_config(const isa::ArrayGeometry& geo);
 
-class Memory : public sc_core::sc_module {
+class Memory : public sc_core::sc_module, public TimedTarget {
  public:
-  // Two ports on the same array: `socket` for the system bus (host loads and
-  // read-backs), `array_socket` for the PE array (DMI). A simple target socket
-  // takes one initiator, and the two paths are separate ports in hardware too.
+  // Three ports on the same array: `socket` for the system bus (host loads and
+  // read-backs), `array_socket` for the PE array (DMI), `dma_socket` for the DMA
+  // engines (DMI; docs/dma.md). A simple target socket takes one initiator, and
+  // the paths are separate ports in hardware too.
   tlm_utils::simple_target_socket<Memory> socket;
   tlm_utils::simple_target_socket_optional<Memory> array_socket;
+  tlm_utils::simple_target_socket_optional<Memory> dma_socket;
 
   Memory(sc_core::sc_module_name name, MemoryConfig config);
   Memory(const Memory&) = delete;
@@ -84,6 +87,9 @@ class Memory : public sc_core::sc_module {
   // The time a successful transaction of `length` bytes takes (the latency
   // model above): what a timing-only driver waits instead of moving the data.
   sc_core::sc_time transfer_time(std::uint64_t length) const;
+  // TimedTarget: a.start + transfer_time(a.bytes). The latency model books no
+  // resource, so concurrent accesses do not delay each other.
+  sc_core::sc_time access(const TimedAccess& a) override;
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

@@ -1,0 +1,188 @@
+// The DMA engines of one core (FACTS.md "Memory and data movement": 16 engines, 16 queues each; the model's own
+// design otherwise, docs/dma.md). Each queue is a ring of 64-byte descriptors (descriptor.h) in memory that software
+// fills and rings with a doorbell; a queue runs its descriptors in order, and each engine -- one SC_THREAD -- serves
+// its queues round-robin, one descriptor per turn. A descriptor is fetched from its ring as a timed read, waits for
+// its EVENTS semaphore, moves its pattern through the endpoints' DMI pointers (b_transport where a target refuses
+// DMI; nothing in a timing-only run), takes the time of D-DMA-TIMING, and at its completion time updates its
+// semaphore and optionally raises the interrupt. A bad descriptor stops only its queue, with an error record.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "pevp/dma/descriptor.h"
+#include "pevp/dma/semaphores.h"
+#include "pevp/isa/generation.h"
+#include "pevp/memory/timed_target.h"
+#include "pevp/params/param.h"
+
+namespace pevp::dma {
+
+struct DmaConfig {
+  unsigned engines = 16;            // FACTS.md: 16 DMA engines per core
+  unsigned queues_per_engine = 16;  // FACTS.md: 16 queues per engine
+  // Bytes per ns one engine streams (= GB/s). dma_config() gives the generation's figure (D-DMA-BANDWIDTH).
+  double engine_gbps = 23.0;
+  // Fixed cost of processing one descriptor (FACTS.md: about 600 ns of descriptor generation on Trn2 when software
+  // generates them; the engines here only process one, D-DMA-TIMING).
+  sc_core::sc_time descriptor = sc_core::sc_time(64, sc_core::SC_NS);
+  // Fixed cost per row, which makes small rows inefficient (FACTS.md: about 2-4 KiB per partition for full rate).
+  sc_core::sc_time row_overhead = sc_core::sc_time(64, sc_core::SC_NS);
+  unsigned max_ring_entries = 65536;  // the largest ring a queue accepts
+};
+
+// An empty string when the config is usable, else why not.
+std::string check_config(const DmaConfig& c);
+// The configuration keys (section "dma").
+const params::Params<DmaConfig>& dma_parameters();
+// The defaults with the generation's per-engine bandwidth (D-DMA-BANDWIDTH).
+DmaConfig dma_config(isa::Generation gen);
+
+enum class QueueState : std::uint8_t { Idle = 0, Running = 1, WaitingSemaphore = 2, Error = 3 };
+
+// The record of the error that stopped a queue (docs/dma.md "Errors").
+struct QueueError {
+  std::uint32_t index = 0;  // the descriptor (ring counter value) or, for a doorbell, the head at the time
+  DescriptorError error;
+};
+
+struct QueueStatus {
+  QueueState state = QueueState::Idle;
+  bool enabled = false;
+  std::uint64_t ring_base = 0;
+  std::uint32_t ring_entries = 0;
+  std::uint32_t head = 0;  // descriptors consumed (free-running; slot = head % entries)
+  std::uint32_t tail = 0;  // descriptors written by software (free-running)
+  QueueError error;        // error.error.ok() unless state == Error
+};
+
+// Per engine or per queue.
+struct DmaStats {
+  sc_core::sc_time busy;        // fetch + descriptor + data time
+  std::uint64_t bytes = 0;      // bytes written to destinations
+  std::uint64_t descriptors = 0;  // completed
+};
+
+// One completed descriptor, for the Perfetto tracks.
+struct TransferRecord {
+  unsigned engine = 0, queue = 0;
+  std::uint32_t index = 0;
+  std::uint64_t src = 0, dst = 0, bytes = 0;  // bytes written
+  sc_core::sc_time start, end;                // after the fetch and the wait; at the completion
+};
+
+// Any 32-bit base-protocol target socket (a simple_target_socket_optional included, whose binding policy makes it
+// a different tlm_target_socket type).
+using TargetSocket = tlm::tlm_base_target_socket_b<32>;
+
+struct QueueId {
+  unsigned engine = 0, queue = 0;
+};
+
+class DmaEngines : public sc_core::sc_module {
+ public:
+  // The register face (docs/dma.md "Registers"; models/regfile/schemas/dma.json).
+  tlm_utils::simple_target_socket_optional<DmaEngines> regs;
+  // One binding per mapped endpoint, in map() order.
+  tlm_utils::multi_passthrough_initiator_socket<DmaEngines> mem;
+  sc_core::sc_signal<bool> irq;
+
+  // `move_data = false`: a timing-only run; descriptors are still read from their rings, operands are not touched.
+  DmaEngines(sc_core::sc_module_name name, DmaConfig config, Semaphores& semaphores, bool move_data = true);
+  ~DmaEngines() override;
+  DmaEngines(const DmaEngines&) = delete;
+  DmaEngines& operator=(const DmaEngines&) = delete;
+
+  const DmaConfig& config() const { return config_; }
+
+  // Binds an endpoint before elaboration ends: [base, base + size) of the DMA address space is `target`'s local
+  // [0, size), timed by `timing`. "" or why not (an overlap with an endpoint already mapped, a zero size).
+  std::string map(const std::string& name, std::uint64_t base, std::uint64_t size,
+                  TargetSocket& target, memory::TimedTarget& timing);
+
+  // ---- the queue controls (the register face calls these; so can a test) ----
+  // Programs a disabled queue's ring (ignored while it is enabled: the ring is latched at enable).
+  void set_ring(QueueId q, std::uint64_t base, std::uint32_t entries);
+  // Enables (checks the ring: an error record if it does not fit one endpoint) or disables the queue. A disabled
+  // queue finishes the descriptor in flight and starts no other.
+  void set_enabled(QueueId q, bool enabled);
+  // The doorbell: software wrote descriptors up to (not including) `tail`. Moving it more than ring_entries past
+  // head stops the queue with a queue_overflow record and leaves the tail where it was.
+  void ring_doorbell(QueueId q, std::uint32_t tail);
+  // Clears the error record; the queue resumes with the descriptor after the bad one.
+  void clear_error(QueueId q);
+  // Disables the queue and zeroes head, tail, the error record and the counters (not between fetch and completion:
+  // a descriptor in flight completes first, its record goes to the observer, and the queue is then empty).
+  void reset_queue(QueueId q);
+  QueueStatus status(QueueId q) const;
+  bool valid(QueueId q) const { return q.engine < config_.engines && q.queue < config_.queues_per_engine; }
+
+  // ---- interrupt: irq = any(irq_status & irq_enable) ----
+  static constexpr std::uint32_t kIrqCompletion = 1u << 0;
+  static constexpr std::uint32_t kIrqError = 1u << 1;
+  std::uint32_t irq_status() const { return irq_status_; }
+  void clear_irq_status(std::uint32_t bits);  // write 1 to clear
+  void set_irq_enable(std::uint32_t bits);
+  std::uint32_t irq_enable() const { return irq_enable_; }
+
+  // ---- statistics and observers ----
+  const DmaStats& engine_stats(unsigned engine) const;
+  const DmaStats& queue_stats(QueueId q) const;
+  void on_transfer(std::function<void(const TransferRecord&)> observer) { observers_.push_back(std::move(observer)); }
+  // "" when every queue is idle with nothing pending, else which queue is not (a checkpoint refuses a busy DMA).
+  std::string idle_violation() const;
+  bool busy() const;
+
+ private:
+  struct Endpoint;
+  struct Queue;
+  struct Engine;
+  struct Resolved;  // an address range resolved to its endpoint
+
+  void engine_thread(unsigned engine);
+  void irq_method();
+  void invalidate_dmi(int id, sc_dt::uint64 start, sc_dt::uint64 end);
+  void update_irq() { irq_changed_.notify(sc_core::SC_ZERO_TIME); }
+  Queue& queue(QueueId q);
+  const Queue& queue(QueueId q) const;
+  void stop_queue(Queue& q, std::uint32_t index, DescriptorError e);
+  // The endpoint that holds [address, address + bytes), or nullptr.
+  Endpoint* endpoint_for(std::uint64_t address, std::uint64_t bytes);
+  // Why the pattern of one side does not fit one endpoint, or "".
+  DescriptorError check_side(const Descriptor& d, bool source, Endpoint*& ep, std::uint64_t& last);
+  bool wait_holds(const Descriptor& d);
+  // Runs one descriptor of queue q from the current time; returns after its completion.
+  void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time fetched);
+  bool move_row(Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
+                const Descriptor& d);
+  unsigned char* dmi_pointer(Endpoint& ep);
+
+  // The register face.
+  void regs_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int regs_transport_dbg(tlm::tlm_generic_payload& trans);
+  std::uint32_t reg_read(std::uint32_t offset);
+  void reg_write(std::uint32_t offset, std::uint32_t value);
+  bool reg_mapped(std::uint32_t offset) const;
+
+  DmaConfig config_;
+  Semaphores& semaphores_;
+  bool move_data_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::uint32_t irq_status_ = 0, irq_enable_ = 0;
+  std::uint32_t queue_sel_ = 0;
+  sc_core::sc_event irq_changed_;
+  std::vector<std::function<void(const TransferRecord&)>> observers_;
+  std::vector<std::uint8_t> bounce_;  // a row through b_transport when a target refuses DMI
+  std::vector<std::uint8_t> bounce_out_;
+};
+
+}  // namespace pevp::dma
