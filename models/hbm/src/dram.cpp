@@ -80,6 +80,7 @@ class CommittedPages {
 Dram::Dram(sc_core::sc_module_name name, DramConfig config)
     : sc_core::sc_module(name),
       socket("socket"),
+      bus_socket("bus_socket"),
       config_(std::move(config)),
       channels_(channel_timing(validated(config_))),
       storage_(map_backing_store(config_)),
@@ -87,6 +88,9 @@ Dram::Dram(sc_core::sc_module_name name, DramConfig config)
   socket.register_b_transport(this, &Dram::b_transport);
   socket.register_get_direct_mem_ptr(this, &Dram::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &Dram::transport_dbg);
+  bus_socket.register_b_transport(this, &Dram::b_transport);
+  bus_socket.register_get_direct_mem_ptr(this, &Dram::get_direct_mem_ptr);
+  bus_socket.register_transport_dbg(this, &Dram::transport_dbg);
 }
 
 std::uint64_t Dram::to_ps(const sc_core::sc_time& t) const {

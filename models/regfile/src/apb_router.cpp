@@ -9,7 +9,7 @@ ApbRouter::ApbRouter(sc_core::sc_module_name name) : sc_core::sc_module(name), t
   target.register_transport_dbg(this, &ApbRouter::transport_dbg);
 }
 
-void ApbRouter::map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_target_socket<>& socket) {
+void ApbRouter::map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_base_target_socket_b<>& socket) {
   for (const Window& w : windows_)
     if (base < w.base + w.size && w.base < base + size)
       throw std::invalid_argument("APB window '" + window + "' overlaps '" + w.name + "'");

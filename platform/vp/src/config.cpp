@@ -236,6 +236,20 @@ const std::vector<Leaf>& leaves() {
     t.push_back(integer(
         "address_map", "iq", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.iq; },
         [](C& c, std::uint64_t v) { c.platform.map.iq = v; }));
+    t.push_back(integer(
+        "address_map", "dma", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.dma; },
+        [](C& c, std::uint64_t v) { c.platform.map.dma = v; }));
+    // The registers' page and the doorbells' page (docs/dma.md).
+    t.push_back(integer(
+        "address_map", "dma_size", Kind::Size, 0x2000, kMaxWindow, kPage,
+        [](const C& c) { return c.platform.map.dma_size; }, [](C& c, std::uint64_t v) { c.platform.map.dma_size = v; }));
+    t.push_back(integer(
+        "address_map", "hbm_window", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.hbm_window; },
+        [](C& c, std::uint64_t v) { c.platform.map.hbm_window = v; }));
+    t.push_back(integer(
+        "address_map", "hbm_window_size", Kind::Size, kPage, kMap32 / 2, kPage,
+        [](const C& c) { return c.platform.map.hbm_window_size; },
+        [](C& c, std::uint64_t v) { c.platform.map.hbm_window_size = v; }));
     // The queue window is the SEQ's window_bytes too: one parameter, kept in step.
     t.push_back(integer(
         "address_map", "iq_size", Kind::Size, isa::kInstructionBytes, kMaxWindow, isa::kInstructionBytes,
@@ -255,6 +269,9 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "csrs", regfile::csrs_parameters(), [](auto& c) -> auto& { return c.csrs; });
     t.push_back(named("csrs", "unmapped", Kind::Unmapped));
     t.push_back(named("csrs", "impl", Kind::CsrsImpl));
+    add_module(t, "hbm", hbm::dram_parameters(), [](auto& c) -> auto& { return c.hbm; });
+    add_module(t, "host_memory", hbm::dram_parameters(), [](auto& c) -> auto& { return c.host_memory; });
+    add_module(t, "dma", dma::dma_parameters(), [](auto& c) -> auto& { return c.dma; });
     return t;
   }();
   return table;
@@ -588,7 +605,9 @@ void check_windows(const VpConfig& c) {
   const Window w[] = {{"sbuf", m.sbuf, c.sbuf.size(), "the " + gen + " SBUF size"},
                       {"psum", m.psum, c.psum.size(), "the " + gen + " PSUM size"},
                       {"apb", m.apb, m.apb_size, "address_map.apb_size"},
-                      {"iq", m.iq, m.iq_size, "address_map.iq_size"}};
+                      {"iq", m.iq, m.iq_size, "address_map.iq_size"},
+                      {"dma", m.dma, m.dma_size, "address_map.dma_size"},
+                      {"hbm_window", m.hbm_window, m.hbm_window_size, "address_map.hbm_window_size"}};
   auto span = [](const Window& x) { return "[" + hex(x.base) + ", " + hex(x.base + x.size) + ")"; };
   for (const Window& x : w) {
     if (x.base + x.size > kMap32)
@@ -621,6 +640,9 @@ VpConfig preset(isa::Generation gen) {
   c.psum = memory::psum_config(gen);
   set_geometry(c, isa::preset_geometry(gen));
   c.csrs = regfile::ArrSeqCsrsConfig{};
+  c.hbm = hbm::hbm_config(gen);
+  c.host_memory = hbm::host_memory_config(gen);
+  c.dma = dma::dma_config(gen);
   return c;
 }
 
@@ -879,6 +901,16 @@ void validate(const VpConfig& c) {
     }
   }
   if (const auto e = isa::check_geometry(c.geometry, c.gen())) bad(e->key, std::to_string(e->value), e->rule);
+  // The memory system's sections: each module relates its own keys.
+  if (const std::string why = hbm::check_config(c.hbm); !why.empty())
+    throw ConfigError("hbm", "hbm: " + why);
+  if (const std::string why = hbm::check_config(c.host_memory); !why.empty())
+    throw ConfigError("host_memory", "host_memory: " + why);
+  if (const std::string why = dma::check_config(c.dma); !why.empty())
+    throw ConfigError("dma", "dma: " + why);
+  if (c.platform.map.hbm_window_size > c.hbm.bytes)
+    bad("address_map.hbm_window_size", hex(c.platform.map.hbm_window_size),
+        "the window onto device memory is larger than hbm.bytes (" + std::to_string(c.hbm.bytes) + ")");
   // The memories' sizes follow the geometry; a config built in code must not
   // change them on their own.
   const memory::MemoryConfig sbuf = memory::sbuf_config(c.geometry), psum = memory::psum_config(c.geometry);

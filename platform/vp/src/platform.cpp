@@ -2,6 +2,10 @@
 
 #include "pevp/platform/config.h"
 
+#include <stdexcept>
+
+#include "pevp/dma/address_space.h"
+
 namespace pevp::platform {
 
 namespace {
@@ -41,6 +45,25 @@ std::unique_ptr<regfile_rtl::RtlCsrs> make_rtl_csrs(const VpConfig& c) {
   return std::make_unique<regfile_rtl::RtlCsrs>("rtl_csrs");
 }
 
+// The SEQ's EVENTS semaphores as the DMA engines see them: read and updated at the current simulated time, after the
+// responses due by then (the SEQ runs ahead of simulated time), with the SEQ's own range rules.
+class SeqSemaphores final : public dma::Semaphores {
+ public:
+  explicit SeqSemaphores(seq::Seq& seq) : seq_(seq) {}
+  unsigned count() const override { return isa::kNumSemaphores; }
+  std::uint32_t value(unsigned i) override {
+    seq_.catch_up();
+    return seq_.semaphore(i);
+  }
+  std::string update(unsigned i, isa::UpdateMode mode, std::uint32_t by) override {
+    return seq_.update_semaphore(i, mode, by);
+  }
+  const sc_core::sc_event& changed() const override { return seq_.semaphore_changed_event(); }
+
+ private:
+  seq::Seq& seq_;
+};
+
 seq::SeqConfig seq_config(const VpConfig& c) {
   seq::SeqConfig s = c.platform.seq;
   s.geometry = c.geometry;
@@ -63,6 +86,10 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
             config.psum_rounding),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
       seq("seq", config.gen(), csrs, arr_seq, seq_config(config)),
+      hbm("hbm", config.hbm),
+      host_memory("host_memory", config.host_memory),
+      semaphores_(std::make_unique<SeqSemaphores>(seq)),
+      dma("dma", config.dma, *semaphores_, config.mode != SimMode::Timing),
       config_(config.platform),
       vp_config_(std::make_unique<const VpConfig>(config)),
       geometry_(config.geometry),
@@ -71,6 +98,18 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
   bus.map("psum", config_.map.psum, psum.size(), psum.socket);
   bus.map("apb", config_.map.apb, config_.map.apb_size, csrs.apb());
   bus.map("iq", config_.map.iq, config_.map.iq_size, seq.iq);
+  bus.map("dma", config_.map.dma, config_.map.dma_size, dma.regs);
+  bus.map("hbm_window", config_.map.hbm_window, config_.map.hbm_window_size, hbm.bus_socket);
+  // The DMA engines' address space (D-DMA-SPACE): every endpoint on its own port, timed by its own model.
+  const auto map_dma = [this](const char* what, std::uint64_t base, std::uint64_t size, dma::TargetSocket& target,
+                              memory::TimedTarget& timing) {
+    if (const std::string why = dma.map(what, base, size, target, timing); !why.empty())
+      throw std::logic_error("the DMA address space: " + why);
+  };
+  map_dma("sbuf", dma::kSbufBase, sbuf.size(), sbuf.dma_socket, sbuf);
+  map_dma("psum", dma::kPsumBase, psum.size(), psum.dma_socket, psum);
+  map_dma("hbm", dma::kHbmBase, hbm.size(), hbm.socket, hbm);
+  map_dma("host_memory", dma::kHostBase, host_memory.size(), host_memory.socket, host_memory);
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);
   // Software sees the engine as of its own time: the SEQ runs ahead of

@@ -35,6 +35,9 @@ inline constexpr std::uint64_t kImagePageBytes = 4096;
 class Dram : public sc_core::sc_module, public memory::TimedTarget {
  public:
   tlm_utils::simple_target_socket<Dram> socket;
+  // A second port on the same memory for the system bus (a driver's window onto device memory); the same handlers.
+  // A simple target socket takes one initiator, and the DMA engines hold `socket`.
+  tlm_utils::simple_target_socket_optional<Dram> bus_socket;
 
   // Called once per channel busy interval an access books (b_transport's and access()'s), for trace tracks.
   std::function<void(unsigned channel, sc_core::sc_time start, sc_core::sc_time end, std::uint64_t bytes,

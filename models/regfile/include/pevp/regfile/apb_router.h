@@ -26,7 +26,8 @@ class ApbRouter : public sc_core::sc_module {
 
   // Binds `socket` to the next initiator slot and maps [base, base + size) onto
   // it. Windows must not overlap (std::invalid_argument otherwise).
-  void map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_target_socket<>& socket);
+  // Any base-protocol target socket (a simple_target_socket_optional's binding policy makes it another type).
+  void map(std::string window, sc_dt::uint64 base, sc_dt::uint64 size, tlm::tlm_base_target_socket_b<>& socket);
 
   struct Window {
     std::string name;

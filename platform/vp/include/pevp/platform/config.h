@@ -25,6 +25,8 @@
 
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
+#include "pevp/dma/dma_engines.h"
+#include "pevp/hbm/dram_config.h"
 #include "pevp/memory/memory.h"
 #include "pevp/pe_array/executor.h"
 #include "pevp/platform/platform.h"
@@ -68,6 +70,11 @@ struct VpConfig {
   // face offsets inside the block are fixed (AddressMap::top() ...).
   regfile::ArrSeqCsrsConfig csrs;
   CsrsImpl csrs_impl = default_csrs_impl();
+  // The memory system (docs/memory-system.md): the core's device memory (HBM), the host's memory behind its link,
+  // and the DMA engines that move data between them, SBUF and PSUM.
+  hbm::DramConfig hbm = hbm::hbm_config(isa::Generation::MARIANA);
+  hbm::DramConfig host_memory = hbm::host_memory_config(isa::Generation::MARIANA);
+  dma::DmaConfig dma = dma::dma_config(isa::Generation::MARIANA);
   // Host threads the PE array's arithmetic may use (0: every CPU this process may run on,
   // pe::available_host_threads()). Not a model parameter: results and simulated time are the same for every value,
   // so it is no configuration key (a dumped configuration stays the same on every host); `--threads` sets it.

@@ -8,6 +8,10 @@
 //   PSUM           0x2000000  128 x 16 KiB (2 MiB)
 //   arr_seq APB    0x3000000  16 KiB: top 0x0, cluster 0x1000, protected 0x2000, vp_seq 0x3000
 //   SEQ queue      0x3010000  4 KiB, write-only: n x 64-byte instructions
+//   DMA            0x3020000  8 KiB: the DMA engines' registers, then their doorbells (docs/dma.md)
+//   HBM window     0x4000000  64 MiB: the first bytes of device memory (descriptor rings, small data)
+// The DMA engines reach SBUF, PSUM, all of HBM and the host's memory in their own 64-bit space
+// (dma/address_space.h, D-DMA-SPACE).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,8 @@
 #include <systemc>
 
 #include "pevp/arr_seq/arr_seq.h"
+#include "pevp/dma/dma_engines.h"
+#include "pevp/hbm/dram.h"
 #include "pevp/platform/address_map.h"
 #include "pevp/isa/generation.h"
 #include "pevp/memory/memory.h"
@@ -58,6 +64,16 @@ class Platform : public sc_core::sc_module {
   pe::PeArray array;
   arrseq::ArrSeq arr_seq;
   seq::Seq seq;
+  // The memory system (docs/memory-system.md): the core's device memory, the host's memory behind its link, and
+  // the DMA engines, whose completions update the SEQ's EVENTS semaphores.
+  hbm::Dram hbm;
+  hbm::Dram host_memory;
+
+ private:
+  std::unique_ptr<dma::Semaphores> semaphores_;  // the SEQ's semaphores as the DMA engines see them
+
+ public:
+  dma::DmaEngines dma;
 
   // From the full configuration (validated here; a ConfigError names the key).
   Platform(sc_core::sc_module_name name, const VpConfig& config);
