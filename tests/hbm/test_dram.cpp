@@ -79,6 +79,7 @@ TEST(DramConfig, KeysAreTheDocumentedOnes) {
   EXPECT_EQ(names, (std::vector<std::string>{"bytes", "channels", "bandwidth_gbps", "latency_ns", "interleave_bytes"}));
   for (const auto& p : dram_parameters()) {
     if (p.name == "bytes") {
+      EXPECT_EQ(p.lo, 4096u);
       EXPECT_EQ(p.hi, 256 * GiB);
       EXPECT_GE(p.hi, 64 * GiB);
     }
@@ -94,15 +95,17 @@ TEST(DramConfig, KeysAreTheDocumentedOnes) {
 
 TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   DramConfig c = small();
-  c.bytes = 1000;  // 4 channels x 64 bytes = 256 does not divide it
+  c.bytes = MiB + 1000;  // 4 channels x 64 bytes = 256 does not divide it
   EXPECT_EQ(check_config(c),
-            "bytes (1000) must be a multiple of channels x interleave_bytes (4 x 64 = 256), so every channel holds "
+            "bytes (1049576) must be a multiple of channels x interleave_bytes (4 x 64 = 256), so every channel holds "
             "the same capacity");
   c = small();
   c.bytes = 0;
-  EXPECT_EQ(check_config(c), "bytes (0) must be in [1, 274877906944]");
+  EXPECT_EQ(check_config(c), "bytes (0) must be in [4096, 274877906944]");
+  c.bytes = 2048;
+  EXPECT_EQ(check_config(c), "bytes (2048) must be in [4096, 274877906944]");
   c.bytes = 512 * GiB;
-  EXPECT_EQ(check_config(c), "bytes (549755813888) must be in [1, 274877906944]");
+  EXPECT_EQ(check_config(c), "bytes (549755813888) must be in [4096, 274877906944]");
   c = small();
   c.channels = 0;
   EXPECT_EQ(check_config(c), "channels (0) must be in [1, 64]");
@@ -114,8 +117,10 @@ TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   c.bandwidth_gbps = std::nan("");
   EXPECT_NE(check_config(c).find("bandwidth_gbps (nan) must be in"), std::string::npos) << check_config(c);
   c = small();
-  c.latency = sc_time(20, sc_core::SC_US);
-  EXPECT_EQ(check_config(c), "latency_ns (20000) must be at most 10000 ns");
+  c.latency = sc_time(2, sc_core::SC_MS);
+  EXPECT_EQ(check_config(c), "latency_ns (2000000) must be at most 1000000 ns");
+  c.latency = sc_time(1, sc_core::SC_MS);
+  EXPECT_EQ(check_config(c), "");
   c = small();
   c.interleave_bytes = 100;
   EXPECT_EQ(check_config(c), "interleave_bytes (100) must be a power of two in [1, 1048576]");
@@ -124,6 +129,23 @@ TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   c.interleave_bytes = 0;
   EXPECT_NE(check_config(c), "");
   EXPECT_EQ(check_config(small()), "");
+}
+
+TEST(DramConfig, EveryKeysBoundsHoldWithTheOthersAtTheirDefaults) {
+  // The configuration checks each key at the ends of its range with the rest of the section at its defaults; the
+  // memory-wide rule (bytes a multiple of channels x interleave_bytes) must not refuse an end.
+  for (const DramConfig& base : {hbm_config(Generation::CAYMAN), hbm_config(Generation::MARIANA),
+                                 host_memory_config(Generation::CAYMAN)}) {
+    for (const auto& p : dram_parameters()) {
+      if (p.kind != pevp::params::Kind::Count) continue;
+      for (const std::uint64_t v : {p.lo, p.hi}) {
+        DramConfig c = base;
+        if (const auto* wide = std::get_if<std::uint64_t DramConfig::*>(&p.member)) c.*(*wide) = v;
+        else c.*std::get<unsigned DramConfig::*>(p.member) = static_cast<unsigned>(v);
+        EXPECT_EQ(check_config(c), "") << base.name << "." << p.name << " = " << v;
+      }
+    }
+  }
 }
 
 TEST(DramConfig, ConstructionRefusesAnUnusableConfig) {
