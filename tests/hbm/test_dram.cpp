@@ -379,10 +379,11 @@ TEST(Dram, ATwelveGibHbmCostsOnlyThePagesTouched) {
   const std::uint64_t before = resident_bytes();
   Dram hbm("hbm_sparse", hbm_config(Generation::CAYMAN));
   ASSERT_EQ(hbm.size(), 12 * GiB);
-  // Mapped without a swap reservation (MAP_NORESERVE: "nr") and not advised onto huge pages ("hg"), where one
+  // Mapped without a swap reservation (MAP_NORESERVE: "nr") and kept off huge pages ("nh", not "hg"), where one
   // touched byte would commit 2 MiB.
   const std::string flags = mapping_flags(hbm.data());
   EXPECT_NE(flags.find(" nr "), std::string::npos) << flags;
+  EXPECT_NE(flags.find(" nh "), std::string::npos) << flags;
   EXPECT_EQ(flags.find(" hg "), std::string::npos) << flags;
   const std::uint64_t built = resident_bytes();
   EXPECT_LT(built, before + 16 * MiB) << "constructing committed " << (built - before) / MiB << " MiB";

@@ -190,7 +190,10 @@ void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
   r.start_ps = to_ps(start);
   r.requester = kBusRequester;
-  delay += to_time(book(r)) - start;
+  // The completion is never before the start; the guard keeps a coarser time resolution's rounding from
+  // wrapping the unsigned sc_time.
+  const sc_core::sc_time done = to_time(book(r));
+  if (done > start) delay += done - start;
   trans.set_dmi_allowed(true);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
