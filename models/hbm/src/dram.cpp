@@ -46,9 +46,9 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
   return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0);
 }
 
-// Which of the host pages in [first, first + count) of the calling process may hold a written byte: those present
-// in memory or swapped out (/proc/self/pagemap bits 63 and 62). A page never written is neither (a read of it maps
-// the shared zero page, which is present: it is then scanned and found zero). Without pagemap every page may.
+// Which host pages of the calling process may hold a written byte: those present in memory or swapped out
+// (/proc/self/pagemap bits 63 and 62). A page never written is neither (a read of it maps the shared zero page,
+// which is present: it is then scanned and found zero). Without pagemap every page may.
 class CommittedPages {
  public:
   CommittedPages() : fd_(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) {}
@@ -58,7 +58,7 @@ class CommittedPages {
   CommittedPages(const CommittedPages&) = delete;
   CommittedPages& operator=(const CommittedPages&) = delete;
 
-  // Fills `out` with one flag per host page starting at the page of `first`.
+  // Fills `out` with one flag per host page, for the `count` pages from page number `first_page` (address / page).
   void query(std::uintptr_t first_page, std::size_t count, std::vector<bool>& out) {
     out.assign(count, true);
     if (fd_ < 0) return;
