@@ -354,9 +354,16 @@ TEST(Dram, ObserverSeesEachChannelsInterval) {
   EXPECT_EQ(seen[2].channel, 2u);
   EXPECT_EQ(seen[2].bytes, 32u);
   EXPECT_EQ(seen[2].direction, Direction::Write);
+  // A bus write books through the same observer: 64 bytes at 192 (ch3, idle) presented at time 0.
+  ASSERT_EQ(write(d.socket, 192, std::vector<unsigned char>(64, 7)).status, tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[3].channel, 3u);
+  EXPECT_EQ(seen[3].start, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(seen[3].end, sc_time(64, SC_NS));
+  EXPECT_EQ(seen[3].direction, Direction::Write);
   d.channel_observer = nullptr;
   d.access({0, 64, Direction::Read, sc_core::SC_ZERO_TIME, 1});
-  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen.size(), 4u);
 }
 
 // The VmFlags line of the mapping that holds `p` in /proc/self/smaps ("rd wr mr mw me nr ...").
