@@ -79,6 +79,7 @@ TEST(DramConfig, KeysAreTheDocumentedOnes) {
   EXPECT_EQ(names, (std::vector<std::string>{"bytes", "channels", "bandwidth_gbps", "latency_ns", "interleave_bytes"}));
   for (const auto& p : dram_parameters()) {
     if (p.name == "bytes") {
+      EXPECT_EQ(p.lo, 4096u);
       EXPECT_EQ(p.hi, 256 * GiB);
       EXPECT_GE(p.hi, 64 * GiB);
     }
@@ -94,15 +95,17 @@ TEST(DramConfig, KeysAreTheDocumentedOnes) {
 
 TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   DramConfig c = small();
-  c.bytes = 1000;  // 4 channels x 64 bytes = 256 does not divide it
+  c.bytes = MiB + 1000;  // 4 channels x 64 bytes = 256 does not divide it
   EXPECT_EQ(check_config(c),
-            "bytes (1000) must be a multiple of channels x interleave_bytes (4 x 64 = 256), so every channel holds "
+            "bytes (1049576) must be a multiple of channels x interleave_bytes (4 x 64 = 256), so every channel holds "
             "the same capacity");
   c = small();
   c.bytes = 0;
-  EXPECT_EQ(check_config(c), "bytes (0) must be in [1, 274877906944]");
+  EXPECT_EQ(check_config(c), "bytes (0) must be in [4096, 274877906944]");
+  c.bytes = 2048;
+  EXPECT_EQ(check_config(c), "bytes (2048) must be in [4096, 274877906944]");
   c.bytes = 512 * GiB;
-  EXPECT_EQ(check_config(c), "bytes (549755813888) must be in [1, 274877906944]");
+  EXPECT_EQ(check_config(c), "bytes (549755813888) must be in [4096, 274877906944]");
   c = small();
   c.channels = 0;
   EXPECT_EQ(check_config(c), "channels (0) must be in [1, 64]");
@@ -114,8 +117,10 @@ TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   c.bandwidth_gbps = std::nan("");
   EXPECT_NE(check_config(c).find("bandwidth_gbps (nan) must be in"), std::string::npos) << check_config(c);
   c = small();
-  c.latency = sc_time(20, sc_core::SC_US);
-  EXPECT_EQ(check_config(c), "latency_ns (20000) must be at most 10000 ns");
+  c.latency = sc_time(2, sc_core::SC_MS);
+  EXPECT_EQ(check_config(c), "latency_ns (2000000) must be at most 1000000 ns");
+  c.latency = sc_time(1, sc_core::SC_MS);
+  EXPECT_EQ(check_config(c), "");
   c = small();
   c.interleave_bytes = 100;
   EXPECT_EQ(check_config(c), "interleave_bytes (100) must be a power of two in [1, 1048576]");
@@ -124,6 +129,23 @@ TEST(DramConfig, UnusableConfigsNameTheKeyAndTheRule) {
   c.interleave_bytes = 0;
   EXPECT_NE(check_config(c), "");
   EXPECT_EQ(check_config(small()), "");
+}
+
+TEST(DramConfig, EveryKeysBoundsHoldWithTheOthersAtTheirDefaults) {
+  // The configuration checks each key at the ends of its range with the rest of the section at its defaults; the
+  // memory-wide rule (bytes a multiple of channels x interleave_bytes) must not refuse an end.
+  for (const DramConfig& base : {hbm_config(Generation::CAYMAN), hbm_config(Generation::MARIANA),
+                                 host_memory_config(Generation::CAYMAN)}) {
+    for (const auto& p : dram_parameters()) {
+      if (p.kind != pevp::params::Kind::Count) continue;
+      for (const std::uint64_t v : {p.lo, p.hi}) {
+        DramConfig c = base;
+        if (const auto* wide = std::get_if<std::uint64_t DramConfig::*>(&p.member)) c.*(*wide) = v;
+        else c.*std::get<unsigned DramConfig::*>(p.member) = static_cast<unsigned>(v);
+        EXPECT_EQ(check_config(c), "") << base.name << "." << p.name << " = " << v;
+      }
+    }
+  }
 }
 
 TEST(DramConfig, ConstructionRefusesAnUnusableConfig) {
@@ -332,9 +354,16 @@ TEST(Dram, ObserverSeesEachChannelsInterval) {
   EXPECT_EQ(seen[2].channel, 2u);
   EXPECT_EQ(seen[2].bytes, 32u);
   EXPECT_EQ(seen[2].direction, Direction::Write);
+  // A bus write books through the same observer: 64 bytes at 192 (ch3, idle) presented at time 0.
+  ASSERT_EQ(write(d.socket, 192, std::vector<unsigned char>(64, 7)).status, tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[3].channel, 3u);
+  EXPECT_EQ(seen[3].start, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(seen[3].end, sc_time(64, SC_NS));
+  EXPECT_EQ(seen[3].direction, Direction::Write);
   d.channel_observer = nullptr;
   d.access({0, 64, Direction::Read, sc_core::SC_ZERO_TIME, 1});
-  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen.size(), 4u);
 }
 
 // The VmFlags line of the mapping that holds `p` in /proc/self/smaps ("rd wr mr mw me nr ...").
@@ -357,10 +386,11 @@ TEST(Dram, ATwelveGibHbmCostsOnlyThePagesTouched) {
   const std::uint64_t before = resident_bytes();
   Dram hbm("hbm_sparse", hbm_config(Generation::CAYMAN));
   ASSERT_EQ(hbm.size(), 12 * GiB);
-  // Mapped without a swap reservation (MAP_NORESERVE: "nr") and not advised onto huge pages ("hg"), where one
+  // Mapped without a swap reservation (MAP_NORESERVE: "nr") and kept off huge pages ("nh", not "hg"), where one
   // touched byte would commit 2 MiB.
   const std::string flags = mapping_flags(hbm.data());
   EXPECT_NE(flags.find(" nr "), std::string::npos) << flags;
+  EXPECT_NE(flags.find(" nh "), std::string::npos) << flags;
   EXPECT_EQ(flags.find(" hg "), std::string::npos) << flags;
   const std::uint64_t built = resident_bytes();
   EXPECT_LT(built, before + 16 * MiB) << "constructing committed " << (built - before) / MiB << " MiB";

@@ -52,7 +52,11 @@ void ChannelModel::split(std::uint64_t address, std::uint64_t bytes, std::vector
   per[last_block % n] += last_byte % block + 1;
   const std::uint64_t whole = last_block - first_block - 1, rounds = whole / n, extra = whole % n;
   for (std::uint64_t c = 0; c < n; ++c) per[c] += rounds * block;
-  for (std::uint64_t k = 0; k < extra; ++k) per[(first_block + 1 + k) % n] += block;
+  std::uint64_t channel = (first_block + 1) % n;  // one division, not one per block
+  for (std::uint64_t k = 0; k < extra; ++k) {
+    per[channel] += block;
+    if (++channel == n) channel = 0;
+  }
 }
 
 std::uint64_t ChannelModel::service_ps(std::uint64_t bytes) const {
@@ -68,12 +72,18 @@ std::uint64_t ChannelModel::access(const Request& r) {
   split(r.address, r.bytes, shares_);
   const bool write = r.op == Op::Write;
   std::uint64_t last_end = r.start_ps;
+  // Most channels of an access carry the same share (whole turns of blocks): its service time is computed once.
+  std::uint64_t priced_bytes = 0, priced_ps = 0;
   for (unsigned c = 0; c < timing_.channels; ++c) {
     const std::uint64_t bytes = shares_[c];
     if (bytes == 0) continue;
+    if (bytes != priced_bytes) {
+      priced_bytes = bytes;
+      priced_ps = service_ps(bytes);
+    }
     std::uint64_t& free = state_.free_ps[c];
     const std::uint64_t start = std::max(r.start_ps, free);
-    const std::uint64_t service = service_ps(bytes);
+    const std::uint64_t service = priced_ps;
     free = start + service;
     last_end = std::max(last_end, free);
     ChannelStats& s = state_.channels[c];

@@ -46,9 +46,9 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
   return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0);
 }
 
-// Which of the host pages in [first, first + count) of the calling process may hold a written byte: those present
-// in memory or swapped out (/proc/self/pagemap bits 63 and 62). A page never written is neither (a read of it maps
-// the shared zero page, which is present: it is then scanned and found zero). Without pagemap every page may.
+// Which host pages of the calling process may hold a written byte: those present in memory or swapped out
+// (/proc/self/pagemap bits 63 and 62). A page never written is neither (a read of it maps the shared zero page,
+// which is present: it is then scanned and found zero). Without pagemap every page may.
 class CommittedPages {
  public:
   CommittedPages() : fd_(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) {}
@@ -58,7 +58,7 @@ class CommittedPages {
   CommittedPages(const CommittedPages&) = delete;
   CommittedPages& operator=(const CommittedPages&) = delete;
 
-  // Fills `out` with one flag per host page starting at the page of `first`.
+  // Fills `out` with one flag per host page, for the `count` pages from page number `first_page` (address / page).
   void query(std::uintptr_t first_page, std::size_t count, std::vector<bool>& out) {
     out.assign(count, true);
     if (fd_ < 0) return;
@@ -194,7 +194,10 @@ void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
   r.start_ps = to_ps(start);
   r.requester = kBusRequester;
-  delay += to_time(book(r)) - start;
+  // The completion is never before the start; the guard keeps a coarser time resolution's rounding from
+  // wrapping the unsigned sc_time.
+  const sc_core::sc_time done = to_time(book(r));
+  if (done > start) delay += done - start;
   trans.set_dmi_allowed(true);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -38,8 +38,9 @@ bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
 std::string check_config(const DramConfig& c) {
-  if (c.bytes == 0 || c.bytes > kMaxDramBytes)
-    return "bytes (" + std::to_string(c.bytes) + ") must be in [1, " + std::to_string(kMaxDramBytes) + "]";
+  if (c.bytes < kMinDramBytes || c.bytes > kMaxDramBytes)
+    return "bytes (" + std::to_string(c.bytes) + ") must be in [" + std::to_string(kMinDramBytes) + ", " +
+           std::to_string(kMaxDramBytes) + "]";
   if (c.channels == 0 || c.channels > kMaxChannels)
     return "channels (" + std::to_string(c.channels) + ") must be in [1, " + std::to_string(kMaxChannels) + "]";
   if (!(c.bandwidth_gbps >= kMinBandwidthGbps && c.bandwidth_gbps <= kMaxBandwidthGbps))
@@ -63,7 +64,7 @@ const params::Params<DramConfig>& dram_parameters() {
   using D = DramConfig;
   static const params::Params<D> list = {
       {"bytes", "bytes", "FACTS.md chip HBM / 8 cores (hbm); model choice D-HOST-MEMORY-LINK (host_memory)",
-       params::Kind::Count, 1, kMaxDramBytes, &D::bytes},
+       params::Kind::Count, kMinDramBytes, kMaxDramBytes, &D::bytes},
       {"channels", "channels", "model choice D-HBM-CHANNELS (hbm), D-HOST-MEMORY-LINK (host_memory)",
        params::Kind::Count, 1, kMaxChannels, &D::channels},
       {"bandwidth_gbps", "GB/s", "FACTS.md chip HBM / 8 cores (hbm); model choice D-HOST-MEMORY-LINK (host_memory)",

@@ -36,6 +36,10 @@ LargeBuffer::LargeBuffer(std::size_t bytes, Backing backing) : size_(bytes) {
 #ifdef MADV_HUGEPAGE
   if (slack) madvise(data_, bytes, MADV_HUGEPAGE);  // advice only: failure leaves small pages
 #endif
+#ifdef MADV_NOHUGEPAGE
+  // Where THP is "always" the kernel would back a sparse buffer's touched bytes with 2 MiB pages anyway.
+  if (!huge) madvise(data_, bytes, MADV_NOHUGEPAGE);
+#endif
 }
 
 LargeBuffer::~LargeBuffer() { release(); }

@@ -23,11 +23,14 @@ struct DramConfig {
   unsigned interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
 };
 
-// The ranges check_config and the configuration keys allow.
+// The ranges check_config and the configuration keys allow. The smallest memory is one page of the checkpoint image
+// and a multiple of every default channels x interleave_bytes (16 x 256), so each key's range holds with the
+// others at their defaults.
+inline constexpr std::uint64_t kMinDramBytes = 4096;
 inline constexpr std::uint64_t kMaxDramBytes = std::uint64_t{256} << 30;  // a whole Trn3 chip's 144 GiB fits
 inline constexpr unsigned kMaxChannels = 64;
 inline constexpr double kMinBandwidthGbps = 1, kMaxBandwidthGbps = 100000;
-inline constexpr double kMaxLatencyNs = 10000;  // 10 us: ten times a PCIe round trip
+inline constexpr double kMaxLatencyNs = 1e6;  // the configuration's range for every time key (1 ms)
 inline constexpr unsigned kMaxInterleaveBytes = 1u << 20;
 
 // "" when the configuration is usable, else which key breaks which rule.
