@@ -30,6 +30,8 @@
 #include "pevp/platform/driver.h"
 #include "pevp/platform/virtual_platform.h"
 
+#include "gemm_dma.h"
+
 namespace pevp::platform {
 
 namespace {
@@ -152,7 +154,7 @@ host::Matrix random_operand(std::size_t rows, std::size_t cols, std::mt19937_64&
 
 GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
                        const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
-                       Progress* progress, const std::vector<CsrWrite>& csrs) {
+                       Progress* progress, const std::vector<CsrWrite>& csrs, DataPath path) {
   const bool data = config.mode != SimMode::Timing;
   if (data && (a == nullptr || b == nullptr))
     throw std::invalid_argument("run_gemm_steps: mode " + std::string(name(config.mode)) + " needs both operands");
@@ -164,6 +166,18 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
   vp.run([&](Driver& d) {
     d.arm();
     for (const CsrWrite& w : csrs) d.write(w.reg, w.value);
+    if (path == DataPath::Dma) {
+      const DmaPathResult dma = run_dma_steps(d, vp.platform(), plan, walk, a, b, data ? &r.c : nullptr, progress,
+                                              step_progress_window());
+      r.dma_failure = dma.failure;
+      r.failed_step = dma.failed_step;
+      r.dma_load_bytes = dma.load_bytes;
+      r.dma_eviction_bytes = dma.eviction_bytes;
+      if (!dma.failure.empty()) {
+        if (vp.platform().seq.error()) r.error = d.error_record();
+        return;
+      }
+    } else {
     std::vector<std::uint8_t> row, gather;
     std::size_t s = 0;
     // D-DRIVER-DMI: with nobody observing the bus (no --trace / --vcd recorder), the tiles go straight into SBUF's
@@ -238,6 +252,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
       if (progress) progress->advance(step.program.size());
       return true;
     });
+    }
     if (r.error || r.timed_out) return;
     r.retired = d.read_counter48("vp", "retired_cnt_lsb");
     // The perf counters a driver would read: the full-array tile is what the
@@ -485,6 +500,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     options.b_resident = cmd.b_panels;
+    // The DMA path loads step s + 1 while step s computes: two buffers (D-GEMM-DMA-BUFFERS).
+    options.sbuf_buffers = cmd.data_path == DataPath::Dma ? 2 : 1;
     // The plan's figures (the plan line, the progress total, the tiles whose counters are read) before the run, whose
     // own walk then plans the same steps again: holding them instead would cost memory growing with the GEMM, and the
     // second walk costs a few per cent of a run (its instructions encoded once each, docs/performance.md).
@@ -542,7 +559,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     const host::GemmShape shape = plan.shape;
     const host::GemmOptions walk_options = plan.options;
     const StepWalk steps = [&](const StepSink& sink) { host::walk_gemm(shape, walk_options, sink); };
-    run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress, csrs);
+    run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress, csrs,
+                         cmd.data_path);
   } catch (const std::bad_alloc&) {
     throw;  // the host ran out of memory, the driver program did not fail: sc_main reports it
   } catch (const std::exception& e) {
@@ -550,6 +568,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     return 3;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!run.dma_failure.empty()) {
+    err << "pe-vp gemm: step " << run.failed_step << ": " << run.dma_failure
+        << (run.error ? " (" + run.error->describe() + ")" : std::string()) << '\n';
+    return 3;
+  }
   if (run.error || run.timed_out) {
     err << "pe-vp gemm: step " << run.failed_step << ": "
         << (run.error ? run.error->describe()

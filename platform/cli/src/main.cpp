@@ -169,6 +169,12 @@ int run_command(int argc, char* argv[]) {
   gemm->add_option("--sbuf-budget", gemm_cmd.sbuf_budget,
                    "SBUF bytes per partition the GEMM may use (default: all); smaller values force streaming")
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max()));
+  std::string data_path = "dma";
+  gemm->add_option("--data-path", data_path,
+                   "How operands reach SBUF: dma (A, B and C in device memory, moved by the DMA engines, double "
+                   "buffered; docs/memory-system.md) or host (written over the system bus between steps)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"dma", "host"}));
   bool no_check = false;
   gemm->add_flag("--no-check", no_check, "Skip the host references (they cost O(M K N))");
   bool no_b_panels = false;
@@ -495,6 +501,7 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.config = config;
     gemm_cmd.check = !no_check;
     gemm_cmd.b_panels = !no_b_panels;
+    gemm_cmd.data_path = data_path == "host" ? platform::DataPath::Host : platform::DataPath::Dma;
     gemm_cmd.progress = platform::Progress::for_stderr(gemm_quiet);
     gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;

@@ -31,6 +31,10 @@ namespace pevp::platform {
 // 32768^3 timing run is 2^15), and it bounds what a timing run of .npy operands drains from a pipe.
 inline constexpr std::size_t kMaxGemmSide = std::size_t{1} << 20;
 
+// How a GEMM's operands reach SBUF (docs/memory-system.md): through the DMA engines from device memory, double
+// buffered and synchronised by semaphores (the default), or written by the host over the system bus between steps.
+enum class DataPath : std::uint8_t { Dma, Host };
+
 struct GemmCommand {
   isa::Generation gen = isa::Generation::MARIANA;
   std::size_t m = 256, k = 512, n = 512;
@@ -52,6 +56,7 @@ struct GemmCommand {
   // Keep panels of B resident in SBUF where that loads less (host::GemmOptions::b_resident, D-GEMM-BPANEL); false:
   // the round order of every step (--no-b-panels).
   bool b_panels = true;
+  DataPath data_path = DataPath::Dma;
   std::string a_path, b_path;     // .npy operands; both or neither
   std::string out_path;           // C as fp32 .npy ("" = not written)
   std::uint64_t seed = 1;
@@ -86,6 +91,9 @@ struct GemmRun {
   bool timed_out = false;
   nlohmann::json stats;      // run_stats() at the end
   std::string output_error;  // a --trace / --vcd / --stats-json file could not be written
+  // The DMA data path: what stopped it ("" when nothing did) and the bytes its descriptors moved.
+  std::string dma_failure;
+  std::uint64_t dma_load_bytes = 0, dma_eviction_bytes = 0;
 };
 
 // The driver program of `pe-vp gemm` on a platform built from `config`: per step, load SBUF over the bus, submit
@@ -111,7 +119,8 @@ using StepSink = std::function<bool(const host::Step&)>;
 using StepWalk = std::function<void(const StepSink&)>;
 GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const host::EncodedOperand* a,
                        const host::EncodedOperand* b, const VpConfig& config, const RecorderOptions& outputs,
-                       Progress* progress, const std::vector<CsrWrite>& csrs = {});
+                       Progress* progress, const std::vector<CsrWrite>& csrs = {},
+                       DataPath path = DataPath::Host);
 
 // The statistics of a GEMM run as SCALE-Sim v2's weight-stationary model times it (timing.model = scalesim_ws,
 // host/scalesim.h): cycles, time, utilisation, TFLOPS, the PE-cycle accounting and the peak are its; the stall

@@ -1,0 +1,121 @@
+// The GEMM's DMA data path (docs/memory-system.md "The GEMM through DMA"): A, B and C live in device memory (HBM),
+// and each step of a double-buffered plan (GemmOptions::sbuf_buffers = 2) becomes DMA descriptors that load its
+// operand tiles into SBUF, a program whose first instruction waits for them, and descriptors that evict its PSUM
+// results to C -- synchronised through the SEQ's EVENTS semaphores, so the next step's loads run while this step
+// computes. Plain C++: the runner (pe-vp gemm) writes the descriptors into rings and rings the doorbells.
+//
+// Operands in device memory (D-GEMM-DMA-LAYOUT): for each operand and kind of SBUF content (dense elements, MX words
+// or scales, sparse weights or fmaps), one image holding, per k-tile, the rows its loads put in SBUF partitions over
+// the operand's whole free range (A's M, B's N) -- the layout a compiler gives a layer's weights and activations in
+// device memory. Any load of the plan is then a 2-D (or, for sparse fmaps, 3-D) slice of its image: one descriptor.
+//
+// Synchronisation (D-GEMM-DMA-SYNC), with token(s) = (s / 2) mod 65535 + 1 for step s in buffer b = s mod 2:
+//   - each load of step s waits until done[b] == token(s - 2) (its buffer's previous step has computed) and counts
+//     itself into copies_done when it completes;
+//   - a SIGNAL descriptor on the control queue waits until copies_done reaches every load through step s and every
+//     eviction through step s - 1, then sets ready[b] = token(s);
+//   - the step's first instruction waits until ready[b] == token(s); its last sets done[b] = token(s);
+//   - each eviction of step s waits until done[b] == token(s) and counts itself into copies_done.
+// EQ waits on tokens that never repeat within two steps keep every value inside the instructions' 16-bit wait.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "pevp/dma/descriptor.h"
+#include "pevp/host/gemm_plan.h"
+#include "pevp/host/operands.h"
+#include "pevp/isa/builders.h"
+#include "pevp/isa/geometry.h"
+
+namespace pevp::host {
+
+// The EVENTS semaphores the DMA data path uses: the top five of the SEQ's, so a driver's own low ones stay free.
+struct DmaSemaphores {
+  std::uint8_t copies_done = 27;
+  std::uint8_t ready[2] = {28, 29};
+  std::uint8_t done[2] = {30, 31};
+};
+
+// Which queues carry what (D-GEMM-DMA-QUEUES): the control queue (engine 0, queue 0) the signals; on every engine
+// one queue the loads and another the evictions, so an eviction waiting for its step never holds a later load up.
+struct DmaQueueUse {
+  unsigned engines = 16, queues_per_engine = 16;
+  unsigned control_queue() const { return 0; }  // on engine 0
+  unsigned load_queue() const { return queues_per_engine > 1 ? 1 : 0; }
+  unsigned eviction_queue() const { return queues_per_engine > 2 ? 2 : load_queue(); }
+};
+
+struct QueuedDescriptor {
+  unsigned engine = 0, queue = 0;
+  dma::Descriptor descriptor;
+};
+
+// One plan step lowered: descriptors in the order they are queued (loads, the signal, evictions) and the program
+// with its EVENTS.
+struct DmaStep {
+  std::vector<QueuedDescriptor> descriptors;
+  std::vector<isa::RawInstruction> program;
+  std::uint64_t load_bytes = 0, eviction_bytes = 0;
+};
+
+class DmaGemm {
+ public:
+  // `plan` is the walked plan's header (shape, options, k_tile, element_bytes); its options must have
+  // sbuf_buffers = 2 (HostError otherwise). Operands and C are laid out from `hbm_base` (a DMA address).
+  DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queues, DmaSemaphores semaphores = {});
+
+  // Lowers the next step (steps must come in the plan's order). With operands given and an image set
+  // (set_hbm_image), the blocks the step's loads read are written into device memory first, each once, when a load
+  // first reads it. Throws HostError when a load does not fit its image or the images outgrow the memory.
+  DmaStep lower(const Step& step, const EncodedOperand* a, const EncodedOperand* b);
+
+  // Where the device memory's byte at DMA address hbm_base is in host memory (the HBM's backing store), for the
+  // blocks lower() writes; null in a timing-only run (nothing is written).
+  void set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available) {
+    image_ = at_hbm_base;
+    image_bytes_ = bytes_available;
+  }
+
+  // C (M x N fp32, row-major) in device memory, once every step's evictions have completed.
+  std::uint64_t c_address() const { return c_base_; }
+  // The first DMA address past everything laid out so far.
+  std::uint64_t end() const { return next_; }
+  // Copies counted into copies_done by the steps lowered so far: the value it reaches when all of them are done.
+  std::uint64_t copies() const { return copies_; }
+  const DmaSemaphores& semaphores() const { return sem_; }
+  std::size_t steps() const { return step_; }
+
+ private:
+  struct Image {
+    std::uint64_t base = 0;       // DMA address of k-tile 0's first row
+    std::uint32_t row_bytes = 0;  // one row over the whole free range
+    std::uint32_t rows_per_ktile = 0;
+    std::size_t free = 0;         // the free range: M for A, N for B
+    std::vector<bool> written;    // per k-tile
+  };
+  Image& image_of(const SbufLoad& load);
+  void write_block(Image& img, const SbufLoad& load, std::size_t ktile, const EncodedOperand& a,
+                   const EncodedOperand& b);
+  void add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaStep& out);
+  void add_eviction(const PsumRead& read, DmaStep& out);
+  QueuedDescriptor next_on(unsigned queue);
+  static std::uint16_t token(std::size_t step);
+
+  GemmPlan header_;
+  isa::ArrayGeometry geo_;
+  DmaQueueUse queues_;
+  DmaSemaphores sem_;
+  std::uint64_t c_base_ = 0, next_ = 0, hbm_base_ = 0;
+  std::map<std::pair<int, int>, Image> images_;  // by (operand, content)
+  std::uint8_t* image_ = nullptr;
+  std::uint64_t image_bytes_ = 0;
+  std::size_t step_ = 0;
+  unsigned next_engine_ = 0;
+  std::uint64_t copies_ = 0;
+  std::uint64_t evictions_before_ = 0;  // evictions of the steps before the current one
+};
+
+}  // namespace pevp::host

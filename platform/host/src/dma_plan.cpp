@@ -1,0 +1,218 @@
+#include "pevp/host/dma_plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace pevp::host {
+
+namespace {
+
+constexpr std::uint64_t kImageAlign = 4096;  // each image starts on a page: rows never straddle two images
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string text(std::uint64_t v) { return std::to_string(v); }
+
+// The free range of an operand's loads: A's are indexed by m, B's by n.
+std::size_t free_extent(const GemmShape& s, Operand op) { return op == Operand::A ? s.m : s.n; }
+
+// The load over the whole free range of its k-tile, placed at partition 0, byte 0: one k-tile block of the image.
+SbufLoad whole_ktile(const SbufLoad& load, std::size_t k0, std::size_t k_count, std::size_t free) {
+  SbufLoad w = load;
+  w.k0 = k0;
+  w.k_count = k_count;
+  w.f0 = 0;
+  w.f_count = free;
+  w.partition0 = 0;
+  w.offset = 0;
+  return w;
+}
+
+}  // namespace
+
+DmaGemm::DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queues, DmaSemaphores semaphores)
+    : header_(plan), geo_(geometry_of(plan.options)), queues_(queues), sem_(semaphores), hbm_base_(hbm_base) {
+  header_.steps.clear();
+  if (plan.options.sbuf_buffers != 2)
+    throw HostError("the DMA data path needs a double-buffered plan (sbuf_buffers = 2), got " +
+                    text(plan.options.sbuf_buffers));
+  if (queues_.engines == 0 || queues_.queues_per_engine == 0)
+    throw HostError("the DMA data path needs at least one engine with one queue");
+  c_base_ = align_up(hbm_base, kImageAlign);
+  next_ = align_up(c_base_ + std::uint64_t{plan.shape.m} * plan.shape.n * sizeof(float), kImageAlign);
+}
+
+std::uint16_t DmaGemm::token(std::size_t step) { return static_cast<std::uint16_t>((step / 2) % 65535 + 1); }
+
+DmaGemm::Image& DmaGemm::image_of(const SbufLoad& load) {
+  const auto key = std::make_pair(static_cast<int>(load.operand), static_cast<int>(load.content));
+  auto it = images_.find(key);
+  if (it != images_.end()) return it->second;
+  Image img;
+  img.free = free_extent(header_.shape, load.operand);
+  const SbufLoad full = whole_ktile(load, 0, header_.k_tile, img.free);
+  img.rows_per_ktile = static_cast<std::uint32_t>(full.partitions());
+  const std::uint64_t row = full.bytes_per_partition();
+  if (row > UINT32_MAX)
+    throw HostError("a row of operand " + std::string(load.operand == Operand::A ? "A" : "B") + "'s image is " +
+                    text(row) + " bytes, over a descriptor's 32-bit stride");
+  img.row_bytes = static_cast<std::uint32_t>(row);
+  const std::size_t ktiles = (header_.shape.k + header_.k_tile - 1) / header_.k_tile;
+  img.written.assign(ktiles, false);
+  img.base = next_;
+  next_ = align_up(next_ + std::uint64_t{img.rows_per_ktile} * ktiles * row, kImageAlign);
+  return images_.emplace(key, std::move(img)).first->second;
+}
+
+void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, const EncodedOperand& a,
+                          const EncodedOperand& b) {
+  const std::size_t k0 = ktile * header_.k_tile;
+  const SbufLoad full = whole_ktile(load, k0, std::min(header_.k_tile, header_.shape.k - k0), img.free);
+  const std::vector<std::uint8_t> rows = load_payload(full, a, b);
+  const std::uint64_t at = img.base - hbm_base_ + std::uint64_t{ktile} * img.rows_per_ktile * img.row_bytes;
+  if (at + rows.size() > image_bytes_)
+    throw HostError("the operands' images need " + text(at + rows.size()) + " bytes of device memory, more than the " +
+                    text(image_bytes_) + " available (hbm.bytes)");
+  std::memcpy(image_ + at, rows.data(), rows.size());
+  img.written[ktile] = true;
+}
+
+QueuedDescriptor DmaGemm::next_on(unsigned queue) {
+  QueuedDescriptor q;
+  q.engine = next_engine_;
+  q.queue = queue;
+  next_engine_ = (next_engine_ + 1) % queues_.engines;
+  return q;
+}
+
+void DmaGemm::add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaStep& out) {
+  const std::size_t rows = load.partitions();
+  const std::uint64_t first_row = img.base + std::uint64_t{ktile} * img.rows_per_ktile * img.row_bytes;
+  const std::uint32_t dst0 = sbuf_address(geo_, load.partition0, load.offset);
+  // Contents whose bytes per partition grow with the free count hold free index f at f x per_free; sparse fmaps hold
+  // F planes of the free range one after the other (sparse_operands.h), so a slice is one plane per fmap.
+  const bool planes = load.content == SbufContent::SparseFmaps;
+  const std::uint32_t plane_count = planes ? load.rows_per_partition : 1;
+  SbufLoad one = load;
+  one.f_count = 1;
+  const std::uint64_t per_free = planes ? load.element_bytes : one.bytes_per_partition();
+  const std::uint64_t bytes = per_free * load.f_count;
+  const std::uint64_t src_col = per_free * load.f0;
+  // Spread the partitions over the engines, whole rows each (a row's bytes are what makes a descriptor efficient).
+  const std::size_t parts = std::min<std::size_t>(queues_.engines, rows);
+  const std::size_t chunk = (rows + parts - 1) / parts;
+  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+    const std::size_t n = std::min(chunk, rows - r0);
+    QueuedDescriptor q = next_on(queues_.load_queue());
+    dma::Descriptor& d = q.descriptor;
+    d.kind = dma::Kind::COPY;
+    d.elem_bytes = 1;
+    d.src = first_row + r0 * img.row_bytes + src_col;
+    d.src_row_stride = img.row_bytes;
+    d.dst = std::uint64_t{dst0} + r0 * geo_.sbuf_partition_bytes;
+    d.dst_row_stride = geo_.sbuf_partition_bytes;
+    d.row_bytes = static_cast<std::uint32_t>(bytes);
+    d.rows = static_cast<std::uint32_t>(n);
+    d.planes = plane_count;
+    d.src_plane_stride = planes ? static_cast<std::uint32_t>(img.free * load.element_bytes) : 0;
+    d.dst_plane_stride = planes ? static_cast<std::uint32_t>(bytes) : 0;
+    if (step_ >= 2) {  // its buffer's previous step must have computed
+      d.wait_mode = isa::WaitMode::WAIT_EQ;
+      d.wait_sem = sem_.done[step_ % 2];
+      d.wait_value = token(step_ - 2);
+    }
+    d.update_mode = isa::UpdateMode::INCREMENT;
+    d.update_sem = sem_.copies_done;
+    d.update_value = 1;
+    out.load_bytes += bytes * n * plane_count;
+    out.descriptors.push_back(q);
+    ++copies_;
+  }
+}
+
+void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
+  const std::uint64_t row_bytes = std::uint64_t{read.elements} * sizeof(float);
+  const std::uint64_t c_stride = std::uint64_t{header_.shape.n} * sizeof(float);
+  const std::size_t parts = std::min<std::size_t>(queues_.engines, read.partitions);
+  const std::size_t chunk = (read.partitions + parts - 1) / parts;
+  for (std::size_t r0 = 0; r0 < read.partitions; r0 += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, read.partitions - r0);
+    QueuedDescriptor q = next_on(queues_.eviction_queue());
+    dma::Descriptor& d = q.descriptor;
+    d.kind = dma::Kind::COPY;
+    d.elem_bytes = sizeof(float);
+    d.src = psum_address(geo_, read.partition0 + static_cast<std::uint32_t>(r0), read.bank, read.offset);
+    d.src_row_stride = geo_.psum_partition_bytes();
+    d.dst = c_base_ + ((read.row0 + r0) * header_.shape.n + read.col0) * sizeof(float);
+    d.dst_row_stride = static_cast<std::uint32_t>(c_stride);
+    d.row_bytes = static_cast<std::uint32_t>(row_bytes);
+    d.rows = static_cast<std::uint32_t>(n);
+    d.planes = 1;
+    d.wait_mode = isa::WaitMode::WAIT_EQ;  // the step has computed
+    d.wait_sem = sem_.done[step_ % 2];
+    d.wait_value = token(step_);
+    d.update_mode = isa::UpdateMode::INCREMENT;
+    d.update_sem = sem_.copies_done;
+    d.update_value = 1;
+    out.eviction_bytes += row_bytes * n;
+    out.descriptors.push_back(q);
+    ++copies_;
+  }
+}
+
+DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedOperand* b) {
+  if (step.program.empty()) throw HostError("step " + text(step_) + " has no instruction");
+  DmaStep out;
+  const std::size_t b_index = step_ % 2;
+  for (const SbufLoad& load : step.loads) {
+    if (load.k0 % header_.k_tile != 0)
+      throw HostError("a load of step " + text(step_) + " starts at k = " + text(load.k0) +
+                      ", not on a k-tile boundary (" + text(header_.k_tile) + ")");
+    Image& img = image_of(load);
+    const std::size_t ktile = load.k0 / header_.k_tile;
+    if (load.f0 + load.f_count > img.free)
+      throw HostError("a load of step " + text(step_) + " reaches free index " + text(load.f0 + load.f_count) +
+                      " of " + text(img.free));
+    if (image_ != nullptr && a != nullptr && b != nullptr && !img.written[ktile]) write_block(img, load, ktile, *a, *b);
+    add_load(load, img, ktile, out);
+  }
+  // The signal: every load through this step and every eviction before it have completed.
+  QueuedDescriptor signal;
+  signal.engine = 0;
+  signal.queue = queues_.control_queue();
+  dma::Descriptor& s = signal.descriptor;
+  s.kind = dma::Kind::SIGNAL;
+  s.wait_mode = isa::WaitMode::WAIT_GE;
+  s.wait_sem = sem_.copies_done;
+  s.wait_value = static_cast<std::uint32_t>(copies_);
+  s.update_mode = isa::UpdateMode::SET;
+  s.update_sem = sem_.ready[b_index];
+  s.update_value = token(step_);
+  out.descriptors.push_back(signal);
+  // The program: waits for its buffer, announces it has computed.
+  out.program = step.program;
+  isa::EventsArgs first, last;
+  first.wait_mode = isa::WaitMode::WAIT_EQ;
+  first.wait_sem = sem_.ready[b_index];
+  first.wait_value = token(step_);
+  last.update_mode = isa::UpdateMode::SET;
+  last.update_sem = sem_.done[b_index];
+  last.update_value = token(step_);
+  if (out.program.size() == 1) {
+    first.update_mode = last.update_mode;
+    first.update_sem = last.update_sem;
+    first.update_value = last.update_value;
+    out.program.front() = isa::with_events(out.program.front(), first);
+  } else {
+    out.program.front() = isa::with_events(out.program.front(), first);
+    out.program.back() = isa::with_events(out.program.back(), last);
+  }
+  const std::uint64_t before = copies_;
+  for (const PsumRead& read : step.reads) add_eviction(read, out);
+  evictions_before_ += copies_ - before;
+  ++step_;
+  return out;
+}
+
+}  // namespace pevp::host
