@@ -16,6 +16,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "pevp/dma/descriptor.h"
@@ -23,6 +24,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/memory/timed_target.h"
 #include "pevp/params/param.h"
+#include "pevp/regfile/regfile_target.h"
 
 namespace pevp::dma {
 
@@ -89,7 +91,10 @@ struct QueueId {
 
 class DmaEngines : public sc_core::sc_module {
  public:
-  // The register face (docs/dma.md "Registers"; models/regfile/schemas/dma.json).
+  // The register face (docs/dma.md "Registers"): the dma.json registers at [0, 0x1000), the doorbell window of one
+  // 32-bit word per queue (engine x queues_per_engine + queue) at kDoorbellOffset.
+  static constexpr std::uint32_t kDoorbellOffset = 0x1000;
+  static constexpr std::uint32_t kRegsWindowBytes = 0x2000;
   tlm_utils::simple_target_socket_optional<DmaEngines> regs;
   // One binding per mapped endpoint, in map() order.
   tlm_utils::multi_passthrough_initiator_socket<DmaEngines> mem;
@@ -165,12 +170,17 @@ class DmaEngines : public sc_core::sc_module {
                 const Descriptor& d);
   unsigned char* dmi_pointer(Endpoint& ep);
 
-  // The register face.
+  // The register face: registers forwarded to face_ (the regfile engine), doorbells decoded here.
+  struct FaceFields;
   void regs_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int regs_transport_dbg(tlm::tlm_generic_payload& trans);
-  std::uint32_t reg_read(std::uint32_t offset);
-  void reg_write(std::uint32_t offset, std::uint32_t value);
-  bool reg_mapped(std::uint32_t offset) const;
+  void doorbell_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void attach_face();
+  // Copies the model's state into the face's registers (the global ones and the selected queue's).
+  void publish();
+  bool selected(QueueId& q) const;
+  void on_face_write(const regfile::RegisterDesc& reg, std::uint32_t value);
+  void on_face_pulse(const regfile::RegisterDesc& reg, const regfile::FieldDesc& field);
 
   DmaConfig config_;
   Semaphores& semaphores_;
@@ -178,7 +188,9 @@ class DmaEngines : public sc_core::sc_module {
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<std::unique_ptr<Engine>> engines_;
   std::uint32_t irq_status_ = 0, irq_enable_ = 0;
-  std::uint32_t queue_sel_ = 0;
+  regfile::RegFileTarget face_;
+  tlm_utils::simple_initiator_socket<DmaEngines> face_port_;
+  std::unique_ptr<FaceFields> f_;
   sc_core::sc_event irq_changed_;
   std::vector<std::function<void(const TransferRecord&)>> observers_;
   std::vector<std::uint8_t> bounce_;  // a row through b_transport when a target refuses DMI
