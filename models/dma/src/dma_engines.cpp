@@ -773,6 +773,12 @@ void DmaEngines::publish() {
 }
 
 void DmaEngines::regs_b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
+  // A write acts on the engines at the initiator's local time: consume its annotated delay first, so a doorbell
+  // rung late in a quantum does not start a queue early (reads need no sync: they change nothing).
+  if (trans.get_command() == tlm::TLM_WRITE_COMMAND && delay != sc_core::SC_ZERO_TIME) {
+    wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
   if (trans.get_address() >= kDoorbellOffset) return doorbell_b_transport(trans, delay);
   publish();  // a read sees the model's state at this access
   face_port_->b_transport(trans, delay);
