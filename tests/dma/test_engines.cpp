@@ -566,3 +566,20 @@ TEST(DmaConfig, PerGenerationBandwidthAndChecks) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DmaTiming, WorkedExampleOfTheDocsWithTheCaymanDefaults) {
+  // docs/dma.md "Timing": CAYMAN defaults (23 GB/s, 600 ns per descriptor, 16 ns per row); HBM -> SBUF, 4 partitions
+  // x 2 KiB. Engine row = 16 + 2048 / 23 = 16 + 89.043 ns (89.0434... rounded to the 1 ps resolution) = 105.043 ns;
+  // the memories' rows (10 + 32 x 1 = 42 ns) are shorter. Completion = fetch 11 + 600 + 4 x 105.043 = 1031.172 ns.
+  Bench b(dma_config(pevp::isa::Generation::CAYMAN));
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {copy_2d(kHbmBase, 2048, kSbufBase, kSbufPartitionBytes, 2048, 4, 4)});
+  });
+  ASSERT_EQ(b.records.size(), 1u);
+  EXPECT_EQ(b.records[0].end, sc_time(1031172, sc_core::SC_PS));
+}
+
+}  // namespace

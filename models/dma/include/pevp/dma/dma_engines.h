@@ -33,11 +33,11 @@ struct DmaConfig {
   unsigned queues_per_engine = 16;  // FACTS.md: 16 queues per engine
   // Bytes per ns one engine streams (= GB/s). dma_config() gives the generation's figure (D-DMA-BANDWIDTH).
   double engine_gbps = 23.0;
-  // Fixed cost of processing one descriptor (FACTS.md: about 600 ns of descriptor generation on Trn2 when software
-  // generates them; the engines here only process one, D-DMA-TIMING).
-  sc_core::sc_time descriptor = sc_core::sc_time(64, sc_core::SC_NS);
-  // Fixed cost per row, which makes small rows inefficient (FACTS.md: about 2-4 KiB per partition for full rate).
-  sc_core::sc_time row_overhead = sc_core::sc_time(64, sc_core::SC_NS);
+  // Fixed cost of one descriptor (FACTS.md: about 600 ns per DMA instruction on Trn2, D-DMA-TIMING).
+  sc_core::sc_time descriptor = sc_core::sc_time(600, sc_core::SC_NS);
+  // Fixed cost per row, which makes small rows inefficient: 16 ns puts a 2 KiB row at 85% and a 4 KiB row at 92% of
+  // the engine's rate at 23 GB/s (FACTS.md: about 2-4 KiB per partition for full efficiency; D-DMA-TIMING).
+  sc_core::sc_time row_overhead = sc_core::sc_time(16, sc_core::SC_NS);
   unsigned max_ring_entries = 65536;  // the largest ring a queue accepts
 };
 
