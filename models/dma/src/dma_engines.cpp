@@ -107,6 +107,8 @@ struct DmaEngines::Engine {
   unsigned next = 0;  // round-robin: the queue considered first on the next turn
   sc_core::sc_event work;
   DmaStats stats;
+  // One row on its way (a b_transport target may wait, letting another engine run, so each engine has its own).
+  std::vector<std::uint8_t> row_in, row_out;
 };
 
 // ---- construction ------------------------------------------------------------------------------------------------
@@ -431,30 +433,32 @@ void cast_row(const std::uint8_t* src, std::uint8_t* dst, const Descriptor& d) {
 
 }  // namespace
 
-bool DmaEngines::move_row(Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
+bool DmaEngines::move_row(Engine& e, Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
                           const Descriptor& d) {
   const std::uint32_t out_bytes = d.dst_row_bytes();
-  // The source row into bounce_ (always, so a cast or an overlap of src and dst reads the bytes before the write).
-  bounce_.resize(d.row_bytes);
+  std::vector<std::uint8_t>& row_in = e.row_in;
+  std::vector<std::uint8_t>& row_out = e.row_out;
+  // The source row into row_in (always, so a cast or an overlap of src and dst reads the bytes before the write).
+  row_in.resize(d.row_bytes);
   if (unsigned char* p = dmi_pointer(src)) {
-    std::memcpy(bounce_.data(), p + src_local, d.row_bytes);
+    std::memcpy(row_in.data(), p + src_local, d.row_bytes);
   } else {
     tlm::tlm_generic_payload t;
     sc_time ignored;  // the time comes from the endpoint's TimedTarget (D-DMA-TIMING)
     t.set_command(tlm::TLM_READ_COMMAND);
     t.set_address(src_local);
-    t.set_data_ptr(bounce_.data());
+    t.set_data_ptr(row_in.data());
     t.set_data_length(d.row_bytes);
     t.set_streaming_width(d.row_bytes);
     t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     mem[src.socket_index]->b_transport(t, ignored);
     if (!t.is_response_ok()) return false;
   }
-  const std::uint8_t* row = bounce_.data();
+  const std::uint8_t* row = row_in.data();
   if (d.casts()) {
-    bounce_out_.resize(out_bytes);
-    cast_row(bounce_.data(), bounce_out_.data(), d);
-    row = bounce_out_.data();
+    row_out.resize(out_bytes);
+    cast_row(row_in.data(), row_out.data(), d);
+    row = row_out.data();
   }
   if (unsigned char* p = dmi_pointer(dst)) {
     std::memcpy(p + dst_local, row, out_bytes);
@@ -583,7 +587,7 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
   if (d.kind == Kind::COPY && move_data_) {
     for (std::uint32_t p = 0; p < d.planes && moved; ++p)
       for (std::uint32_t r = 0; r < d.rows && moved; ++r)
-        moved = move_row(*src,
+        moved = move_row(e, *src,
                          d.src - src->base + std::uint64_t{p} * d.src_plane_stride +
                              std::uint64_t{r} * d.src_row_stride,
                          *dst,
@@ -720,8 +724,11 @@ void DmaEngines::on_face_pulse(const regfile::RegisterDesc& reg, const regfile::
   if (is_field(field, reg, f_->r_irq_clear, f_->clear_irq_error)) return clear_irq_status(kIrqError);
   QueueId q;
   if (!selected(q)) return;
-  if (is_field(field, reg, f_->r_control, f_->clear_error)) clear_error(q);
-  else if (is_field(field, reg, f_->r_control, f_->reset)) reset_queue(q);
+  if (is_field(field, reg, f_->r_control, f_->clear_error)) {
+    clear_error(q);
+    // The same write may have set enable, which a stopped queue ignored (a ring refused at enable): apply it now.
+    set_enabled(q, face_.regs().get(f_->enable) != 0);
+  } else if (is_field(field, reg, f_->r_control, f_->reset)) reset_queue(q);
 }
 
 void DmaEngines::publish() {

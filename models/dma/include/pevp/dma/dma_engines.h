@@ -166,7 +166,7 @@ class DmaEngines : public sc_core::sc_module {
   bool wait_holds(const Descriptor& d);
   // Runs one descriptor of queue q from the current time; returns after its completion.
   void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time fetched);
-  bool move_row(Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
+  bool move_row(Engine& e, Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
                 const Descriptor& d);
   unsigned char* dmi_pointer(Endpoint& ep);
 
@@ -193,8 +193,6 @@ class DmaEngines : public sc_core::sc_module {
   std::unique_ptr<FaceFields> f_;
   sc_core::sc_event irq_changed_;
   std::vector<std::function<void(const TransferRecord&)>> observers_;
-  std::vector<std::uint8_t> bounce_;  // a row through b_transport when a target refuses DMI
-  std::vector<std::uint8_t> bounce_out_;
 };
 
 }  // namespace pevp::dma
