@@ -121,7 +121,7 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, DmaConfig config, Semaphore
       config_(std::move(config)),
       semaphores_(semaphores),
       move_data_(move_data),
-      face_("face", regs::dma::regfile_desc()),
+      face_("face", ::pevp::regs::dma::regfile_desc()),
       face_port_("face_port") {
   face_port_.bind(face_.socket);
   if (const std::string why = check_config(config_); !why.empty()) {

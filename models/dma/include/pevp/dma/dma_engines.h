@@ -113,7 +113,8 @@ class DmaEngines : public sc_core::sc_module {
   std::string map(const std::string& name, std::uint64_t base, std::uint64_t size,
                   TargetSocket& target, memory::TimedTarget& timing);
 
-  // ---- the queue controls (the register face calls these; so can a test) ----
+  // ---- the queue controls (the register face calls these; so can a test). `q` must be valid(): the face checks
+  // queue_sel and the doorbell address; an invalid id throws std::out_of_range. ----
   // Programs a disabled queue's ring (ignored while it is enabled: the ring is latched at enable).
   void set_ring(QueueId q, std::uint64_t base, std::uint32_t entries);
   // Enables (checks the ring: an error record if it does not fit one endpoint) or disables the queue. A disabled
@@ -124,8 +125,8 @@ class DmaEngines : public sc_core::sc_module {
   void ring_doorbell(QueueId q, std::uint32_t tail);
   // Clears the error record; the queue resumes with the descriptor after the bad one.
   void clear_error(QueueId q);
-  // Disables the queue and zeroes head, tail, the error record and the counters (not between fetch and completion:
-  // a descriptor in flight completes first, its record goes to the observer, and the queue is then empty).
+  // Disables the queue and zeroes head, tail, the error record and the counters. A descriptor being fetched is
+  // dropped; one already running completes (data, semaphore, observer) and its counts land after the reset.
   void reset_queue(QueueId q);
   QueueStatus status(QueueId q) const;
   bool valid(QueueId q) const { return q.engine < config_.engines && q.queue < config_.queues_per_engine; }
@@ -150,7 +151,6 @@ class DmaEngines : public sc_core::sc_module {
   struct Endpoint;
   struct Queue;
   struct Engine;
-  struct Resolved;  // an address range resolved to its endpoint
 
   void engine_thread(unsigned engine);
   void irq_method();
@@ -165,7 +165,7 @@ class DmaEngines : public sc_core::sc_module {
   DescriptorError check_side(const Descriptor& d, bool source, Endpoint*& ep, std::uint64_t& last);
   bool wait_holds(const Descriptor& d);
   // Runs one descriptor of queue q from the current time; returns after its completion.
-  void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time fetched);
+  void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time start);
   bool move_row(Engine& e, Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
                 const Descriptor& d);
   unsigned char* dmi_pointer(Endpoint& ep);
