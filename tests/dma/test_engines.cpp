@@ -13,6 +13,8 @@
 
 #include <cmath>
 
+#include <tlm_utils/simple_target_socket.h>
+
 #include "dma_bench.h"
 #include "pevp/numerics/convert.h"
 
@@ -563,6 +565,162 @@ TEST(DmaConfig, PerGenerationBandwidthAndChecks) {
   c.queues_per_engine = 64;
   EXPECT_NE(check_config(c).find("1024"), std::string::npos);
   EXPECT_EQ(dma_parameters().size(), 6u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(DmaTiming, WorkedExampleOfTheDocsWithTheCaymanDefaults) {
+  // docs/dma.md "Timing": CAYMAN defaults (23 GB/s, 600 ns per descriptor, 16 ns per row); HBM -> SBUF, 4 partitions
+  // x 2 KiB. Engine row = 16 + 2048 / 23 = 16 + 89.043 ns (89.0434... rounded to the 1 ps resolution) = 105.043 ns;
+  // the memories' rows (10 + 32 x 1 = 42 ns) are shorter. Completion = fetch 11 + 600 + 4 x 105.043 = 1031.172 ns.
+  Bench b(dma_config(pevp::isa::Generation::CAYMAN));
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {copy_2d(kHbmBase, 2048, kSbufBase, kSbufPartitionBytes, 2048, 4, 4)});
+  });
+  ASSERT_EQ(b.records.size(), 1u);
+  EXPECT_EQ(b.records[0].end, sc_time(1031172, sc_core::SC_PS));
+}
+
+}  // namespace
+
+namespace {
+
+// A memory that refuses DMI (every byte through b_transport), optionally refusing writes, timed at 1 ns per access.
+struct NoDmiMemory : sc_core::sc_module, pevp::memory::TimedTarget {
+  tlm_utils::simple_target_socket<NoDmiMemory> socket;
+  std::vector<std::uint8_t> bytes;
+  bool refuse_writes = false;
+  unsigned transactions = 0;
+  NoDmiMemory(sc_core::sc_module_name n, std::size_t size) : sc_core::sc_module(n), socket("socket"), bytes(size) {
+    socket.register_b_transport(this, &NoDmiMemory::b_transport);
+  }
+  void b_transport(tlm::tlm_generic_payload& t, sc_time&) {
+    ++transactions;
+    t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    if (t.get_address() + t.get_data_length() > bytes.size()) return;
+    if (t.is_write()) {
+      if (refuse_writes) return;
+      std::memcpy(bytes.data() + t.get_address(), t.get_data_ptr(), t.get_data_length());
+    } else {
+      std::memcpy(t.get_data_ptr(), bytes.data() + t.get_address(), t.get_data_length());
+    }
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  sc_time access(const pevp::memory::TimedAccess& a) override { return a.start + sc_time(1, SC_NS); }
+};
+
+constexpr std::uint64_t kSlowBase = 0x200'0000'0000;
+
+TEST(DmaData, TargetsWithoutDmiGoThroughBTransport) {
+  Bench b;
+  NoDmiMemory slow("slow", 4096);
+  ASSERT_EQ(b.dma.map("slow", kSlowBase, slow.bytes.size(), slow.socket, slow), "");
+  for (std::size_t i = 0; i < 512; ++i) slow.bytes[i] = static_cast<std::uint8_t>(i * 7);
+  // The ring in the slow memory too: descriptor fetches go through b_transport.
+  const Descriptor out = copy_2d(kSlowBase, 128, kSbufBase, kSbufPartitionBytes, 128, 4, 4);  // slow -> SBUF
+  const Descriptor in = copy_2d(kSbufBase, kSbufPartitionBytes, kSlowBase + 2048, 128, 128, 4, 4);  // SBUF -> slow
+  std::memcpy(slow.bytes.data() + 1024, encode(out).data(), kDescriptorBytes);
+  std::memcpy(slow.bytes.data() + 1024 + 64, encode(in).data(), kDescriptorBytes);
+  b.run([&] {
+    b.dma.set_ring({0, 0}, kSlowBase + 1024, 2);
+    b.dma.set_enabled({0, 0}, true);
+    b.dma.ring_doorbell({0, 0}, 2);
+  });
+  ASSERT_EQ(b.records.size(), 2u);
+  for (std::uint32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(std::memcmp(b.sbuf.data() + b.sbuf.local_address(p, 0), slow.bytes.data() + 128 * p, 128), 0) << p;
+    EXPECT_EQ(std::memcmp(slow.bytes.data() + 2048 + 128 * p, slow.bytes.data() + 128 * p, 128), 0) << p;
+  }
+  // 2 fetches + 4 row reads + 4 row writes.
+  EXPECT_EQ(slow.transactions, 10u);
+}
+
+TEST(DmaErrors, ARefusedTransferStopsTheQueueWithTransferFailed) {
+  Bench b;
+  NoDmiMemory slow("slow", 4096);
+  slow.refuse_writes = true;
+  ASSERT_EQ(b.dma.map("slow", kSlowBase, slow.bytes.size(), slow.socket, slow), "");
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {copy_2d(kSbufBase, 0, kSlowBase, 0, 64, 1, 4)});
+  });
+  const QueueStatus s = b.dma.status({0, 0});
+  EXPECT_EQ(s.state, QueueState::Error);
+  EXPECT_EQ(s.error.error.rule, Rule::TransferFailed);
+  EXPECT_EQ(s.error.error.field, offset::kSrc);
+  EXPECT_TRUE(b.records.empty());
+}
+
+TEST(DmaConfig, MapRefusesOverlapsZeroSizesAndWraps) {
+  Bench b;
+  NoDmiMemory extra("extra", 64);
+  EXPECT_NE(b.dma.map("x", kHbmBase + 4096, 64, extra.socket, extra).find("overlaps hbm"), std::string::npos);
+  EXPECT_NE(b.dma.map("x", kSlowBase, 0, extra.socket, extra).find("size must be > 0"), std::string::npos);
+  EXPECT_NE(b.dma.map("x", 0xFFFFFFFFFFFFFFC0, 128, extra.socket, extra).find("wraps"), std::string::npos);
+  EXPECT_EQ(b.dma.map("x", kSlowBase, 64, extra.socket, extra), "");  // so the socket is bound once
+}
+
+TEST(DmaQueues, DisablingFinishesTheDescriptorInFlightAndStartsNoOther) {
+  Bench b;
+  const Descriptor d = copy_2d(kSbufBase, 0, kPsumBase, 0, 256, 1, 4);
+  std::string pending;
+  QueueState state_disabled = QueueState::Running;
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {d, d});
+    sc_core::wait(sc_time(50, SC_NS));  // descriptor 0 runs 0..177
+    b.dma.set_enabled({0, 0}, false);
+    sc_core::wait(sc_time(950, SC_NS));
+    pending = b.dma.idle_violation();
+    state_disabled = b.dma.status({0, 0}).state;
+    b.dma.set_enabled({0, 0}, true);  // at 1000 ns: descriptor 1 runs 1000..1177
+  });
+  ASSERT_EQ(b.records.size(), 2u);
+  EXPECT_EQ(b.records[0].end, sc_time(177, SC_NS));
+  EXPECT_EQ(b.records[1].end, sc_time(1177, SC_NS));
+  EXPECT_EQ(state_disabled, QueueState::Idle);
+  EXPECT_NE(pending.find("1 descriptors pending (head 1, tail 2)"), std::string::npos) << pending;
+}
+
+TEST(DmaQueues, ResetDuringAFetchDropsIt) {
+  Bench b;
+  QueueStatus after;
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {copy_2d(kSbufBase, 0, kPsumBase, 0, 256, 1, 4)});
+    sc_core::wait(sc_time(5, SC_NS));  // the fetch takes 0..11 ns
+    b.dma.reset_queue({0, 0});
+    sc_core::wait(sc_time(100, SC_NS));
+    after = b.dma.status({0, 0});
+  });
+  EXPECT_TRUE(b.records.empty());
+  EXPECT_EQ(after.head, 0u);
+  EXPECT_EQ(after.tail, 0u);
+  EXPECT_FALSE(after.enabled);
+  EXPECT_EQ(b.dma.idle_violation(), "");
+  EXPECT_EQ(b.psum.data()[0], 0);
+}
+
+TEST(DmaErrors, SemaphoreUnderflowIsRefusedToo) {
+  Bench b;
+  Descriptor s;
+  s.kind = Kind::SIGNAL;
+  s.update_mode = UpdateMode::DECREMENT;
+  s.update_sem = 6;
+  s.update_value = 2;
+  b.sems.poke(6, 1);
+  b.run([&] {
+    b.program({0, 0});
+    b.submit({0, 0}, {s});
+  });
+  const QueueStatus st = b.dma.status({0, 0});
+  EXPECT_EQ(st.error.error.rule, Rule::SemaphoreUpdate);
+  EXPECT_EQ(st.error.error.value, 2u);
+  EXPECT_NE(st.error.error.message.find("underflows"), std::string::npos) << st.error.error.message;
+  EXPECT_EQ(b.sems.value(6), 1u);
 }
 
 }  // namespace

@@ -206,6 +206,27 @@ TEST(Memory, DmiGrantsEverythingAndBothEdgesWork) {
   EXPECT_EQ(st, tlm::TLM_ADDRESS_ERROR_RESPONSE) << "the last byte plus one is refused by b_transport too";
 }
 
+TEST(Memory, DmaSocketAndTimedTargetShareTheArrayAndTheLatencyModel) {
+  Memory m("m", small());
+  // The DMA engines' port: the same bytes and the same DMI grant as the system-bus socket.
+  write(m.dma_socket, 100, {0xAB, 0xCD});
+  EXPECT_EQ(m.data()[100], 0xAB);
+  EXPECT_EQ(read(m.socket, 101, 1), std::vector<unsigned char>{0xCD});
+  tlm::tlm_generic_payload t;
+  tlm::tlm_dmi dmi;
+  t.set_address(0);
+  t.set_command(tlm::TLM_READ_COMMAND);
+  ASSERT_TRUE(m.dma_socket.get_base_export()->get_direct_mem_ptr(t, dmi));
+  EXPECT_EQ(dmi.get_dmi_ptr(), m.data());
+  EXPECT_EQ(dmi.get_end_address(), 1023u);
+  // TimedTarget: start + 10 ns + 1 ns per started 64-byte beat, whatever came before (nothing is booked).
+  TimedTarget& timed = m;
+  EXPECT_EQ(timed.access({0, 64, Direction::Read, sc_time(100, SC_NS), 0}), sc_time(111, SC_NS));
+  EXPECT_EQ(timed.access({0, 65, Direction::Write, sc_time(100, SC_NS), 1}), sc_time(112, SC_NS));
+  EXPECT_EQ(timed.access({512, 256, Direction::Read, sc_time(5, SC_NS), 2}), sc_time(19, SC_NS));
+  EXPECT_EQ(m.data()[0], 0) << "a timed access moves no data";
+}
+
 TEST(Memory, TransportDbgCopiesWhatFits) {
   Memory m("m", small());
   std::vector<unsigned char> buf{1, 2, 3, 4, 5, 6, 7, 8};

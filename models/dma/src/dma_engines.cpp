@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "dma_regs.h"
 #include "pevp/numerics/convert.h"
 
 namespace pevp::dma {
@@ -106,6 +107,8 @@ struct DmaEngines::Engine {
   unsigned next = 0;  // round-robin: the queue considered first on the next turn
   sc_core::sc_event work;
   DmaStats stats;
+  // One row on its way (a b_transport target may wait, letting another engine run, so each engine has its own).
+  std::vector<std::uint8_t> row_in, row_out;
 };
 
 // ---- construction ------------------------------------------------------------------------------------------------
@@ -117,7 +120,10 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, DmaConfig config, Semaphore
       irq("irq"),
       config_(std::move(config)),
       semaphores_(semaphores),
-      move_data_(move_data) {
+      move_data_(move_data),
+      face_("face", ::pevp::regs::dma::regfile_desc()),
+      face_port_("face_port") {
+  face_port_.bind(face_.socket);
   if (const std::string why = check_config(config_); !why.empty()) {
     // A platform construction mistake, not a software-visible error.
     SC_REPORT_ERROR("/pevp/dma/config", why.c_str());
@@ -135,6 +141,7 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, DmaConfig config, Semaphore
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"), &opts);
   }
+  attach_face();
   sc_core::sc_spawn_options method;
   method.spawn_method();
   method.set_sensitivity(&irq_changed_);
@@ -426,30 +433,32 @@ void cast_row(const std::uint8_t* src, std::uint8_t* dst, const Descriptor& d) {
 
 }  // namespace
 
-bool DmaEngines::move_row(Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
+bool DmaEngines::move_row(Engine& e, Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
                           const Descriptor& d) {
   const std::uint32_t out_bytes = d.dst_row_bytes();
-  // The source row into bounce_ (always, so a cast or an overlap of src and dst reads the bytes before the write).
-  bounce_.resize(d.row_bytes);
+  std::vector<std::uint8_t>& row_in = e.row_in;
+  std::vector<std::uint8_t>& row_out = e.row_out;
+  // The source row into row_in (always, so a cast or an overlap of src and dst reads the bytes before the write).
+  row_in.resize(d.row_bytes);
   if (unsigned char* p = dmi_pointer(src)) {
-    std::memcpy(bounce_.data(), p + src_local, d.row_bytes);
+    std::memcpy(row_in.data(), p + src_local, d.row_bytes);
   } else {
     tlm::tlm_generic_payload t;
     sc_time ignored;  // the time comes from the endpoint's TimedTarget (D-DMA-TIMING)
     t.set_command(tlm::TLM_READ_COMMAND);
     t.set_address(src_local);
-    t.set_data_ptr(bounce_.data());
+    t.set_data_ptr(row_in.data());
     t.set_data_length(d.row_bytes);
     t.set_streaming_width(d.row_bytes);
     t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     mem[src.socket_index]->b_transport(t, ignored);
     if (!t.is_response_ok()) return false;
   }
-  const std::uint8_t* row = bounce_.data();
+  const std::uint8_t* row = row_in.data();
   if (d.casts()) {
-    bounce_out_.resize(out_bytes);
-    cast_row(bounce_.data(), bounce_out_.data(), d);
-    row = bounce_out_.data();
+    row_out.resize(out_bytes);
+    cast_row(row_in.data(), row_out.data(), d);
+    row = row_out.data();
   }
   if (unsigned char* p = dmi_pointer(dst)) {
     std::memcpy(p + dst_local, row, out_bytes);
@@ -578,7 +587,7 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
   if (d.kind == Kind::COPY && move_data_) {
     for (std::uint32_t p = 0; p < d.planes && moved; ++p)
       for (std::uint32_t r = 0; r < d.rows && moved; ++r)
-        moved = move_row(*src,
+        moved = move_row(e, *src,
                          d.src - src->base + std::uint64_t{p} * d.src_plane_stride +
                              std::uint64_t{r} * d.src_row_stride,
                          *dst,
@@ -623,11 +632,207 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
 
 // ---- the register face (docs/dma.md "Registers") ---------------------------------------------------------------
 
-void DmaEngines::regs_b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
-  trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  (void)delay;
+// Every field the face reads or writes, resolved once by name.
+struct DmaEngines::FaceFields {
+  explicit FaceFields(regfile::RegisterFile& r)
+      : engines(r.field("dma_geometry", "engines")),
+        queues(r.field("dma_geometry", "queues_per_engine")),
+        busy(r.field("dma_status", "busy")),
+        error(r.field("dma_status", "error")),
+        irq_completion(r.field("irq_status", "completion")),
+        irq_error(r.field("irq_status", "error")),
+        enable_completion(r.field("irq_enable", "completion")),
+        enable_error(r.field("irq_enable", "error")),
+        first_error(r.field("dma_error_summary", "first_queue")),
+        errors(r.field("dma_error_summary", "count")),
+        queue_sel(r.field("queue_sel", "index")),
+        base_lo(r.field("ring_base_lo", "addr")),
+        base_hi(r.field("ring_base_hi", "addr")),
+        entries(r.field("ring_entries", "entries")),
+        head(r.field("head", "index")),
+        tail(r.field("tail", "index")),
+        enable(r.field("queue_control", "enable")),
+        clear_error(r.field("queue_control", "clear_error")),
+        reset(r.field("queue_control", "reset")),
+        clear_completion(r.field("irq_clear", "completion")),
+        clear_irq_error(r.field("irq_clear", "error")),
+        state(r.field("queue_state", "state")),
+        err_index(r.field("err_index", "index")),
+        err_field(r.field("err_info", "field_id")),
+        err_rule(r.field("err_info", "rule_id")),
+        err_lo(r.field("err_value_lo", "value")),
+        err_hi(r.field("err_value_hi", "value")),
+        descriptors(r.counter("descriptors_cnt_lsb")),
+        bytes(r.counter("bytes_cnt_lsb")),
+        r_irq_enable(&r.reg("irq_enable")),
+        r_queue_sel(&r.reg("queue_sel")),
+        r_base_lo(&r.reg("ring_base_lo")),
+        r_base_hi(&r.reg("ring_base_hi")),
+        r_entries(&r.reg("ring_entries")),
+        r_tail(&r.reg("tail")),
+        r_control(&r.reg("queue_control")),
+        r_irq_clear(&r.reg("irq_clear")) {}
+  regfile::FieldRef engines, queues, busy, error, irq_completion, irq_error, enable_completion, enable_error, first_error, errors, queue_sel, base_lo,
+      base_hi, entries, head, tail, enable, clear_error, reset, clear_completion, clear_irq_error, state, err_index,
+      err_field, err_rule, err_lo, err_hi;
+  regfile::CounterRef descriptors, bytes;
+  const regfile::RegisterDesc *r_irq_enable, *r_queue_sel, *r_base_lo, *r_base_hi, *r_entries, *r_tail, *r_control,
+      *r_irq_clear;
+};
+
+namespace {
+bool is_field(const regfile::FieldDesc& f, const regfile::RegisterDesc& reg, const regfile::RegisterDesc* want_reg,
+              const regfile::FieldRef& want) {
+  return &reg == want_reg && f.lsb == want.lsb;
+}
+}  // namespace
+
+void DmaEngines::attach_face() {
+  regfile::RegisterFile& r = face_.regs();
+  f_ = std::make_unique<FaceFields>(r);
+  r.on_write([this](const regfile::RegisterDesc& reg, std::uint32_t, std::uint32_t value) {
+    on_face_write(reg, value);
+  });
+  r.on_pulse([this](const regfile::RegisterDesc& reg, const regfile::FieldDesc& field) { on_face_pulse(reg, field); });
+  publish();
 }
 
-unsigned int DmaEngines::regs_transport_dbg(tlm::tlm_generic_payload&) { return 0; }
+bool DmaEngines::selected(QueueId& q) const {
+  const std::uint32_t index = face_.regs().get(f_->queue_sel);
+  if (index >= config_.engines * config_.queues_per_engine) return false;
+  q = {index / config_.queues_per_engine, index % config_.queues_per_engine};
+  return true;
+}
+
+void DmaEngines::on_face_write(const regfile::RegisterDesc& reg, std::uint32_t value) {
+  const regfile::RegisterFile& r = face_.regs();
+  if (&reg == f_->r_irq_enable) return set_irq_enable(value);
+  QueueId q;
+  if (&reg == f_->r_queue_sel || !selected(q)) return;  // publish() shows the selected queue
+  if (&reg == f_->r_base_lo || &reg == f_->r_base_hi || &reg == f_->r_entries) {
+    const std::uint64_t base = (std::uint64_t{r.get(f_->base_hi)} << 32) | r.get(f_->base_lo);
+    set_ring(q, base, r.get(f_->entries));
+  } else if (&reg == f_->r_tail) {
+    ring_doorbell(q, value);
+  } else if (&reg == f_->r_control) {
+    set_enabled(q, r.get(f_->enable) != 0);
+  }
+}
+
+void DmaEngines::on_face_pulse(const regfile::RegisterDesc& reg, const regfile::FieldDesc& field) {
+  if (is_field(field, reg, f_->r_irq_clear, f_->clear_completion)) return clear_irq_status(kIrqCompletion);
+  if (is_field(field, reg, f_->r_irq_clear, f_->clear_irq_error)) return clear_irq_status(kIrqError);
+  QueueId q;
+  if (!selected(q)) return;
+  if (is_field(field, reg, f_->r_control, f_->clear_error)) {
+    clear_error(q);
+    // The same write may have set enable, which a stopped queue ignored (a ring refused at enable): apply it now.
+    set_enabled(q, face_.regs().get(f_->enable) != 0);
+  } else if (is_field(field, reg, f_->r_control, f_->reset)) reset_queue(q);
+}
+
+void DmaEngines::publish() {
+  regfile::RegisterFile& r = face_.regs();
+  r.set(f_->engines, config_.engines);
+  r.set(f_->queues, config_.queues_per_engine);
+  r.set(f_->irq_completion, (irq_status_ & kIrqCompletion) ? 1 : 0);
+  r.set(f_->irq_error, (irq_status_ & kIrqError) ? 1 : 0);
+  r.set(f_->enable_completion, (irq_enable_ & kIrqCompletion) ? 1 : 0);
+  r.set(f_->enable_error, (irq_enable_ & kIrqError) ? 1 : 0);
+  unsigned errors = 0, first = 0xFFFF;
+  for (const auto& e : engines_)
+    for (const Queue& q : e->queues)
+      if (q.failed) {
+        first = std::min(first, q.id.engine * config_.queues_per_engine + q.id.queue);
+        ++errors;
+      }
+  r.set(f_->busy, busy() ? 1 : 0);
+  r.set(f_->error, errors != 0 ? 1 : 0);
+  r.set(f_->first_error, first);
+  r.set(f_->errors, errors);
+  QueueId id;
+  if (!selected(id)) {
+    for (const regfile::FieldRef* f : {&f_->base_lo, &f_->base_hi, &f_->entries, &f_->head, &f_->tail, &f_->enable,
+                                       &f_->state, &f_->err_index, &f_->err_field, &f_->err_rule, &f_->err_lo,
+                                       &f_->err_hi})
+      r.set(*f, 0);
+    r.write_counter(f_->descriptors, 0);
+    r.write_counter(f_->bytes, 0);
+    return;
+  }
+  const QueueStatus s = status(id);
+  r.set(f_->base_lo, static_cast<std::uint32_t>(s.ring_base));
+  r.set(f_->base_hi, static_cast<std::uint32_t>(s.ring_base >> 32));
+  r.set(f_->entries, s.ring_entries);
+  r.set(f_->head, s.head);
+  r.set(f_->tail, s.tail);
+  r.set(f_->enable, s.enabled ? 1 : 0);
+  r.set(f_->state, static_cast<std::uint32_t>(s.state));
+  const bool failed = s.state == QueueState::Error;
+  r.set(f_->err_index, failed ? s.error.index : 0);
+  r.set(f_->err_field, failed ? s.error.error.field : 0);
+  r.set(f_->err_rule, static_cast<std::uint32_t>(s.error.error.rule));
+  r.set(f_->err_lo, static_cast<std::uint32_t>(s.error.error.value));
+  r.set(f_->err_hi, static_cast<std::uint32_t>(s.error.error.value >> 32));
+  const DmaStats& st = queue_stats(id);
+  r.write_counter(f_->descriptors, st.descriptors & regfile::kCounterMask48);
+  r.write_counter(f_->bytes, st.bytes & regfile::kCounterMask48);
+}
+
+void DmaEngines::regs_b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
+  // A write acts on the engines at the initiator's local time: consume its annotated delay first, so a doorbell
+  // rung late in a quantum does not start a queue early (reads need no sync: they change nothing).
+  if (trans.get_command() == tlm::TLM_WRITE_COMMAND && delay != sc_core::SC_ZERO_TIME) {
+    wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
+  if (trans.get_address() >= kDoorbellOffset) return doorbell_b_transport(trans, delay);
+  publish();  // a read sees the model's state at this access
+  face_port_->b_transport(trans, delay);
+  publish();  // a write's effect (a new queue_sel, a refused tail) is visible to the next access
+}
+
+void DmaEngines::doorbell_b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  delay += face_.config().access_time;
+  const tlm::tlm_command cmd = trans.get_command();
+  const sc_dt::uint64 addr = trans.get_address();
+  const std::uint64_t queues = std::uint64_t{config_.engines} * config_.queues_per_engine;
+  if (addr % 4 != 0 || addr >= kDoorbellOffset + 4 * queues) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  if (trans.get_data_length() != 4 || trans.get_streaming_width() < 4 || trans.get_data_ptr() == nullptr) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  if (trans.get_byte_enable_ptr() != nullptr) {
+    // A doorbell is one whole word: a partial tail would ring the queue with a torn value.
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  const auto index = static_cast<unsigned>((addr - kDoorbellOffset) / 4);
+  const QueueId q{index / config_.queues_per_engine, index % config_.queues_per_engine};
+  unsigned char* data = trans.get_data_ptr();
+  if (cmd == tlm::TLM_READ_COMMAND) {
+    const std::uint32_t tail = queue(q).tail;
+    for (int i = 0; i < 4; ++i) data[i] = static_cast<unsigned char>(tail >> (8 * i));
+  } else {
+    std::uint32_t tail = 0;
+    for (int i = 0; i < 4; ++i) tail |= std::uint32_t{data[i]} << (8 * i);
+    ring_doorbell(q, tail);
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int DmaEngines::regs_transport_dbg(tlm::tlm_generic_payload& trans) {
+  if (trans.get_address() >= kDoorbellOffset) return 0;  // a doorbell has a side effect; debug reads the tail register
+  publish();
+  return face_port_->transport_dbg(trans);
+}
 
 }  // namespace pevp::dma

@@ -16,6 +16,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "pevp/dma/descriptor.h"
@@ -23,6 +24,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/memory/timed_target.h"
 #include "pevp/params/param.h"
+#include "pevp/regfile/regfile_target.h"
 
 namespace pevp::dma {
 
@@ -31,11 +33,11 @@ struct DmaConfig {
   unsigned queues_per_engine = 16;  // FACTS.md: 16 queues per engine
   // Bytes per ns one engine streams (= GB/s). dma_config() gives the generation's figure (D-DMA-BANDWIDTH).
   double engine_gbps = 23.0;
-  // Fixed cost of processing one descriptor (FACTS.md: about 600 ns of descriptor generation on Trn2 when software
-  // generates them; the engines here only process one, D-DMA-TIMING).
-  sc_core::sc_time descriptor = sc_core::sc_time(64, sc_core::SC_NS);
-  // Fixed cost per row, which makes small rows inefficient (FACTS.md: about 2-4 KiB per partition for full rate).
-  sc_core::sc_time row_overhead = sc_core::sc_time(64, sc_core::SC_NS);
+  // Fixed cost of one descriptor (FACTS.md: about 600 ns per DMA instruction on Trn2, D-DMA-TIMING).
+  sc_core::sc_time descriptor = sc_core::sc_time(600, sc_core::SC_NS);
+  // Fixed cost per row, which makes small rows inefficient: 16 ns puts a 2 KiB row at 85% and a 4 KiB row at 92% of
+  // the engine's rate at 23 GB/s (FACTS.md: about 2-4 KiB per partition for full efficiency; D-DMA-TIMING).
+  sc_core::sc_time row_overhead = sc_core::sc_time(16, sc_core::SC_NS);
   unsigned max_ring_entries = 65536;  // the largest ring a queue accepts
 };
 
@@ -89,7 +91,10 @@ struct QueueId {
 
 class DmaEngines : public sc_core::sc_module {
  public:
-  // The register face (docs/dma.md "Registers"; models/regfile/schemas/dma.json).
+  // The register face (docs/dma.md "Registers"): the dma.json registers at [0, 0x1000), the doorbell window of one
+  // 32-bit word per queue (engine x queues_per_engine + queue) at kDoorbellOffset.
+  static constexpr std::uint32_t kDoorbellOffset = 0x1000;
+  static constexpr std::uint32_t kRegsWindowBytes = 0x2000;
   tlm_utils::simple_target_socket_optional<DmaEngines> regs;
   // One binding per mapped endpoint, in map() order.
   tlm_utils::multi_passthrough_initiator_socket<DmaEngines> mem;
@@ -108,7 +113,8 @@ class DmaEngines : public sc_core::sc_module {
   std::string map(const std::string& name, std::uint64_t base, std::uint64_t size,
                   TargetSocket& target, memory::TimedTarget& timing);
 
-  // ---- the queue controls (the register face calls these; so can a test) ----
+  // ---- the queue controls (the register face calls these; so can a test). `q` must be valid(): the face checks
+  // queue_sel and the doorbell address; an invalid id throws std::out_of_range. ----
   // Programs a disabled queue's ring (ignored while it is enabled: the ring is latched at enable).
   void set_ring(QueueId q, std::uint64_t base, std::uint32_t entries);
   // Enables (checks the ring: an error record if it does not fit one endpoint) or disables the queue. A disabled
@@ -119,8 +125,8 @@ class DmaEngines : public sc_core::sc_module {
   void ring_doorbell(QueueId q, std::uint32_t tail);
   // Clears the error record; the queue resumes with the descriptor after the bad one.
   void clear_error(QueueId q);
-  // Disables the queue and zeroes head, tail, the error record and the counters (not between fetch and completion:
-  // a descriptor in flight completes first, its record goes to the observer, and the queue is then empty).
+  // Disables the queue and zeroes head, tail, the error record and the counters. A descriptor being fetched is
+  // dropped; one already running completes (data, semaphore, observer) and its counts land after the reset.
   void reset_queue(QueueId q);
   QueueStatus status(QueueId q) const;
   bool valid(QueueId q) const { return q.engine < config_.engines && q.queue < config_.queues_per_engine; }
@@ -145,7 +151,6 @@ class DmaEngines : public sc_core::sc_module {
   struct Endpoint;
   struct Queue;
   struct Engine;
-  struct Resolved;  // an address range resolved to its endpoint
 
   void engine_thread(unsigned engine);
   void irq_method();
@@ -160,17 +165,22 @@ class DmaEngines : public sc_core::sc_module {
   DescriptorError check_side(const Descriptor& d, bool source, Endpoint*& ep, std::uint64_t& last);
   bool wait_holds(const Descriptor& d);
   // Runs one descriptor of queue q from the current time; returns after its completion.
-  void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time fetched);
-  bool move_row(Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
+  void run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_core::sc_time start);
+  bool move_row(Engine& e, Endpoint& src, std::uint64_t src_local, Endpoint& dst, std::uint64_t dst_local,
                 const Descriptor& d);
   unsigned char* dmi_pointer(Endpoint& ep);
 
-  // The register face.
+  // The register face: registers forwarded to face_ (the regfile engine), doorbells decoded here.
+  struct FaceFields;
   void regs_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int regs_transport_dbg(tlm::tlm_generic_payload& trans);
-  std::uint32_t reg_read(std::uint32_t offset);
-  void reg_write(std::uint32_t offset, std::uint32_t value);
-  bool reg_mapped(std::uint32_t offset) const;
+  void doorbell_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void attach_face();
+  // Copies the model's state into the face's registers (the global ones and the selected queue's).
+  void publish();
+  bool selected(QueueId& q) const;
+  void on_face_write(const regfile::RegisterDesc& reg, std::uint32_t value);
+  void on_face_pulse(const regfile::RegisterDesc& reg, const regfile::FieldDesc& field);
 
   DmaConfig config_;
   Semaphores& semaphores_;
@@ -178,11 +188,11 @@ class DmaEngines : public sc_core::sc_module {
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<std::unique_ptr<Engine>> engines_;
   std::uint32_t irq_status_ = 0, irq_enable_ = 0;
-  std::uint32_t queue_sel_ = 0;
+  regfile::RegFileTarget face_;
+  tlm_utils::simple_initiator_socket<DmaEngines> face_port_;
+  std::unique_ptr<FaceFields> f_;
   sc_core::sc_event irq_changed_;
   std::vector<std::function<void(const TransferRecord&)>> observers_;
-  std::vector<std::uint8_t> bounce_;  // a row through b_transport when a target refuses DMI
-  std::vector<std::uint8_t> bounce_out_;
 };
 
 }  // namespace pevp::dma
