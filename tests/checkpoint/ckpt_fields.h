@@ -283,6 +283,8 @@ inline void seq(Walk& w) {
   w.field("next_log_index", 8, Kind::Index);
   u64s(w, "retired_by_opcode", 256, Kind::Counter);
   w.field("syncs", 8, Kind::Counter);
+  w.field("semaphore_wait_cycles", 8, Kind::Counter);
+  w.field("array_idle_on_semaphore_cycles", 8, Kind::Counter);
   const std::size_t keys = w.count("cache", 68);
   for (std::size_t i = 0; i < keys; ++i) {
     w.field(ix("cache", i) + ".slot", 4, Kind::Index);

@@ -182,7 +182,7 @@ TEST(JsonErrors, UnknownTopLevelKey) {
   const std::string m = config_error([] { from_json(json::parse(R"({"clock": 2})")); }, "clock");
   EXPECT_EQ(m,
             "unknown key 'clock' (valid top-level keys: generation, mode, tensor_engine, geometry, address_map, "
-            "arr_seq, seq, sbuf, psum, timing, csrs)");
+            "arr_seq, seq, sbuf, psum, timing, csrs, hbm, host_memory, dma)");
 }
 
 TEST(JsonErrors, UnknownKeyInEverySection) {
@@ -191,13 +191,16 @@ TEST(JsonErrors, UnknownKeyInEverySection) {
       {"geometry",
        "partitions, sbuf_partition_bytes, psum_partition_bytes, psum_bank_bytes, psum_banks, pe_rows, pe_cols, "
        "row_groups, col_groups, queues, sbuf_xbus_ports"},
-      {"address_map", "sbuf, psum, apb, apb_size, iq, iq_size"},
+      {"address_map", "sbuf, psum, apb, apb_size, iq, iq_size, dma, dma_size, hbm_window, hbm_window_size"},
       {"arr_seq", "ififo_depth"},
       {"seq", "queue_depth, quantum_ns"},
       {"sbuf", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"psum", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"timing", test::kTimingKeyList},
-      {"csrs", "access_time_ns, unmapped, impl"}};
+      {"csrs", "access_time_ns, unmapped, impl"},
+      {"hbm", "bytes, channels, bandwidth_gbps, latency_ns, interleave_bytes"},
+      {"host_memory", "bytes, channels, bandwidth_gbps, latency_ns, interleave_bytes"},
+      {"dma", "engines, queues_per_engine, engine_gbps, descriptor_ns, row_overhead_ns, max_ring_entries"}};
   for (const auto& [section, valid] : cases) {
     json j;
     j[section]["bogus"] = 1;

@@ -138,23 +138,20 @@ TEST(Presets, PlatformConfigDefaultsAgreeWithThePreset) {
 TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   // The same text as docs/configuration.md's --dump-config example.
   const nlohmann::json expected = nlohmann::json::parse(R"({
-    "address_map": {"apb": "0x3000000", "apb_size": "0x4000", "iq": "0x3010000", "iq_size": "0x1000",
-                    "psum": "0x2000000", "sbuf": "0x0"},
+    "address_map": {"apb": "0x3000000", "apb_size": "0x4000", "dma": "0x3100000", "dma_size": "0x2000", "hbm_window": "0x4000000", "hbm_window_size": "0x4000000", "iq": "0x3010000", "iq_size": "0x1000", "psum": "0x2000000", "sbuf": "0x0"},
     "arr_seq": {"ififo_depth": 16},
     "csrs": {"access_time_ns": 20, "impl": "tlm", "unmapped": "error"},
+    "dma": {"descriptor_ns": 600, "engine_gbps": 33.0, "engines": 16, "max_ring_entries": 65536, "queues_per_engine": 16, "row_overhead_ns": 16},
     "generation": "MARIANA",
-    "geometry": {"col_groups": 4, "partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048,
-                 "psum_banks": 8, "psum_partition_bytes": 16384, "queues": 16, "row_groups": 4,
-                 "sbuf_partition_bytes": 262144, "sbuf_xbus_ports": 8},
+    "geometry": {"col_groups": 4, "partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048, "psum_banks": 8, "psum_partition_bytes": 16384, "queues": 16, "row_groups": 4, "sbuf_partition_bytes": 262144, "sbuf_xbus_ports": 8},
+    "hbm": {"bandwidth_gbps": 612.5, "bytes": 19327352832, "channels": 16, "interleave_bytes": 256, "latency_ns": 100},
+    "host_memory": {"bandwidth_gbps": 64.0, "bytes": 1073741824, "channels": 1, "interleave_bytes": 256, "latency_ns": 1000},
     "mode": "both",
     "psum": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "sbuf": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "seq": {"quantum_ns": 1000, "queue_depth": 256},
     "tensor_engine": {"clock_ghz": 2.4, "psum_rounding": "rne"},
-    "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4,
-               "ls_to_mm_cycles": 4, "mm_init_latency": 64, "model": "pevp", "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4,
-               "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8,
-               "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25, "xpose_fp32_factor": 2}
+    "timing": {"drain_cycles_per_col": 1, "fill_cycles_per_row": 1, "fp32_factor": 4, "ls_elements_per_cycle": 4, "ls_to_mm_cycles": 4, "mm_init_latency": 64, "model": "pevp", "pe_regwrite_cycles": 4, "psum_rmw_cycles": 4, "psum_write_cycles": 8, "sbuf_access_cycles": 60, "sbuf_read_bytes_per_cycle": 8, "seq_dispatch_cycles": 16, "stagger_wake_cycles": 8, "throttle_fraction": 0.25, "xpose_fp32_factor": 2}
   })");
   EXPECT_EQ(to_json(preset(Generation::MARIANA)), expected);
   // Byte for byte the block in docs/configuration.md ("Dumped preset"): keys sorted, two-space indent.
@@ -162,6 +159,10 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   "address_map": {
     "apb": "0x3000000",
     "apb_size": "0x4000",
+    "dma": "0x3100000",
+    "dma_size": "0x2000",
+    "hbm_window": "0x4000000",
+    "hbm_window_size": "0x4000000",
     "iq": "0x3010000",
     "iq_size": "0x1000",
     "psum": "0x2000000",
@@ -174,6 +175,14 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "access_time_ns": 20,
     "impl": "tlm",
     "unmapped": "error"
+  },
+  "dma": {
+    "descriptor_ns": 600,
+    "engine_gbps": 33.0,
+    "engines": 16,
+    "max_ring_entries": 65536,
+    "queues_per_engine": 16,
+    "row_overhead_ns": 16
   },
   "generation": "MARIANA",
   "geometry": {
@@ -188,6 +197,20 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "row_groups": 4,
     "sbuf_partition_bytes": 262144,
     "sbuf_xbus_ports": 8
+  },
+  "hbm": {
+    "bandwidth_gbps": 612.5,
+    "bytes": 19327352832,
+    "channels": 16,
+    "interleave_bytes": 256,
+    "latency_ns": 100
+  },
+  "host_memory": {
+    "bandwidth_gbps": 64.0,
+    "bytes": 1073741824,
+    "channels": 1,
+    "interleave_bytes": 256,
+    "latency_ns": 1000
   },
   "mode": "both",
   "psum": {

@@ -710,10 +710,28 @@ std::string checkpoint_unsupported(const VpConfig& config) {
   return config.csrs_impl == CsrsImpl::Rtl ? kNoCheckpointWithRtl : "";
 }
 
+// Checkpoints hold SBUF, PSUM and the engine's state, not the memory system's (D-CKPT-MEMORY-SYSTEM): a platform
+// whose DMA engines ran, or whose device or host memory holds data, is refused rather than saved without it.
+namespace {
+std::string memory_system_in_use(const Platform& p) {
+  if (const std::string why = p.dma.idle_violation(); !why.empty())
+    return "the DMA engines are not idle (" + why + "), and a checkpoint does not hold the memory system";
+  if (p.dma_span().used)
+    return "the DMA engines have moved data, and a checkpoint does not hold the memory system (its queues, device "
+           "and host memory)";
+  for (const hbm::Dram* m : {&p.hbm, &p.host_memory})
+    if (!m->export_pages().empty())
+      return m->config().name + " holds data, and a checkpoint does not hold the memory system";
+  return "";
+}
+}  // namespace
+
 std::vector<std::uint8_t> save_checkpoint(const Platform& p) {
   if (p.csrs.has_external_faces()) throw CheckpointError(std::string("cannot save a checkpoint: ") + kNoCheckpointWithRtl);
   if (const std::string why = idle_point_violation(p); !why.empty())
     throw CheckpointError("cannot save a checkpoint: the platform is not at an idle point: " + why);
+  if (const std::string why = memory_system_in_use(p); !why.empty())
+    throw CheckpointError("cannot save a checkpoint: " + why);
   Writer w;
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kCheckpointFormatVersion);

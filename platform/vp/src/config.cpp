@@ -236,6 +236,14 @@ const std::vector<Leaf>& leaves() {
     t.push_back(integer(
         "address_map", "iq", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.iq; },
         [](C& c, std::uint64_t v) { c.platform.map.iq = v; }));
+    // The queue window is the SEQ's window_bytes too: one parameter, kept in step.
+    t.push_back(integer(
+        "address_map", "iq_size", Kind::Size, isa::kInstructionBytes, kMaxWindow, isa::kInstructionBytes,
+        [](const C& c) { return c.platform.map.iq_size; },
+        [](C& c, std::uint64_t v) {
+          c.platform.map.iq_size = v;
+          c.platform.seq.window_bytes = v;
+        }));
     t.push_back(integer(
         "address_map", "dma", Kind::Address, 0, top, kPage, [](const C& c) { return c.platform.map.dma; },
         [](C& c, std::uint64_t v) { c.platform.map.dma = v; }));
@@ -250,14 +258,6 @@ const std::vector<Leaf>& leaves() {
         "address_map", "hbm_window_size", Kind::Size, kPage, kMap32 / 2, kPage,
         [](const C& c) { return c.platform.map.hbm_window_size; },
         [](C& c, std::uint64_t v) { c.platform.map.hbm_window_size = v; }));
-    // The queue window is the SEQ's window_bytes too: one parameter, kept in step.
-    t.push_back(integer(
-        "address_map", "iq_size", Kind::Size, isa::kInstructionBytes, kMaxWindow, isa::kInstructionBytes,
-        [](const C& c) { return c.platform.map.iq_size; },
-        [](C& c, std::uint64_t v) {
-          c.platform.map.iq_size = v;
-          c.platform.seq.window_bytes = v;
-        }));
 
     // Each module's own keys, in the sections the format has always had.
     add_module(t, "arr_seq", arrseq::arr_seq_parameters(), [](auto& c) -> auto& { return c.platform.arr_seq; });
@@ -908,9 +908,7 @@ void validate(const VpConfig& c) {
     throw ConfigError("host_memory", "host_memory: " + why);
   if (const std::string why = dma::check_config(c.dma); !why.empty())
     throw ConfigError("dma", "dma: " + why);
-  if (c.platform.map.hbm_window_size > c.hbm.bytes)
-    bad("address_map.hbm_window_size", hex(c.platform.map.hbm_window_size),
-        "the window onto device memory is larger than hbm.bytes (" + std::to_string(c.hbm.bytes) + ")");
+
   // The memories' sizes follow the geometry; a config built in code must not
   // change them on their own.
   const memory::MemoryConfig sbuf = memory::sbuf_config(c.geometry), psum = memory::psum_config(c.geometry);

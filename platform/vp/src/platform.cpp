@@ -2,6 +2,7 @@
 
 #include "pevp/platform/config.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "pevp/dma/address_space.h"
@@ -99,7 +100,9 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
   bus.map("apb", config_.map.apb, config_.map.apb_size, csrs.apb());
   bus.map("iq", config_.map.iq, config_.map.iq_size, seq.iq);
   bus.map("dma", config_.map.dma, config_.map.dma_size, dma.regs);
-  bus.map("hbm_window", config_.map.hbm_window, config_.map.hbm_window_size, hbm.bus_socket);
+  // A device memory smaller than the window fills only its start.
+  bus.map("hbm_window", config_.map.hbm_window, std::min<std::uint64_t>(config_.map.hbm_window_size, hbm.size()),
+          hbm.bus_socket);
   // The DMA engines' address space (D-DMA-SPACE): every endpoint on its own port, timed by its own model.
   const auto map_dma = [this](const char* what, std::uint64_t base, std::uint64_t size, dma::TargetSocket& target,
                               memory::TimedTarget& timing) {
@@ -110,6 +113,11 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
   map_dma("psum", dma::kPsumBase, psum.size(), psum.dma_socket, psum);
   map_dma("hbm", dma::kHbmBase, hbm.size(), hbm.socket, hbm);
   map_dma("host_memory", dma::kHostBase, host_memory.size(), host_memory.socket, host_memory);
+  dma.on_transfer([this](const dma::TransferRecord& t) {
+    if (!dma_span_.used || t.start < dma_span_.first_start) dma_span_.first_start = t.start;
+    dma_span_.last_end = std::max(dma_span_.last_end, t.end);
+    dma_span_.used = true;
+  });
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);
   // Software sees the engine as of its own time: the SEQ runs ahead of

@@ -282,7 +282,22 @@ nlohmann::json run_stats(const Platform& p) {
   const double ghz = a.config().timing.clock_ghz;
   const isa::Generation gen = p.config().gen;
   const auto& geo = p.geometry();
-  const Cycle cycles = st.busy_span;
+  // With the DMA engines in the run, its time covers their transfers too: from the first transfer's start or the
+  // first micro-op's, whichever is earlier, to the last completion of either. The cycles the array had no work in
+  // that span beyond its own busy span are the array waiting for data.
+  Cycle cycles = st.busy_span;
+  Cycle outside_array = 0;
+  if (const Platform::DmaSpan& dma = p.dma_span(); dma.used && p.mode() != SimMode::Functional) {
+    const arrseq::EngineClock clock = a.clock();
+    const bool array_ran = st.busy_span > 0;
+    const Cycle first = array_ran ? std::min(st.first_start, clock.to_cycles(dma.first_start))
+                                  : clock.to_cycles(dma.first_start);
+    const Cycle last = std::max(array_ran ? st.last_complete : 0, clock.to_cycles(dma.last_end));
+    if (last > first && last - first > cycles) {
+      outside_array = last - first - cycles;
+      cycles = last - first;
+    }
+  }
   const double seconds = static_cast<double>(cycles) / (ghz * 1e9);
   json out;
   out["generation"] = std::string(isa::name(gen));
@@ -333,7 +348,8 @@ nlohmann::json run_stats(const Platform& p) {
   // instruction on its EVENTS wait: the array waiting for its data (a DMA's completion, in the DMA data path).
   const double not_streaming = std::max(0.0, pe_cycles - acc.streaming());
   const double waiting_for_data = std::min(
-      not_streaming, static_cast<double>(seq_stats.array_idle_on_semaphore_cycles) * geo.pe_rows * geo.pe_cols);
+      not_streaming,
+      static_cast<double>(seq_stats.array_idle_on_semaphore_cycles + outside_array) * geo.pe_rows * geo.pe_cols);
   out["array_accounting"] = {{"useful", share(acc.useful)},
                              {"short_stream", share(acc.short_stream)},
                              {"sbuf_bandwidth", share(acc.sbuf_bandwidth)},

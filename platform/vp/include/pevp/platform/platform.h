@@ -8,7 +8,7 @@
 //   PSUM           0x2000000  128 x 16 KiB (2 MiB)
 //   arr_seq APB    0x3000000  16 KiB: top 0x0, cluster 0x1000, protected 0x2000, vp_seq 0x3000
 //   SEQ queue      0x3010000  4 KiB, write-only: n x 64-byte instructions
-//   DMA            0x3020000  8 KiB: the DMA engines' registers, then their doorbells (docs/dma.md)
+//   DMA            0x3100000  8 KiB: the DMA engines' registers, then their doorbells (docs/dma.md)
 //   HBM window     0x4000000  64 MiB: the first bytes of device memory (descriptor rings, small data)
 // The DMA engines reach SBUF, PSUM, all of HBM and the host's memory in their own 64-bit space
 // (dma/address_space.h, D-DMA-SPACE).
@@ -88,6 +88,14 @@ class Platform : public sc_core::sc_module {
   const isa::ArrayGeometry& geometry() const { return geometry_; }
   SimMode mode() const { return mode_; }
 
+  // When the DMA engines moved anything: the first transfer's start and the last one's completion (the run's
+  // figures cover them, docs/timing.md "Figures").
+  struct DmaSpan {
+    bool used = false;
+    sc_core::sc_time first_start, last_end;
+  };
+  const DmaSpan& dma_span() const { return dma_span_; }
+
   // Sees every system-bus access (after the engine caught up with it); the
   // trace recorder draws APB accesses from it.
   std::function<void(const tlm::tlm_generic_payload&, const regfile::ApbRouter::Window&, const sc_core::sc_time&)>
@@ -98,6 +106,7 @@ class Platform : public sc_core::sc_module {
   std::unique_ptr<const VpConfig> vp_config_;
   isa::ArrayGeometry geometry_;
   SimMode mode_;
+  DmaSpan dma_span_;
 };
 
 }  // namespace pevp::platform
