@@ -19,7 +19,7 @@ struct AddressMap {
   // (D-PLATFORM-MAP; the DMA engines reach all of HBM in their own address space, dma/address_space.h).
   std::uint64_t dma = 0x3100000;
   std::uint64_t dma_size = 0x2000;
-  std::uint64_t hbm_window = 0x4000000;
+  std::uint64_t hbm_window = 0x40000000;
   std::uint64_t hbm_window_size = 0x4000000;  // 64 MiB, or all of hbm.bytes when it is smaller
   // The four APB faces, as absolute addresses.
   std::uint64_t top() const { return apb + 0x0000; }

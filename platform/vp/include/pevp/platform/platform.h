@@ -9,7 +9,7 @@
 //   arr_seq APB    0x3000000  16 KiB: top 0x0, cluster 0x1000, protected 0x2000, vp_seq 0x3000
 //   SEQ queue      0x3010000  4 KiB, write-only: n x 64-byte instructions
 //   DMA            0x3100000  8 KiB: the DMA engines' registers, then their doorbells (docs/dma.md)
-//   HBM window     0x4000000  64 MiB: the first bytes of device memory (descriptor rings, small data)
+//   HBM window     0x40000000 64 MiB: the first bytes of device memory (descriptor rings, small data)
 // The DMA engines reach SBUF, PSUM, all of HBM and the host's memory in their own 64-bit space
 // (dma/address_space.h, D-DMA-SPACE).
 #pragma once
