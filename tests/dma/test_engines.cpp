@@ -183,13 +183,15 @@ TEST(DmaTiming, SingleTransferTimeAndSemaphoreAtCompletion) {
 TEST(DmaTiming, MemoryBoundRowsTakeTheMemoryTime) {
   SingleServer slow_hbm(2.0);  // 256 bytes take 128 ns > the engine's 66
   Bench b(test_config(), true, &slow_hbm);
-  // start 11, rows from 111: each row waits for the HBM: 111 + 4 x 128 = 623 ns.
+  // start 11, rows issued from 111 at the engine's 66 ns (111, 177, 243, 309), each read when issued: the HBM serves
+  // one at a time, so the reads end at 239, 367, 495 and 623; the last is written to SBUF in 10 + 4 x 1 = 14 ns: 637.
+  // (The engine alone would be done at 111 + 4 x 66 = 375.)
   b.run([&] {
     b.program({0, 0});
     b.submit({0, 0}, {copy_2d(kHbmBase, 256, kSbufBase, kSbufPartitionBytes, 256, 4, 4)});
   });
   ASSERT_EQ(b.records.size(), 1u);
-  EXPECT_EQ(b.records[0].end, ns(623));
+  EXPECT_EQ(b.records[0].end, ns(637));
 }
 
 TEST(DmaTiming, SmallRowsPayTheRowOverhead) {
@@ -246,8 +248,8 @@ TEST(DmaTiming, TwoEnginesRunInParallel) {
 TEST(DmaTiming, EnginesContendForAMemoryThroughItsTimedTarget) {
   SingleServer hbm(4.0);  // 256 bytes in 64 ns, one access at a time
   Bench b(test_config(), true, &hbm);
-  // Both rows are presented at 111 ns. The first read is done at 175 (row = max(177, 175) -> 177); the second waits
-  // for it and is done at 175 + 64 = 239 (row -> 239).
+  // Both rows are presented at 111 ns. The first read is done at 175 and written to SBUF in 10 + 4 x 1 = 14 ns:
+  // max(engine 111 + 66 = 177, 189) = 189; the second waits for the first read, is read at 239 and written at 253.
   const Descriptor d = copy_2d(kHbmBase, 0, kSbufBase, 0, 256, 1, 4);
   const Descriptor d2 = copy_2d(kHbmBase + 4096, 0, kSbufBase + 4096, 0, 256, 1, 4);
   b.run([&] {
@@ -257,8 +259,8 @@ TEST(DmaTiming, EnginesContendForAMemoryThroughItsTimedTarget) {
     b.submit({1, 0}, {d2});
   });
   ASSERT_EQ(b.records.size(), 2u);
-  EXPECT_EQ(std::min(b.records[0].end, b.records[1].end), ns(177));
-  EXPECT_EQ(std::max(b.records[0].end, b.records[1].end), ns(239));
+  EXPECT_EQ(std::min(b.records[0].end, b.records[1].end), ns(189));
+  EXPECT_EQ(std::max(b.records[0].end, b.records[1].end), ns(253));
   EXPECT_EQ(hbm.requesters.size(), 2u);
   EXPECT_NE(hbm.requesters[0], hbm.requesters[1]) << "each access names its engine";
 }

@@ -557,9 +557,12 @@ void DmaEngines::engine_thread(unsigned index) {
 
 void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t index, sc_time start) {
   q.in_flight = true;
-  // D-DMA-TIMING: the descriptor's fixed cost, then row by row the larger of the engine's time (a per-row overhead
-  // plus the bytes at the engine's rate) and the source's and destination's own times for that row.
+  // D-DMA-TIMING: the descriptor's fixed cost, then the rows issued at the engine's pace (a per-row overhead plus
+  // the bytes at the engine's rate), each read from the source when issued and written to the destination when
+  // read: the memories' latencies overlap across rows (an engine keeps reads outstanding), their bandwidth and
+  // contention do not. The descriptor completes when its last row is written and the engine has issued it.
   sc_time t = start + config_.descriptor;
+  sc_time issue = t;
   Endpoint* src = nullptr;
   Endpoint* dst = nullptr;
   std::uint64_t unused = 0;
@@ -575,9 +578,11 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
                                 std::uint64_t{r} * d.src_row_stride;
         const std::uint64_t w = d.dst - dst->base + std::uint64_t{p} * d.dst_plane_stride +
                                 std::uint64_t{r} * d.dst_row_stride;
-        const sc_time read_done = src->timing->access({s, d.row_bytes, memory::Direction::Read, t, e.index});
-        const sc_time write_done = dst->timing->access({w, out_bytes, memory::Direction::Write, t, e.index});
-        t = std::max({t + engine_row, read_done, write_done});
+        const sc_time read_done = src->timing->access({s, d.row_bytes, memory::Direction::Read, issue, e.index});
+        const sc_time write_done =
+            dst->timing->access({w, out_bytes, memory::Direction::Write, read_done, e.index});
+        issue += engine_row;
+        t = std::max({t, issue, write_done});
       }
   }
   // The engine's time is its own: every effect (data, semaphore, interrupt) lands at the completion time, so the
