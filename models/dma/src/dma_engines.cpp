@@ -19,6 +19,9 @@ namespace {
 // The register face gives each queue one doorbell word in a 4 KiB window (docs/dma.md), so engines x queues <= 1024.
 constexpr unsigned kMaxQueuesTotal = 1024;
 constexpr unsigned kMaxEngines = 64, kMaxQueuesPerEngine = 64;
+// How far ahead of simulated time an engine books its rows in the memories (D-DMA-TIMING). A function: an sc_time
+// built during static initialisation would fix the time resolution.
+sc_core::sc_time booking_horizon() { return sc_core::sc_time(1, sc_core::SC_US); }
 
 std::string hex(std::uint64_t v) {
   char buf[24];
@@ -578,6 +581,10 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
                                 std::uint64_t{r} * d.src_row_stride;
         const std::uint64_t w = d.dst - dst->base + std::uint64_t{p} * d.dst_plane_stride +
                                 std::uint64_t{r} * d.dst_row_stride;
+        // Book the memories at most a horizon ahead of simulated time: a memory serves its bookings in the order
+        // they come, so an engine booking a long descriptor's rows all at once would push other engines' earlier
+        // rows behind its later ones. Within the horizon the order may still be off by at most the horizon.
+        if (issue > sc_core::sc_time_stamp() + booking_horizon()) wait(issue - booking_horizon() - sc_core::sc_time_stamp());
         const sc_time read_done = src->timing->access({s, d.row_bytes, memory::Direction::Read, issue, e.index});
         const sc_time write_done =
             dst->timing->access({w, out_bytes, memory::Direction::Write, read_done, e.index});

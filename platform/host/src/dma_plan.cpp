@@ -53,15 +53,16 @@ DmaGemm::Image& DmaGemm::image_of(const SbufLoad& load) {
   img.free = free_extent(header_.shape, load.operand);
   const SbufLoad full = whole_ktile(load, 0, header_.k_tile, img.free);
   img.rows_per_ktile = static_cast<std::uint32_t>(full.partitions());
-  const std::uint64_t row = full.bytes_per_partition();
+  const std::size_t ktiles = (header_.shape.k + header_.k_tile - 1) / header_.k_tile;
+  img.block_bytes = full.bytes_per_partition();
+  const std::uint64_t row = img.block_bytes * ktiles;
   if (row > UINT32_MAX)
     throw HostError("a row of operand " + std::string(load.operand == Operand::A ? "A" : "B") + "'s image is " +
                     text(row) + " bytes, over a descriptor's 32-bit stride");
   img.row_bytes = static_cast<std::uint32_t>(row);
-  const std::size_t ktiles = (header_.shape.k + header_.k_tile - 1) / header_.k_tile;
   img.written.assign(ktiles, false);
   img.base = next_;
-  next_ = align_up(next_ + std::uint64_t{img.rows_per_ktile} * ktiles * row, kImageAlign);
+  next_ = align_up(next_ + std::uint64_t{img.rows_per_ktile} * row, kImageAlign);
   return images_.emplace(key, std::move(img)).first->second;
 }
 
@@ -70,11 +71,14 @@ void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, c
   const std::size_t k0 = ktile * header_.k_tile;
   const SbufLoad full = whole_ktile(load, k0, std::min(header_.k_tile, header_.shape.k - k0), img.free);
   const std::vector<std::uint8_t> rows = load_payload(full, a, b);
-  const std::uint64_t at = img.base - hbm_base_ + std::uint64_t{ktile} * img.rows_per_ktile * img.row_bytes;
-  if (at + rows.size() > image_bytes_)
-    throw HostError("the operands' images need " + text(at + rows.size()) + " bytes of device memory, more than the " +
+  const std::size_t n = full.partitions();
+  const std::uint64_t first = img.base - hbm_base_ + ktile * img.block_bytes;
+  const std::uint64_t last_end = first + (n == 0 ? 0 : (n - 1) * std::uint64_t{img.row_bytes} + img.block_bytes);
+  if (last_end > image_bytes_)
+    throw HostError("the operands' images need " + text(last_end) + " bytes of device memory, more than the " +
                     text(image_bytes_) + " available (hbm.bytes)");
-  std::memcpy(image_ + at, rows.data(), rows.size());
+  for (std::size_t i = 0; i < n; ++i)
+    std::memcpy(image_ + first + i * img.row_bytes, rows.data() + i * img.block_bytes, img.block_bytes);
   img.written[ktile] = true;
 }
 
@@ -86,37 +90,47 @@ QueuedDescriptor DmaGemm::next_on(unsigned queue) {
   return q;
 }
 
-void DmaGemm::add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaStep& out) {
-  const std::size_t rows = load.partitions();
-  const std::uint64_t first_row = img.base + std::uint64_t{ktile} * img.rows_per_ktile * img.row_bytes;
-  const std::uint32_t dst0 = sbuf_address(geo_, load.partition0, load.offset);
+DmaGemm::Slice DmaGemm::slice_of(const SbufLoad& load, const Image& img, std::size_t ktile) const {
+  Slice sl;
+  sl.image = &img;
+  sl.partition0 = load.partition0;
+  sl.rows = static_cast<std::uint32_t>(load.partitions());
+  sl.dst = sbuf_address(geo_, load.partition0, load.offset);
   // Contents whose bytes per partition grow with the free count hold free index f at f x per_free; sparse fmaps hold
   // F planes of the free range one after the other (sparse_operands.h), so a slice is one plane per fmap.
-  const bool planes = load.content == SbufContent::SparseFmaps;
-  const std::uint32_t plane_count = planes ? load.rows_per_partition : 1;
+  sl.planes = load.content == SbufContent::SparseFmaps ? load.rows_per_partition : 1;
   SbufLoad one = load;
   one.f_count = 1;
-  const std::uint64_t per_free = planes ? load.element_bytes : one.bytes_per_partition();
-  const std::uint64_t bytes = per_free * load.f_count;
-  const std::uint64_t src_col = per_free * load.f0;
-  // Spread the partitions over the engines, whole rows each (a row's bytes are what makes a descriptor efficient).
-  const std::size_t parts = std::min<std::size_t>(queues_.engines, rows);
-  const std::size_t chunk = (rows + parts - 1) / parts;
-  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
-    const std::size_t n = std::min(chunk, rows - r0);
+  const std::uint64_t per_free = sl.planes > 1 ? load.element_bytes : one.bytes_per_partition();
+  sl.bytes = per_free * load.f_count;
+  sl.src_col = ktile * img.block_bytes + per_free * load.f0;
+  sl.src_plane_stride = sl.planes > 1 ? img.free * load.element_bytes : 0;
+  return sl;
+}
+
+bool DmaGemm::extends(const Slice& a, const Slice& b) {
+  return a.image == b.image && a.planes == 1 && b.planes == 1 && a.partition0 == b.partition0 && a.rows == b.rows &&
+         b.dst == a.dst + a.bytes && b.src_col == a.src_col + a.bytes;
+}
+
+void DmaGemm::add_slice(const Slice& sl, std::size_t pieces, DmaStep& out) {
+  const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(pieces, sl.rows));
+  const std::size_t chunk = (sl.rows + parts - 1) / parts;
+  for (std::size_t r0 = 0; r0 < sl.rows; r0 += chunk) {
+    const std::size_t n = std::min<std::size_t>(chunk, sl.rows - r0);
     QueuedDescriptor q = next_on(queues_.load_queue());
     dma::Descriptor& d = q.descriptor;
     d.kind = dma::Kind::COPY;
     d.elem_bytes = 1;
-    d.src = first_row + r0 * img.row_bytes + src_col;
-    d.src_row_stride = img.row_bytes;
-    d.dst = std::uint64_t{dst0} + r0 * geo_.sbuf_partition_bytes;
+    d.src = sl.image->base + r0 * sl.image->row_bytes + sl.src_col;
+    d.src_row_stride = sl.image->row_bytes;
+    d.dst = std::uint64_t{sl.dst} + r0 * geo_.sbuf_partition_bytes;
     d.dst_row_stride = geo_.sbuf_partition_bytes;
-    d.row_bytes = static_cast<std::uint32_t>(bytes);
+    d.row_bytes = static_cast<std::uint32_t>(sl.bytes);
     d.rows = static_cast<std::uint32_t>(n);
-    d.planes = plane_count;
-    d.src_plane_stride = planes ? static_cast<std::uint32_t>(img.free * load.element_bytes) : 0;
-    d.dst_plane_stride = planes ? static_cast<std::uint32_t>(bytes) : 0;
+    d.planes = sl.planes;
+    d.src_plane_stride = static_cast<std::uint32_t>(sl.src_plane_stride);
+    d.dst_plane_stride = sl.planes > 1 ? static_cast<std::uint32_t>(sl.bytes) : 0;
     if (step_ >= 2) {  // its buffer's previous step must have computed
       d.wait_mode = isa::WaitMode::WAIT_EQ;
       d.wait_sem = sem_.done[step_ % 2];
@@ -125,7 +139,7 @@ void DmaGemm::add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaS
     d.update_mode = isa::UpdateMode::INCREMENT;
     d.update_sem = sem_.copies_done;
     d.update_value = 1;
-    out.load_bytes += bytes * n * plane_count;
+    out.load_bytes += sl.bytes * n * sl.planes;
     out.descriptors.push_back(q);
     ++copies_;
   }
@@ -134,7 +148,8 @@ void DmaGemm::add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaS
 void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
   const std::uint64_t row_bytes = std::uint64_t{read.elements} * sizeof(float);
   const std::uint64_t c_stride = std::uint64_t{header_.shape.n} * sizeof(float);
-  const std::size_t parts = std::min<std::size_t>(queues_.engines, read.partitions);
+  const std::size_t parts = std::max<std::size_t>(
+      1, std::min<std::size_t>(read.partitions, queues_.engines / std::max<std::size_t>(1, reads_in_step_)));
   const std::size_t chunk = (read.partitions + parts - 1) / parts;
   for (std::size_t r0 = 0; r0 < read.partitions; r0 += chunk) {
     const std::size_t n = std::min<std::size_t>(chunk, read.partitions - r0);
@@ -165,6 +180,9 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
   if (step.program.empty()) throw HostError("step " + text(step_) + " has no instruction");
   DmaStep out;
   const std::size_t b_index = step_ % 2;
+  // The loads as slices of their images, neighbours that continue each other in SBUF and in the image merged into
+  // one (a double-buffered plan lays an operand's k-tiles side by side), then spread over the engines.
+  std::vector<Slice> slices;
   for (const SbufLoad& load : step.loads) {
     if (load.k0 % header_.k_tile != 0)
       throw HostError("a load of step " + text(step_) + " starts at k = " + text(load.k0) +
@@ -175,8 +193,12 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
       throw HostError("a load of step " + text(step_) + " reaches free index " + text(load.f0 + load.f_count) +
                       " of " + text(img.free));
     if (image_ != nullptr && a != nullptr && b != nullptr && !img.written[ktile]) write_block(img, load, ktile, *a, *b);
-    add_load(load, img, ktile, out);
+    const Slice sl = slice_of(load, img, ktile);
+    if (!slices.empty() && extends(slices.back(), sl)) slices.back().bytes += sl.bytes;
+    else slices.push_back(sl);
   }
+  const std::size_t pieces = std::max<std::size_t>(1, queues_.engines / std::max<std::size_t>(1, slices.size()));
+  for (const Slice& sl : slices) add_slice(sl, pieces, out);
   // The signal: every load through this step and every eviction before it have completed.
   QueuedDescriptor signal;
   signal.engine = 0;
@@ -209,6 +231,7 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
     out.program.back() = isa::with_events(out.program.back(), last);
   }
   const std::uint64_t before = copies_;
+  reads_in_step_ = step.reads.size();
   for (const PsumRead& read : step.reads) add_eviction(read, out);
   evictions_before_ += copies_ - before;
   ++step_;

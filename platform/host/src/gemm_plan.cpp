@@ -379,17 +379,28 @@ std::uint32_t lay_out_tile(Operand which, const Span& k, const Span& f, const Ge
 
 // Appends the loads of k-tile `k` of round `r` at `offset` (advanced past them): the A^T tile of every m-block, then
 // the B tile of every n-tile.
-KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
-                          const GemmOptions& o, std::size_t es, unsigned pack, std::uint32_t& offset, Step& step) {
-  KtileLayout at;
-  for (std::size_t i : r.mblocks) {
-    at.a.push_back(offset);
-    at.a_scales.push_back(lay_out_tile(Operand::A, k, mb[i], o, es, pack, offset, step));
+// Appends one operand's tiles of k-tile `k` of round `r` to `at` (A's of every m-block or B's of every n-tile).
+void lay_out_operand(Operand which, const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt,
+                     const Span& k, const GemmOptions& o, std::size_t es, unsigned pack, std::uint32_t& offset,
+                     Step& step, KtileLayout& at) {
+  if (which == Operand::A) {
+    for (std::size_t i : r.mblocks) {
+      at.a.push_back(offset);
+      at.a_scales.push_back(lay_out_tile(Operand::A, k, mb[i], o, es, pack, offset, step));
+    }
+    return;
   }
   for (std::size_t j : r.ntiles) {
     at.b.push_back(offset);
     at.b_scales.push_back(lay_out_tile(Operand::B, k, nt[j], o, es, pack, offset, step));
   }
+}
+
+KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
+                          const GemmOptions& o, std::size_t es, unsigned pack, std::uint32_t& offset, Step& step) {
+  KtileLayout at;
+  lay_out_operand(Operand::A, r, mb, nt, k, o, es, pack, offset, step, at);
+  lay_out_operand(Operand::B, r, mb, nt, k, o, es, pack, offset, step, at);
   return at;
 }
 
@@ -458,10 +469,22 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
     const std::size_t count = kt.size() / nsteps + (s < kt.size() % nsteps ? 1 : 0);
     Step step;
     std::uint32_t offset = buffer_base(plan.options, plan.stats.steps);
-    for (std::size_t end = t + count; t < end; ++t) {
-      const KtileLayout at = lay_out_ktile(r, mb, nt, kt[t], plan.options, plan.element_bytes,
-                                           rows_per_partition(plan.options), offset, step);
-      program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, encoded, step, plan.stats);
+    const unsigned pack = rows_per_partition(plan.options);
+    if (plan.options.sbuf_buffers > 1) {
+      // Double buffered (for DMA): every A tile of the step's k-tiles, then every B tile, so consecutive k-tiles of
+      // an operand lie side by side in each partition and one descriptor can load many (D-GEMM-DMA-BUFFERS).
+      std::vector<KtileLayout> at(count);
+      for (const Operand which : {Operand::A, Operand::B})
+        for (std::size_t i = 0; i < count; ++i)
+          lay_out_operand(which, r, mb, nt, kt[t + i], plan.options, plan.element_bytes, pack, offset, step, at[i]);
+      for (std::size_t i = 0; i < count; ++i, ++t)
+        program_ktile(r, mb, nt, kt[t], t, kt.size(), at[i], plan.options, span, encoded, step, plan.stats);
+    } else {
+      for (std::size_t end = t + count; t < end; ++t) {
+        const KtileLayout at =
+            lay_out_ktile(r, mb, nt, kt[t], plan.options, plan.element_bytes, pack, offset, step);
+        program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, encoded, step, plan.stats);
+      }
     }
     for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
     plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);

@@ -89,17 +89,32 @@ class DmaGemm {
   std::size_t steps() const { return step_; }
 
  private:
+  // An operand's image in device memory: one row per SBUF partition, holding k-tile after k-tile of the rows its
+  // loads put there over the whole free range (so the k-tiles of a step that lie side by side in SBUF lie side by
+  // side here too).
   struct Image {
-    std::uint64_t base = 0;       // DMA address of k-tile 0's first row
-    std::uint32_t row_bytes = 0;  // one row over the whole free range
+    std::uint64_t base = 0;         // DMA address of row 0
+    std::uint32_t row_bytes = 0;    // one row: every k-tile's block
+    std::uint64_t block_bytes = 0;  // one k-tile's part of a row (the whole free range)
     std::uint32_t rows_per_ktile = 0;
-    std::size_t free = 0;         // the free range: M for A, N for B
-    std::vector<bool> written;    // per k-tile
+    std::size_t free = 0;           // the free range: M for A, N for B
+    std::vector<bool> written;      // per k-tile
+  };
+  // A load as a part of its image: `rows` partitions from partition0, `bytes` per row from column src_col of the
+  // image's rows to SBUF address dst (planes: sparse fmaps, each the free range apart in the image).
+  struct Slice {
+    const Image* image = nullptr;
+    std::uint32_t partition0 = 0, rows = 0, planes = 1;
+    std::uint32_t dst = 0;
+    std::uint64_t bytes = 0, src_col = 0, src_plane_stride = 0;
   };
   Image& image_of(const SbufLoad& load);
   void write_block(Image& img, const SbufLoad& load, std::size_t ktile, const EncodedOperand& a,
                    const EncodedOperand& b);
-  void add_load(const SbufLoad& load, Image& img, std::size_t ktile, DmaStep& out);
+  Slice slice_of(const SbufLoad& load, const Image& img, std::size_t ktile) const;
+  static bool extends(const Slice& a, const Slice& b);  // b continues a, in SBUF and in the image
+  // The descriptors of one slice, its partitions split into up to `pieces` descriptors (spread over the engines).
+  void add_slice(const Slice& slice, std::size_t pieces, DmaStep& out);
   void add_eviction(const PsumRead& read, DmaStep& out);
   QueuedDescriptor next_on(unsigned queue);
   static std::uint16_t token(std::size_t step);
@@ -116,6 +131,7 @@ class DmaGemm {
   unsigned next_engine_ = 0;
   std::uint64_t copies_ = 0;
   std::uint64_t evictions_before_ = 0;  // evictions of the steps before the current one
+  std::size_t reads_in_step_ = 0;
 };
 
 }  // namespace pevp::host
