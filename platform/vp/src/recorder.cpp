@@ -275,6 +275,52 @@ std::string Recorder::check_paths(const RecorderOptions& o) {
 
 // ---- statistics ---------------------------------------------------------------------------
 
+namespace {
+
+// The memory system's figures (docs/timing.md "Figures"): device-memory traffic and its achieved bandwidth over the
+// run's time, the DMA engines' and queues' busy time and bytes, and the roofline of the run -- arithmetic intensity
+// (flops per byte of device memory moved) and the bound min(peak, intensity x bandwidth) -- when it moved any.
+nlohmann::json memory_stats(const Platform& p, double seconds, double peak_tflops, double flops) {
+  using nlohmann::json;
+  std::uint64_t read = 0, written = 0;
+  json channels = json::array();
+  for (const hbm::ChannelStats& c : p.hbm.channel_stats()) {
+    read += c.bytes_read;
+    written += c.bytes_written;
+    channels.push_back({{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written}, {"busy_ns", c.busy_ps / 1e3}});
+  }
+  const double bandwidth = p.hbm.config().bandwidth_gbps;
+  const double moved = static_cast<double>(read + written);
+  const double achieved = seconds > 0 ? moved / seconds / 1e9 : 0.0;
+  json hbm = {{"bytes_read", read},
+              {"bytes_written", written},
+              {"bandwidth_gbps", bandwidth},
+              {"achieved_gbps", achieved},
+              {"bandwidth_utilisation", bandwidth > 0 ? achieved / bandwidth : 0.0},
+              {"channels", channels}};
+  json engines = json::array(), queues = json::array();
+  const dma::DmaConfig& dc = p.dma.config();
+  for (unsigned e = 0; e < dc.engines; ++e) {
+    const dma::DmaStats& s = p.dma.engine_stats(e);
+    engines.push_back({{"busy_ns", s.busy.to_seconds() * 1e9}, {"bytes", s.bytes}, {"descriptors", s.descriptors}});
+    for (unsigned q = 0; q < dc.queues_per_engine; ++q) {
+      const dma::DmaStats& qs = p.dma.queue_stats({e, q});
+      if (qs.descriptors == 0) continue;
+      queues.push_back({{"engine", e}, {"queue", q}, {"busy_ns", qs.busy.to_seconds() * 1e9}, {"bytes", qs.bytes},
+                        {"descriptors", qs.descriptors}});
+    }
+  }
+  json out = {{"hbm", hbm}, {"dma", {{"engines", engines}, {"queues", queues}}}};
+  if (moved > 0) {
+    const double intensity = flops / moved;
+    out["arithmetic_intensity"] = intensity;  // flops per byte of device memory
+    out["roofline_tflops"] = std::min(peak_tflops, intensity * bandwidth * 1e9 / 1e12);
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json run_stats(const Platform& p) {
   using nlohmann::json;
   const arrseq::ArrSeq& a = p.arr_seq;
@@ -377,6 +423,8 @@ nlohmann::json run_stats(const Platform& p) {
                       {"idle_cycles", at > c.origin + busy ? at - c.origin - busy : 0}});
   }
   out["row_groups"] = groups;
+  out["memory"] = memory_stats(p, seconds, peak_bf16 * (acc.useful > 0 ? static_cast<double>(st.macs) / acc.useful : 1.0),
+                               2.0 * static_cast<double>(st.macs));
   out["seq"] = {{"decode_cache_hits", seq_stats.decode_cache_hits},
                 {"decode_cache_misses", seq_stats.decode_cache_misses},
                 {"synchronisations", seq_stats.syncs},
@@ -407,6 +455,22 @@ std::string format_timing_summary(const nlohmann::json& s) {
   for (const auto& [k, v] : s["stall_cycles"].items())
     if (v.get<std::uint64_t>() > 0) stalls += " " + k + "=" + std::to_string(v.get<std::uint64_t>());
   out << "  stall cycles:" << (stalls.empty() ? " none" : stalls) << "\n";
+  if (s.contains("memory") && s["memory"].contains("roofline_tflops")) {
+    const auto& m = s["memory"];
+    const auto& h = m["hbm"];
+    std::snprintf(line, sizeof line,
+                  "  memory: HBM read %.2f MiB, written %.2f MiB; %.1f GB/s of %.1f (%.1f%%) over the run\n",
+                  h["bytes_read"].get<double>() / (1 << 20), h["bytes_written"].get<double>() / (1 << 20),
+                  h["achieved_gbps"].get<double>(), h["bandwidth_gbps"].get<double>(),
+                  100.0 * h["bandwidth_utilisation"].get<double>());
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "  roofline: %.1f flop per HBM byte; bound min(peak, intensity x bandwidth) = %.2f TFLOPS, "
+                  "achieved %.2f\n",
+                  m["arithmetic_intensity"].get<double>(), m["roofline_tflops"].get<double>(),
+                  s["tflops"].get<double>());
+    out << line;
+  }
   return out.str();
 }
 
