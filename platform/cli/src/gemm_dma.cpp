@@ -43,9 +43,8 @@ class DmaRunner {
       lowering_.set_hbm_image(p_.hbm.data() + offset, p_.hbm.size() - offset);
     }
     const host::DmaSemaphores& s = lowering_.semaphores();
-    for (const unsigned i : {unsigned{s.copies_done}, unsigned{s.ready[0]}, unsigned{s.ready[1]}, unsigned{s.done[0]},
-                             unsigned{s.done[1]}})
-      d_.set_semaphore(i, 0);
+    for (const unsigned i : s.copies) d_.set_semaphore(i, 0);
+    for (const unsigned i : {s.ready[0], s.ready[1], s.done[0], s.done[1]}) d_.set_semaphore(i, 0);
   }
 
   // Queues one step; false (with `failure` set) when the DMA or the SEQ stopped on an error.
@@ -68,23 +67,53 @@ class DmaRunner {
   // Waits until every copy has completed and the SEQ is idle; false with `failure` when something stopped or
   // nothing moved for `window` of simulated time.
   bool finish(sc_core::sc_time window, std::string& failure) {
-    const unsigned copies_done = lowering_.semaphores().copies_done;
-    std::uint64_t seen = d_.semaphore(copies_done);
+    std::uint64_t seen = copies_done();
     sc_core::sc_time last_progress = sc_core::sc_time_stamp();
-    while (d_.semaphore(copies_done) < lowering_.copies()) {
+    while (!all_copies_done()) {
       if (!healthy(failure)) return false;
-      const std::uint64_t now = d_.semaphore(copies_done);
+      const std::uint64_t now = copies_done();
       if (now != seen) {
         seen = now;
         last_progress = sc_core::sc_time_stamp();
       } else if (sc_core::sc_time_stamp() - last_progress > window) {
         failure = "the DMA data path made no progress for " + window.to_string() + ": " + std::to_string(now) +
-                  " of " + std::to_string(lowering_.copies()) + " copies done";
+                  " of " + std::to_string(lowering_.copies()) + " copies done; " + describe();
         return false;
       }
       sc_core::wait(poll_interval());
     }
     return healthy(failure);
+  }
+
+  std::uint64_t copies_done() {
+    std::uint64_t n = 0;
+    for (const unsigned i : lowering_.semaphores().copies) n += d_.semaphore(i);
+    return n;
+  }
+  bool all_copies_done() {
+    const host::DmaSemaphores& s = lowering_.semaphores();
+    for (unsigned c = 0; c < host::DmaSemaphores::kCopyCounters; ++c)
+      if (d_.semaphore(s.copies[c]) < lowering_.copies(c)) return false;
+    return true;
+  }
+
+  // The synchronisation's state, for a message about a run that stopped moving: the semaphores and every queue.
+  std::string describe() {
+    const host::DmaSemaphores& s = lowering_.semaphores();
+    std::string out = "semaphores copies " + std::to_string(d_.semaphore(s.copies[0])) + "/" +
+                      std::to_string(d_.semaphore(s.copies[1])) + "/" + std::to_string(d_.semaphore(s.copies[2])) +
+                      "/" + std::to_string(d_.semaphore(s.copies[3])) + ", ready " +
+                      std::to_string(d_.semaphore(s.ready[0])) + "/" + std::to_string(d_.semaphore(s.ready[1])) +
+                      ", done " + std::to_string(d_.semaphore(s.done[0])) + "/" + std::to_string(d_.semaphore(s.done[1])) +
+                      "; SEQ retired " + std::to_string(p_.seq.retired()) + " of " + std::to_string(p_.seq.submitted());
+    static const char* const kState[] = {"idle", "running", "waiting on its semaphore", "stopped"};
+    for (const auto& [key, r] : rings_) {
+      const dma::QueueStatus st = p_.dma.status(r.id);
+      if (st.head == r.tail) continue;
+      out += "; queue " + std::to_string(r.id.engine) + "." + std::to_string(r.id.queue) + " " +
+             kState[static_cast<unsigned>(st.state)] + " at " + std::to_string(st.head) + " of " + std::to_string(r.tail);
+    }
+    return out;
   }
 
   std::uint64_t c_address() const { return lowering_.c_address(); }

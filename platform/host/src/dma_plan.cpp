@@ -136,12 +136,14 @@ void DmaGemm::add_slice(const Slice& sl, std::size_t pieces, DmaStep& out) {
       d.wait_sem = sem_.done[step_ % 2];
       d.wait_value = token(step_ - 2);
     }
+    const unsigned counter = step_ % DmaSemaphores::kCopyCounters;
     d.update_mode = isa::UpdateMode::INCREMENT;
-    d.update_sem = sem_.copies_done;
+    d.update_sem = sem_.copies[counter];
     d.update_value = 1;
     out.load_bytes += sl.bytes * n * sl.planes;
     out.descriptors.push_back(q);
     ++copies_;
+    ++counted_[counter];
   }
 }
 
@@ -167,12 +169,14 @@ void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
     d.wait_mode = isa::WaitMode::WAIT_EQ;  // the step has computed
     d.wait_sem = sem_.done[step_ % 2];
     d.wait_value = token(step_);
+    const unsigned counter = (step_ + 1) % DmaSemaphores::kCopyCounters;  // the next step's signal counts it
     d.update_mode = isa::UpdateMode::INCREMENT;
-    d.update_sem = sem_.copies_done;
+    d.update_sem = sem_.copies[counter];
     d.update_value = 1;
     out.eviction_bytes += row_bytes * n;
     out.descriptors.push_back(q);
     ++copies_;
+    ++counted_[counter];
   }
 }
 
@@ -206,8 +210,9 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
   dma::Descriptor& s = signal.descriptor;
   s.kind = dma::Kind::SIGNAL;
   s.wait_mode = isa::WaitMode::WAIT_GE;
-  s.wait_sem = sem_.copies_done;
-  s.wait_value = static_cast<std::uint32_t>(copies_);
+  const unsigned counter = step_ % DmaSemaphores::kCopyCounters;
+  s.wait_sem = sem_.copies[counter];
+  s.wait_value = static_cast<std::uint32_t>(counted_[counter]);
   s.update_mode = isa::UpdateMode::SET;
   s.update_sem = sem_.ready[b_index];
   s.update_value = token(step_);
@@ -230,10 +235,8 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
     out.program.front() = isa::with_events(out.program.front(), first);
     out.program.back() = isa::with_events(out.program.back(), last);
   }
-  const std::uint64_t before = copies_;
   reads_in_step_ = step.reads.size();
   for (const PsumRead& read : step.reads) add_eviction(read, out);
-  evictions_before_ += copies_ - before;
   ++step_;
   return out;
 }

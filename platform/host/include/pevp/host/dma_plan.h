@@ -11,12 +11,15 @@
 //
 // Synchronisation (D-GEMM-DMA-SYNC), with token(s) = (s / 2) mod 65535 + 1 for step s in buffer b = s mod 2:
 //   - each load of step s waits until done[b] == token(s - 2) (its buffer's previous step has computed) and counts
-//     itself into copies_done when it completes;
-//   - a SIGNAL descriptor on the control queue waits until copies_done reaches every load through step s and every
-//     eviction through step s - 1, then sets ready[b] = token(s);
-//   - the step's first instruction waits until ready[b] == token(s); its last sets done[b] = token(s);
-//   - each eviction of step s waits until done[b] == token(s) and counts itself into copies_done.
-// EQ waits on tokens that never repeat within two steps keep every value inside the instructions' 16-bit wait.
+//     itself into copies[s mod 4] when it completes;
+//   - each eviction of step s waits until done[b] == token(s) and counts itself into copies[(s + 1) mod 4];
+//   - a SIGNAL descriptor on the control queue waits until copies[s mod 4] has counted every load of step s and every
+//     eviction of step s - 1 (and of the steps four before them), then sets ready[b] = token(s);
+//   - the step's first instruction waits until ready[b] == token(s); its last sets done[b] = token(s).
+// Four counters, because one would be reached early by copies of later steps (loads of step s + 2 may finish before
+// an eviction of step s - 1); no copy that counts into copies[s mod 4] after step s's can finish before step s's
+// signal. EQ waits on tokens that never repeat within two steps keep every value inside the instructions' 16-bit
+// wait.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +37,8 @@ namespace pevp::host {
 
 // The EVENTS semaphores the DMA data path uses: the top five of the SEQ's, so a driver's own low ones stay free.
 struct DmaSemaphores {
-  std::uint8_t copies_done = 27;
+  static constexpr unsigned kCopyCounters = 4;
+  std::uint8_t copies[kCopyCounters] = {24, 25, 26, 27};
   std::uint8_t ready[2] = {28, 29};
   std::uint8_t done[2] = {30, 31};
 };
@@ -83,7 +87,8 @@ class DmaGemm {
   std::uint64_t c_address() const { return c_base_; }
   // The first DMA address past everything laid out so far.
   std::uint64_t end() const { return next_; }
-  // Copies counted into copies_done by the steps lowered so far: the value it reaches when all of them are done.
+  // Copies the steps lowered so far count into counter i: the value it reaches when all of them are done.
+  std::uint64_t copies(unsigned i) const { return counted_[i]; }
   std::uint64_t copies() const { return copies_; }
   const DmaSemaphores& semaphores() const { return sem_; }
   std::size_t steps() const { return step_; }
@@ -130,7 +135,7 @@ class DmaGemm {
   std::size_t step_ = 0;
   unsigned next_engine_ = 0;
   std::uint64_t copies_ = 0;
-  std::uint64_t evictions_before_ = 0;  // evictions of the steps before the current one
+  std::uint64_t counted_[DmaSemaphores::kCopyCounters] = {};
   std::size_t reads_in_step_ = 0;
 };
 
