@@ -83,10 +83,13 @@ void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, c
 }
 
 QueuedDescriptor DmaGemm::next_on(unsigned queue) {
+  // Data goes round-robin over the engines other than the control queue's (engine 0), so a signal never waits for
+  // its engine to finish a long copy; with one engine it shares it.
+  const unsigned data_engines = queues_.engines > 1 ? queues_.engines - 1 : 1;
   QueuedDescriptor q;
-  q.engine = next_engine_;
+  q.engine = queues_.engines > 1 ? 1 + next_engine_ : 0;
   q.queue = queue;
-  next_engine_ = (next_engine_ + 1) % queues_.engines;
+  next_engine_ = (next_engine_ + 1) % data_engines;
   return q;
 }
 
@@ -151,7 +154,8 @@ void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
   const std::uint64_t row_bytes = std::uint64_t{read.elements} * sizeof(float);
   const std::uint64_t c_stride = std::uint64_t{header_.shape.n} * sizeof(float);
   const std::size_t parts = std::max<std::size_t>(
-      1, std::min<std::size_t>(read.partitions, queues_.engines / std::max<std::size_t>(1, reads_in_step_)));
+      1, std::min<std::size_t>(read.partitions, std::max<std::size_t>(1, queues_.engines - 1) /
+                                                     std::max<std::size_t>(1, reads_in_step_)));
   const std::size_t chunk = (read.partitions + parts - 1) / parts;
   for (std::size_t r0 = 0; r0 < read.partitions; r0 += chunk) {
     const std::size_t n = std::min<std::size_t>(chunk, read.partitions - r0);
@@ -201,7 +205,8 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
     if (!slices.empty() && extends(slices.back(), sl)) slices.back().bytes += sl.bytes;
     else slices.push_back(sl);
   }
-  const std::size_t pieces = std::max<std::size_t>(1, queues_.engines / std::max<std::size_t>(1, slices.size()));
+  const std::size_t data_engines = queues_.engines > 1 ? queues_.engines - 1 : 1;
+  const std::size_t pieces = std::max<std::size_t>(1, (data_engines + slices.size() - 1) / std::max<std::size_t>(1, slices.size()));
   for (const Slice& sl : slices) add_slice(sl, pieces, out);
   // The signal: every load through this step and every eviction before it have completed.
   QueuedDescriptor signal;

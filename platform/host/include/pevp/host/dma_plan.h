@@ -43,8 +43,9 @@ struct DmaSemaphores {
   std::uint8_t done[2] = {30, 31};
 };
 
-// Which queues carry what (D-GEMM-DMA-QUEUES): the control queue (engine 0, queue 0) the signals; on every engine
-// one queue the loads and another the evictions, so an eviction waiting for its step never holds a later load up.
+// Which queues carry what (D-GEMM-DMA-QUEUES): the control queue (engine 0, queue 0) the signals; on every other
+// engine one queue the loads and another the evictions, so an eviction waiting for its step never holds a later load
+// up and a signal never waits behind a copy.
 struct DmaQueueUse {
   unsigned engines = 16, queues_per_engine = 16;
   unsigned control_queue() const { return 0; }  // on engine 0
