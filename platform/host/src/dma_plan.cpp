@@ -205,9 +205,16 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
     if (!slices.empty() && extends(slices.back(), sl)) slices.back().bytes += sl.bytes;
     else slices.push_back(sl);
   }
-  const std::size_t data_engines = queues_.engines > 1 ? queues_.engines - 1 : 1;
-  const std::size_t pieces = std::max<std::size_t>(1, (data_engines + slices.size() - 1) / std::max<std::size_t>(1, slices.size()));
-  for (const Slice& sl : slices) add_slice(sl, pieces, out);
+  // Each slice cut into pieces of about an equal share of the step's bytes per data engine (whole partitions), so
+  // every engine carries a similar load whatever the mix of large and small slices.
+  const std::uint64_t data_engines = queues_.engines > 1 ? queues_.engines - 1 : 1;
+  std::uint64_t total = 0;
+  for (const Slice& sl : slices) total += sl.bytes * sl.rows * sl.planes;
+  const std::uint64_t share = std::max<std::uint64_t>(1, (total + data_engines - 1) / data_engines);
+  for (const Slice& sl : slices) {
+    const std::uint64_t bytes = sl.bytes * sl.rows * sl.planes;
+    add_slice(sl, static_cast<std::size_t>(std::max<std::uint64_t>(1, bytes / share)), out);
+  }
   // The signal: every load through this step and every eviction before it have completed.
   QueuedDescriptor signal;
   signal.engine = 0;

@@ -97,9 +97,37 @@ void Recorder::hook_observers() {
   p_.bus_observer = [this](const tlm::tlm_generic_payload& t, const regfile::ApbRouter::Window& w,
                            const sc_core::sc_time& d) { on_bus(t, w, d); };
   p_.seq.status_observer = [this](bool busy, bool done, bool error) { on_status(busy, done, error); };
+  if (trace_) {
+    // The memory system's tracks: a slice per DMA descriptor on its queue's track, one per busy interval of each
+    // device-memory channel.
+    std::weak_ptr<bool> alive = alive_;
+    p_.dma.on_transfer([this, alive](const dma::TransferRecord& t) {
+      if (alive.expired()) return;
+      const trace::TrackId track =
+          trace_->track("DMA", "engine " + std::to_string(t.engine) + " queue " + std::to_string(t.queue));
+      const std::uint64_t start = static_cast<std::uint64_t>(t.start.to_seconds() * 1e12 + 0.5);
+      const std::uint64_t end = static_cast<std::uint64_t>(t.end.to_seconds() * 1e12 + 0.5);
+      trace_->slice(track, t.bytes > 0 ? "copy" : "signal", "dma", start, end - start,
+                    {{"descriptor", static_cast<std::int64_t>(t.index)},
+                     {"bytes", static_cast<std::int64_t>(t.bytes)},
+                     {"src", static_cast<std::int64_t>(t.src)},
+                     {"dst", static_cast<std::int64_t>(t.dst)}});
+    });
+    p_.hbm.channel_observer = [this](unsigned channel, sc_core::sc_time start, sc_core::sc_time end,
+                                     std::uint64_t bytes, memory::Direction d) {
+      const std::uint64_t s = static_cast<std::uint64_t>(start.to_seconds() * 1e12 + 0.5);
+      const std::uint64_t e = static_cast<std::uint64_t>(end.to_seconds() * 1e12 + 0.5);
+      trace_->slice(trace_->track("HBM", "channel " + std::to_string(channel)),
+                    d == memory::Direction::Read ? "read" : "write", "hbm", s, e - s,
+                    {{"bytes", static_cast<std::int64_t>(bytes)}});
+    };
+  }
 }
 
 Recorder::~Recorder() {
+  *alive_ = false;
+  alive_.reset();
+  p_.hbm.channel_observer = nullptr;
   micro_op_log_.reset();  // gives the firmware log's (or the recorder's) micro-op observer back
   firmware_log_.reset();  // gives the recorder's micro-op observer back
   p_.arr_seq.observer = nullptr;

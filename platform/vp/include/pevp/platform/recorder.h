@@ -72,6 +72,8 @@ class Recorder {
   Platform& p_;
   RecorderOptions options_;
   std::unique_ptr<trace::TraceEventWriter> trace_;
+  // The DMA engines keep their observers for the platform's life: theirs asks this before it draws.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<trace::VcdWriter> vcd_;
   std::vector<Delta> ififo_, throttle_;
   std::vector<std::vector<Delta>> row_group_busy_;
