@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "pevp/dma/address_space.h"
@@ -38,6 +39,11 @@ class DmaRunner {
       : d_(d), p_(p), data_(data),
         queues_{p.dma.config().engines, p.dma.config().queues_per_engine},
         lowering_(header, dma::kHbmBase + rings_bytes(queues_), queues_) {
+    if (rings_bytes(queues_) > p_.hbm.size())
+      throw std::runtime_error("device memory (hbm.bytes = " + std::to_string(p_.hbm.size()) +
+                               ") cannot hold the DMA rings: " + std::to_string(rings_bytes(queues_)) + " bytes (" +
+                               std::to_string(queues_.engines * queues_.queues_per_engine) + " queues of " +
+                               std::to_string(kRingEntries) + " descriptors; available (hbm.bytes))");
     if (data_) {
       const std::uint64_t offset = rings_bytes(queues_);
       lowering_.set_hbm_image(p_.hbm.data() + offset, p_.hbm.size() - offset);
