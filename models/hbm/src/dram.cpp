@@ -1,5 +1,7 @@
 #include "pevp/hbm/dram.h"
 
+#include "pevp/memory/tlm_access.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -138,55 +140,20 @@ void Dram::fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status
 
 void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  const tlm::tlm_command cmd = trans.get_command();
-  const sc_dt::uint64 addr = trans.get_address();
-  const std::uint64_t len = trans.get_data_length();
-  const std::uint64_t size = storage_.size();
   // A refused access costs the round trip and books no channel.
-  if (addr >= size || len > size - addr) {
+  if (const auto refused = memory::check_access(trans, storage_.size())) {
     delay += config_.latency;
-    return fail(trans, tlm::TLM_ADDRESS_ERROR_RESPONSE, "addr_error");
+    return fail(trans, refused->status, refused->what);
   }
-  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+  if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) {
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  // Streaming (width < length: the same window repeated) is not modelled: no initiator of the memory streams.
-  if (len == 0 || trans.get_streaming_width() < len) {
-    delay += config_.latency;
-    return fail(trans, tlm::TLM_BURST_ERROR_RESPONSE, "burst_error");
-  }
-  unsigned char* ptr = trans.get_data_ptr();
-  if (ptr == nullptr) {
-    delay += config_.latency;
-    return fail(trans, tlm::TLM_GENERIC_ERROR_RESPONSE, "null_data");
-  }
-  const unsigned char* be = trans.get_byte_enable_ptr();
-  const unsigned int be_len = trans.get_byte_enable_length();
-  if (be != nullptr) {
-    // Every enable validated before any byte moves, so an error changes nothing.
-    bool valid = be_len != 0;
-    for (unsigned int i = 0; valid && i < be_len && i < len; ++i)
-      valid = be[i] == TLM_BYTE_ENABLED || be[i] == TLM_BYTE_DISABLED;
-    if (!valid) {
-      delay += config_.latency;
-      return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
-    }
-  }
-  std::uint8_t* mem = storage_.data() + addr;
-  const bool read = cmd == tlm::TLM_READ_COMMAND;
-  if (be == nullptr) {
-    if (read) std::memcpy(ptr, mem, len);
-    else std::memcpy(mem, ptr, len);
-  } else {
-    // Byte enables repeat modulo their length; a disabled byte is left alone on both sides (a read keeps the
-    // initiator's byte). The channels still move the whole burst.
-    for (std::uint64_t i = 0; i < len; ++i) {
-      if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
-      if (read) ptr[i] = mem[i];
-      else mem[i] = ptr[i];
-    }
-  }
+  const sc_dt::uint64 addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  const bool read = trans.get_command() == tlm::TLM_READ_COMMAND;
+  // The channels move the whole burst, whatever its byte enables.
+  memory::copy_access(trans, storage_.data() + addr);
   Request r;
   r.address = addr;
   r.bytes = len;
@@ -203,18 +170,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
 }
 
 bool Dram::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
-  const std::uint64_t size = storage_.size();
-  if (trans.get_address() >= size) {
-    // Deny the whole range above the memory so the initiator does not ask again.
-    dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_NONE);
-    dmi.set_start_address(size);
-    dmi.set_end_address(std::numeric_limits<sc_dt::uint64>::max());
-    return false;
-  }
-  dmi.set_dmi_ptr(storage_.data());
-  dmi.set_start_address(0);
-  dmi.set_end_address(size - 1);  // inclusive
-  dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_READ_WRITE);
+  if (!memory::grant_whole(trans, dmi, storage_.data(), storage_.size())) return false;
   // Only the unloaded latency: DMI bypasses the channels, so a DMI user asks access() for the time of each access,
   // contention included (docs/memory-system.md).
   dmi.set_read_latency(config_.latency);

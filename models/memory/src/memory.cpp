@@ -1,5 +1,7 @@
 #include "pevp/memory/memory.h"
 
+#include "pevp/memory/tlm_access.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -93,59 +95,19 @@ void Memory::fail(tlm::tlm_generic_payload& trans, tlm::tlm_response_status stat
 void Memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   delay += config_.access_latency;
-  const tlm::tlm_command cmd = trans.get_command();
-  const sc_dt::uint64 addr = trans.get_address();
-  const std::uint64_t len = trans.get_data_length();
-  const std::uint64_t size = storage_.size();
-  if (addr >= size || len > size - addr) return fail(trans, tlm::TLM_ADDRESS_ERROR_RESPONSE, "addr_error");
-  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+  if (const auto refused = check_access(trans, storage_.size())) return fail(trans, refused->status, refused->what);
+  if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) {
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  // Streaming (width < length: the same window repeated) is not modelled.
-  if (len == 0 || trans.get_streaming_width() < len) return fail(trans, tlm::TLM_BURST_ERROR_RESPONSE, "burst_error");
-  unsigned char* ptr = trans.get_data_ptr();
-  if (ptr == nullptr) return fail(trans, tlm::TLM_GENERIC_ERROR_RESPONSE, "null_data");
-  const unsigned char* be = trans.get_byte_enable_ptr();
-  const unsigned int be_len = trans.get_byte_enable_length();
-  if (be != nullptr) {
-    if (be_len == 0) return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
-    // Validate every enable before touching memory, so an error changes nothing.
-    for (unsigned int i = 0; i < be_len && i < len; ++i)
-      if (be[i] != TLM_BYTE_ENABLED && be[i] != TLM_BYTE_DISABLED)
-        return fail(trans, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte_enable_error");
-  }
-  std::uint8_t* mem = storage_.data() + addr;
-  if (be == nullptr) {
-    if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(ptr, mem, len);
-    else std::memcpy(mem, ptr, len);
-  } else {
-    // Byte enables repeat modulo their length; disabled bytes are left alone on
-    // both sides (a read keeps the initiator's byte).
-    for (std::uint64_t i = 0; i < len; ++i) {
-      if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
-      if (cmd == tlm::TLM_READ_COMMAND) ptr[i] = mem[i];
-      else mem[i] = ptr[i];
-    }
-  }
-  delay += transfer_time(len) - config_.access_latency;
+  copy_access(trans, storage_.data() + trans.get_address());
+  delay += transfer_time(trans.get_data_length()) - config_.access_latency;
   trans.set_dmi_allowed(true);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
-  const std::uint64_t size = storage_.size();
-  if (trans.get_address() >= size) {
-    // Deny the whole range above the memory so the initiator does not ask again.
-    dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_NONE);
-    dmi.set_start_address(size);
-    dmi.set_end_address(std::numeric_limits<sc_dt::uint64>::max());
-    return false;
-  }
-  dmi.set_dmi_ptr(storage_.data());
-  dmi.set_start_address(0);
-  dmi.set_end_address(size - 1);  // inclusive
-  dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_READ_WRITE);
+  if (!grant_whole(trans, dmi, storage_.data(), storage_.size())) return false;
   // One access of one beat: what a single-beat b_transport would cost.
   dmi.set_read_latency(transfer_time(1));
   dmi.set_write_latency(transfer_time(1));
