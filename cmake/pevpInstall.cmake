@@ -38,7 +38,7 @@ install(EXPORT pevpTargets NAMESPACE pevp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 
 # Headers: every library's include/ tree (pevp/<unit>/...), and the generated register headers.
 foreach(dir support/files support/buffers models/params models/numerics models/isa models/isa_text models/regfile
-            models/apb models/regfile_rtl models/memory models/pe_array models/arr_seq models/seq models/trace firmware_stub platform/driver
+            models/apb models/regfile_rtl models/memory models/hbm models/dma models/pe_array models/arr_seq models/seq models/trace firmware_stub platform/driver
             platform/vp platform/host platform/sweep platform/cli platform/remote platform/capi)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -124,14 +124,39 @@ TEST(DmaPlan, AStepsKTilesOfAnOperandMoveAsOneSliceOfItsImage) {
   EXPECT_EQ(d.load_bytes, 2u * 128u * 1024u);
 }
 
-TEST(DmaPlan, ASingleBufferedPlanIsRefused) {
+// One buffer (the fallback when two do not fit): a step's loads wait for the previous step to have computed.
+TEST(DmaPlan, WithOneBufferEachStepsLoadsWaitForThePreviousStep) {
   host::GemmOptions o;
-  const host::GemmPlan plan = host::plan_gemm({128, 128, 128}, o);
+  o.tile_n = 128;
+  o.sbuf_bytes_per_partition = 2048;  // 4 k-tiles of 512 bytes a step: K = 4096 is 8 steps
+  const host::GemmPlan plan = host::plan_gemm({128, 4096, 128}, o);
+  ASSERT_EQ(plan.steps.size(), 8u);
+  const host::DmaSemaphores sem;
+  host::DmaGemm lowering(plan, dma::kHbmBase, host::DmaQueueUse{16, 16});
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    const host::DmaStep d = lowering.lower(plan.steps[s], nullptr, nullptr);
+    for (const host::QueuedDescriptor& q : d.descriptors) {
+      const dma::Descriptor& x = q.descriptor;
+      if (x.kind != dma::Kind::COPY || x.dst >= dma::kHbmBase) continue;
+      if (s == 0) {
+        EXPECT_EQ(x.wait_mode, isa::WaitMode::NONE);
+        continue;
+      }
+      EXPECT_EQ(x.wait_sem, sem.done[0]);
+      EXPECT_EQ(x.wait_value, s) << "token(s - 1) = s - 1 + 1";
+    }
+    EXPECT_EQ(events(d.program.back()).update_value, s + 1);
+  }
+}
+
+TEST(DmaPlan, APlanOfThreeBuffersIsRefused) {
+  host::GemmPlan plan = double_buffered(128, 128, 128, 4096);
+  plan.options.sbuf_buffers = 3;
   try {
     host::DmaGemm lowering(plan, dma::kHbmBase, host::DmaQueueUse{16, 16});
     FAIL() << "lowered";
   } catch (const host::HostError& e) {
-    EXPECT_NE(std::string(e.what()).find("needs a double-buffered plan (sbuf_buffers = 2), got 1"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("needs a plan of one or two SBUF buffers, got 3"), std::string::npos)
         << e.what();
   }
 }

@@ -130,6 +130,7 @@ TEST_P(GemmBPanel, BitIdenticalToTheRoundOrderAtEveryThreadCount) {
   cmd.m = c.m, cmd.k = c.k, cmd.n = c.n;
   cmd.tile_n = c.tile_n;
   cmd.seed = 5;
+  cmd.data_path = platform::DataPath::Host;  // B panels are the host path's plan (the DMA path double-buffers)
   platform::VpConfig config = platform::preset(c.gen);
   config.host_threads = c.threads;
   cmd.config = config;
@@ -201,6 +202,7 @@ TEST(GemmCommand, AStepThatOutlastsItsProgressWindowSaysWhy) {
   cmd.gen = isa::Generation::MARIANA;
   cmd.m = 32, cmd.k = 32, cmd.n = 1024;  // two matmuls of 5 s simulated each
   cmd.dtype = "fp32";
+  cmd.data_path = platform::DataPath::Host;  // the host path's step window (the DMA path's is its own test)
   cmd.check = false;
   platform::VpConfig c = platform::preset(cmd.gen);
   platform::apply_overrides(c, {"timing.fp32_factor=1048576", "tensor_engine.clock_ghz=0.1"});

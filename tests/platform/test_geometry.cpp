@@ -146,6 +146,7 @@ TEST_P(Geometry, CyclesScaleWithTheTilesTheArrayHolds) {
   cmd.gen = s.gen;
   cmd.config = c;
   cmd.mode = platform::SimMode::Timing;
+  cmd.data_path = platform::DataPath::Host;  // the array's cycles, without device memory
   cmd.m = m, cmd.k = k, cmd.n = n;
   cmd.outputs.stats_json_path = stats.string();
   std::ostringstream out, err;

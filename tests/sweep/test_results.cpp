@@ -664,3 +664,26 @@ TEST(SweepChunks, ReadChunkNamesAFileItCannotUse) {
 
 }  // namespace
 }  // namespace pevp::sweep
+
+namespace pevp::sweep {
+namespace {
+
+using nlohmann::json;
+
+// The memory system's figures in a record and as mem:* columns, only for points that moved data through device
+// memory: 3 MiB read + 1 MiB written is 4194304 bytes, the other figures copied as the stats give them.
+TEST(SweepRecords, MemoryFiguresBecomeColumnsWhenAPointUsedDeviceMemory) {
+  const json memory = {{"hbm", {{"bytes_read", 3 << 20}, {"bytes_written", 1 << 20}, {"achieved_gbps", 100.5},
+                                {"bandwidth_utilisation", 0.25}}},
+                       {"arithmetic_intensity", 64.0},
+                       {"roofline_tflops", 39.2}};
+  const json with = ok_record({{"cycles", 10}, {"memory", memory}}, 0.0);
+  EXPECT_EQ(with["memory"], (json{{"hbm_bytes", 4194304.0}, {"hbm_gbps", 100.5}, {"hbm_utilisation", 0.25},
+                                  {"intensity", 64.0}, {"roofline_tflops", 39.2}}));
+  // The host data path: a memory section without traffic (no roofline) adds nothing.
+  const json without = ok_record({{"cycles", 10}, {"memory", {{"hbm", {{"bytes_read", 0}}}}}}, 0.0);
+  EXPECT_FALSE(without.contains("memory"));
+}
+
+}  // namespace
+}  // namespace pevp::sweep

@@ -445,7 +445,7 @@ TEST(SpecErrors, GemmCountZero) {
 TEST(SpecErrors, UnknownParameterListsTheOptions) {
   const std::string tail =
       ": unknown parameter 'tile' (gemm options: gen, dtype, fp32_mode, tile_n, double_row, sbuf_budget, mode, "
-      "check; CSR knobs: inter_instr_delay, dependency_check, fifo_size, throttled_ports, csr.FACE:REGISTER.FIELD; "
+      "check, data_path; CSR knobs: inter_instr_delay, dependency_check, fifo_size, throttled_ports, csr.FACE:REGISTER.FIELD; "
       "configuration keys are dotted, e.g. geometry.pe_rows -- docs/configuration.md)";
   EXPECT_EQ(toml_error(kWorkload + "[set]\ntile = 128\n"), "s.toml: set.tile" + tail);
   EXPECT_EQ(toml_error(kWorkload + "[grid]\ntile = [128]\n"), "s.toml: grid.tile" + tail);

@@ -326,8 +326,9 @@ class ScaleSimPreset : public ::testing::TestWithParam<FoldCase> {};
 
 TEST_P(ScaleSimPreset, CyclesAreTheFoldsOfItsFormula) {
   const std::string dir = scratch(std::string("scalesim_") + GetParam().name);
-  const Result r = pe_vp("gemm --quiet --mode timing --set timing.model=scalesim_ws --stats-json " + dir + "/s.json " +
-                             GetParam().args,
+  // The host data path: SCALE-Sim's compute model has no memory, and pe-vp's figures beside it are the array's.
+  const Result r = pe_vp("gemm --quiet --mode timing --data-path host --set timing.model=scalesim_ws --stats-json " +
+                             dir + "/s.json " + GetParam().args,
                          dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json s = nlohmann::json::parse(slurp(dir + "/s.json"));
@@ -376,7 +377,10 @@ gemms = [ { name = "g", m = 256, k = 512, n = 512 } ]
 
 TEST(SweepRun, TheReportsStallCyclesAreTheCyclesTheArrayLost) {
   const std::string dir = scratch("report_pevp");
-  const std::string spec = write(dir + "/s.toml", "[[workload]]\ngemms = [ { name = \"g\", m = 256, k = 512, n = 512 } ]\n");
+  // The host data path: the array's own figures, without device memory.
+  const std::string spec = write(dir + "/s.toml",
+                                 "[[workload]]\ngemms = [ { name = \"g\", m = 256, k = 512, n = 512 } ]\n"
+                                 "[set]\ndata_path = \"host\"\n");
   const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --scalesim-report --quiet", dir);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   // pe-vp's model: 4460 cycles (docs/timing.md 6.8), of which the MACs need 256 x 512 x 512 / (128 x 128) = 4096

@@ -179,14 +179,7 @@ bool Dram::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi
 }
 
 unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& trans) {
-  const sc_dt::uint64 addr = trans.get_address();
-  const std::uint64_t size = storage_.size();
-  unsigned char* ptr = trans.get_data_ptr();
-  if (addr >= size || ptr == nullptr || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
-  const auto n = static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size - addr));
-  if (trans.is_read()) std::memcpy(ptr, storage_.data() + addr, n);
-  else std::memcpy(storage_.data() + addr, ptr, n);
-  return n;
+  return memory::debug_access(trans, storage_.data(), storage_.size());
 }
 
 PageImage Dram::export_pages() const {

@@ -1,5 +1,6 @@
 #include "pevp/memory/tlm_access.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -41,6 +42,16 @@ void copy_access(tlm::tlm_generic_payload& trans, std::uint8_t* mem) {
     if (read) ptr[i] = mem[i];
     else mem[i] = ptr[i];
   }
+}
+
+unsigned int debug_access(tlm::tlm_generic_payload& trans, std::uint8_t* data, std::uint64_t size) {
+  const sc_dt::uint64 addr = trans.get_address();
+  unsigned char* ptr = trans.get_data_ptr();
+  if (addr >= size || ptr == nullptr || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+  const auto n = static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size - addr));
+  if (trans.is_read()) std::memcpy(ptr, data + addr, n);
+  else std::memcpy(data + addr, ptr, n);
+  return n;
 }
 
 bool grant_whole(const tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi, std::uint8_t* data, std::uint64_t size) {

@@ -316,6 +316,7 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   const bool data = config.mode != SimMode::Timing;
   host::Matrix a, b;
   host::GemmOptions options;
+  std::string single_buffer_reason;  // the DMA path on one buffer: why two do not fit
   host::GemmPlan plan;
   host::EncodedOperand ea, eb;
   std::vector<CsrWrite> csrs;
@@ -500,8 +501,19 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     options.double_row = cmd.double_row;
     options.sbuf_bytes_per_partition = cmd.sbuf_budget;
     options.b_resident = cmd.b_panels;
-    // The DMA path loads step s + 1 while step s computes: two buffers (D-GEMM-DMA-BUFFERS).
-    options.sbuf_buffers = cmd.data_path == DataPath::Dma ? 2 : 1;
+    // The DMA path loads step s + 1 while step s computes: two buffers (D-GEMM-DMA-BUFFERS), or one where half the
+    // budget cannot hold a k-tile (the steps then load after each other; said in the plan's lines).
+    options.sbuf_buffers = 1;
+    if (cmd.data_path == DataPath::Dma) {
+      host::GemmOptions two = options;
+      two.sbuf_buffers = 2;
+      try {
+        host::validate_gemm({m, k, n}, two, host::kMaxWalkedMatmuls);
+        options = two;
+      } catch (const host::PlanError& e) {
+        single_buffer_reason = e.what();
+      }
+    }
     // The plan's figures (the plan line, the progress total, the tiles whose counters are read) before the run, whose
     // own walk then plans the same steps again: holding them instead would cost memory growing with the GEMM, and the
     // second walk costs a few per cent of a run (its instructions encoded once each, docs/performance.md).
@@ -545,6 +557,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   if (st.b_panels > 0)  // D-GEMM-BPANEL; the round order prints nothing here, as before the panels existed
     out << "  order:    B resident in " << st.b_panels << " panel(s) of " << st.b_panel_ntiles
         << " n-tile(s), A streamed past them " << st.b_panel_mblocks << " m-block(s) per step\n";
+  if (cmd.data_path == DataPath::Dma)
+    out << "  data:     A, B and C in device memory, moved by the DMA engines, "
+        << (plan.options.sbuf_buffers == 2 ? "double buffered"
+                                           : "one buffer (" + single_buffer_reason + ")")
+        << "\n";
   if (data && plan.options.mx) print_mx_quantization(out, ea, eb);
   if (plan.options.sparsity) print_sparsity(out, *plan.options.sparsity, data ? &ea : nullptr);
 

@@ -34,16 +34,18 @@ SbufLoad whole_ktile(const SbufLoad& load, std::size_t k0, std::size_t k_count, 
 DmaGemm::DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queues, DmaSemaphores semaphores)
     : header_(plan), geo_(geometry_of(plan.options)), queues_(queues), sem_(semaphores), hbm_base_(hbm_base) {
   header_.steps.clear();
-  if (plan.options.sbuf_buffers != 2)
-    throw HostError("the DMA data path needs a double-buffered plan (sbuf_buffers = 2), got " +
-                    text(plan.options.sbuf_buffers));
+  if (plan.options.sbuf_buffers != 1 && plan.options.sbuf_buffers != 2)
+    throw HostError("the DMA data path needs a plan of one or two SBUF buffers, got " + text(plan.options.sbuf_buffers));
+  buffers_ = plan.options.sbuf_buffers;
   if (queues_.engines == 0 || queues_.queues_per_engine == 0)
     throw HostError("the DMA data path needs at least one engine with one queue");
   c_base_ = align_up(hbm_base, kImageAlign);
   next_ = align_up(c_base_ + std::uint64_t{plan.shape.m} * plan.shape.n * sizeof(float), kImageAlign);
 }
 
-std::uint16_t DmaGemm::token(std::size_t step) { return static_cast<std::uint16_t>((step / 2) % 65535 + 1); }
+std::uint16_t DmaGemm::token(std::size_t step) const {
+  return static_cast<std::uint16_t>((step / buffers_) % 65535 + 1);
+}
 
 DmaGemm::Image& DmaGemm::image_of(const SbufLoad& load) {
   const auto key = std::make_pair(static_cast<int>(load.operand), static_cast<int>(load.content));
@@ -134,10 +136,10 @@ void DmaGemm::add_slice(const Slice& sl, std::size_t pieces, DmaStep& out) {
     d.planes = sl.planes;
     d.src_plane_stride = static_cast<std::uint32_t>(sl.src_plane_stride);
     d.dst_plane_stride = sl.planes > 1 ? static_cast<std::uint32_t>(sl.bytes) : 0;
-    if (step_ >= 2) {  // its buffer's previous step must have computed
+    if (step_ >= buffers_) {  // its buffer's previous step must have computed
       d.wait_mode = isa::WaitMode::WAIT_EQ;
-      d.wait_sem = sem_.done[step_ % 2];
-      d.wait_value = token(step_ - 2);
+      d.wait_sem = sem_.done[step_ % buffers_];
+      d.wait_value = token(step_ - buffers_);
     }
     const unsigned counter = step_ % DmaSemaphores::kCopyCounters;
     d.update_mode = isa::UpdateMode::INCREMENT;
@@ -171,7 +173,7 @@ void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
     d.rows = static_cast<std::uint32_t>(n);
     d.planes = 1;
     d.wait_mode = isa::WaitMode::WAIT_EQ;  // the step has computed
-    d.wait_sem = sem_.done[step_ % 2];
+    d.wait_sem = sem_.done[step_ % buffers_];
     d.wait_value = token(step_);
     const unsigned counter = (step_ + 1) % DmaSemaphores::kCopyCounters;  // the next step's signal counts it
     d.update_mode = isa::UpdateMode::INCREMENT;
@@ -187,7 +189,7 @@ void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
 DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedOperand* b) {
   if (step.program.empty()) throw HostError("step " + text(step_) + " has no instruction");
   DmaStep out;
-  const std::size_t b_index = step_ % 2;
+  const std::size_t b_index = step_ % buffers_;
   // The loads as slices of their images, neighbours that continue each other in SBUF and in the image merged into
   // one (a double-buffered plan lays an operand's k-tiles side by side), then spread over the engines.
   std::vector<Slice> slices;

@@ -242,6 +242,15 @@ json ok_record(const json& stats, double wall_s) {
             {"array_accounting", at(stats, "array_accounting")},
             {"instructions", instr}};
   if (stats.contains("scalesim")) r["scalesim"] = stats["scalesim"];
+  // The memory system's figures (docs/memory-system.md), when the point moved data through device memory.
+  if (const json& m = at(stats, "memory"); m.contains("roofline_tflops")) {
+    const json& h = at(m, "hbm");
+    r["memory"] = {{"hbm_bytes", at(h, "bytes_read").get<double>() + at(h, "bytes_written").get<double>()},
+                   {"hbm_gbps", at(h, "achieved_gbps")},
+                   {"hbm_utilisation", at(h, "bandwidth_utilisation")},
+                   {"intensity", at(m, "arithmetic_intensity")},
+                   {"roofline_tflops", at(m, "roofline_tflops")}};
+  }
   return r;
 }
 
@@ -252,9 +261,10 @@ json failed_record(const std::string& error, int exit_status, double wall_s) {
 std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<json>>& records, bool with_wall) {
   // The union of the object-valued figures' names, sorted: every row has every column.
   std::set<std::string> stalls, shares, opcodes;
-  bool scalesim = false;
+  bool scalesim = false, memory = false;
   for (const auto& r : records) {
     if (!r || r->value("status", "") != "ok") continue;
+    memory = memory || r->contains("memory");
     for (const auto& [k, v] : at(*r, "stall_cycles").items()) stalls.insert(k);
     for (const auto& [k, v] : at(*r, "array_accounting").items()) shares.insert(k);
     for (const auto& [k, v] : at(*r, "instructions").items()) opcodes.insert(k);
@@ -269,6 +279,9 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
   for (const std::string& s : shares) header.push_back("acct:" + s);
   for (const std::string& s : opcodes) header.push_back("instr:" + s);
   if (scalesim) header.insert(header.end(), {"scalesim_folds", "scalesim_total_cycles"});
+  static const char* const kMemory[] = {"hbm_bytes", "hbm_gbps", "hbm_utilisation", "intensity", "roofline_tflops"};
+  if (memory)
+    for (const char* m : kMemory) header.push_back(std::string("mem:") + m);
   if (with_wall) header.push_back("wall_s");
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << field(header[i]);
   out << "\n";
@@ -304,6 +317,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
       row.push_back(ok ? number(at(at(r, "scalesim"), "folds")) : "");
       row.push_back(ok ? number(at(at(r, "scalesim"), "total_cycles")) : "");
     }
+    if (memory)
+      for (const char* m : kMemory) row.push_back(ok && r.contains("memory") ? number(at(at(r, "memory"), m)) : "");
     if (with_wall) row.push_back(number(at(r, "wall_s")));
     for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << field(row[c]);
     out << "\n";

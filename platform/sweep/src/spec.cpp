@@ -147,6 +147,7 @@ void check_value(const std::string& name, const Doc& v, const std::string& where
     if (!ok) throw SpecError(where + " = " + v.dump() + ": " + name + " takes " + what);
   };
   if (name == "gen" || name == "dtype" || name == "fp32_mode") want(v.is_string(), "a string");
+  if (name == "data_path") want(v.is_string() && (v == "dma" || v == "host"), "\"dma\" or \"host\"");
   if (name == "mode")
     want(v.is_string() && (v == "timing" || v == "both" || v == "functional"), "timing, both or functional");
   if (name == "tile_n" || name == "sbuf_budget") want(v.is_number_integer() && v.get<std::int64_t>() >= 1, "a positive integer");
@@ -216,7 +217,7 @@ std::vector<std::string> knob_writes(const std::string& name, const json& v) {
 
 const std::vector<std::string>& gemm_option_names() {
   static const std::vector<std::string> names = {"gen",         "dtype", "fp32_mode", "tile_n",
-                                                 "double_row",  "sbuf_budget", "mode", "check"};
+                                                 "double_row",  "sbuf_budget", "mode", "check", "data_path"};
   return names;
 }
 

@@ -324,8 +324,11 @@ nlohmann::json memory_stats(const Platform& p, double seconds, double peak_tflop
               {"bytes_written", written},
               {"bandwidth_gbps", bandwidth},
               {"achieved_gbps", achieved},
-              {"bandwidth_utilisation", bandwidth > 0 ? achieved / bandwidth : 0.0},
-              {"channels", channels}};
+              {"bandwidth_utilisation", bandwidth > 0 ? achieved / bandwidth : 0.0}};
+  // The per-channel, per-engine and per-queue detail only when the memory system moved anything (the host data
+  // path leaves it idle).
+  if (moved == 0 && !p.dma_span().used) return {{"hbm", hbm}};
+  hbm["channels"] = channels;
   json engines = json::array(), queues = json::array();
   const dma::DmaConfig& dc = p.dma.config();
   for (unsigned e = 0; e < dc.engines; ++e) {
@@ -359,7 +362,9 @@ nlohmann::json run_stats(const Platform& p) {
   // With the DMA engines in the run, its time covers their transfers too: from the first transfer's start or the
   // first micro-op's, whichever is earlier, to the last completion of either. The cycles the array had no work in
   // that span beyond its own busy span are the array waiting for data.
-  Cycle cycles = st.busy_span;
+  // A functional run takes no engine time; the span its micro-ops were issued over is simulated time the DMA
+  // engines or the host took, not the array's.
+  Cycle cycles = p.mode() == SimMode::Functional ? 0 : st.busy_span;
   Cycle outside_array = 0;
   if (const Platform::DmaSpan& dma = p.dma_span(); dma.used && p.mode() != SimMode::Functional) {
     const arrseq::EngineClock clock = a.clock();

@@ -26,6 +26,10 @@ std::optional<Refusal> check_access(const tlm::tlm_generic_payload& trans, std::
 // read keeps the initiator's byte).
 void copy_access(tlm::tlm_generic_payload& trans, std::uint8_t* mem);
 
+// transport_dbg over the array [0, size) at `data`: the bytes of the range that lie inside it, none for an ignore
+// command or no data pointer; returns how many moved.
+unsigned int debug_access(tlm::tlm_generic_payload& trans, std::uint8_t* data, std::uint64_t size);
+
 // Grants DMI read/write over the whole array [0, size) at `data`, or denies everything from `size` up when the
 // transaction's address is past it (so the initiator does not ask again). Returns whether granted; the latencies
 // are the caller's.

@@ -9,8 +9,9 @@
 // the operand's whole free range (A's M, B's N) -- the layout a compiler gives a layer's weights and activations in
 // device memory. Any load of the plan is then a 2-D (or, for sparse fmaps, 3-D) slice of its image: one descriptor.
 //
-// Synchronisation (D-GEMM-DMA-SYNC), with token(s) = (s / 2) mod 65535 + 1 for step s in buffer b = s mod 2:
-//   - each load of step s waits until done[b] == token(s - 2) (its buffer's previous step has computed) and counts
+// Synchronisation (D-GEMM-DMA-SYNC), with B buffers (2, or 1 when two do not fit), token(s) = (s / B) mod 65535 + 1
+// for step s in buffer b = s mod B:
+//   - each load of step s waits until done[b] == token(s - B) (its buffer's previous step has computed) and counts
 //     itself into copies[s mod 4] when it completes;
 //   - each eviction of step s waits until done[b] == token(s) and counts itself into copies[(s + 1) mod 4];
 //   - a SIGNAL descriptor on the control queue waits until copies[s mod 4] has counted every load of step s and every
@@ -68,8 +69,9 @@ struct DmaStep {
 
 class DmaGemm {
  public:
-  // `plan` is the walked plan's header (shape, options, k_tile, element_bytes); its options must have
-  // sbuf_buffers = 2 (HostError otherwise). Operands and C are laid out from `hbm_base` (a DMA address).
+  // `plan` is the walked plan's header (shape, options, k_tile, element_bytes), of two SBUF buffers (the next step
+  // loads while this one computes) or one (a step loads after the previous one computed: the fallback when two
+  // buffers do not fit); HostError otherwise. Operands and C are laid out from `hbm_base` (a DMA address).
   DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queues, DmaSemaphores semaphores = {});
 
   // Lowers the next step (steps must come in the plan's order). With operands given and an image set
@@ -123,7 +125,7 @@ class DmaGemm {
   void add_slice(const Slice& slice, std::size_t pieces, DmaStep& out);
   void add_eviction(const PsumRead& read, DmaStep& out);
   QueuedDescriptor next_on(unsigned queue);
-  static std::uint16_t token(std::size_t step);
+  std::uint16_t token(std::size_t step) const;
 
   GemmPlan header_;
   isa::ArrayGeometry geo_;
@@ -134,6 +136,7 @@ class DmaGemm {
   std::uint8_t* image_ = nullptr;
   std::uint64_t image_bytes_ = 0;
   std::size_t step_ = 0;
+  unsigned buffers_ = 2;
   unsigned next_engine_ = 0;
   std::uint64_t copies_ = 0;
   std::uint64_t counted_[DmaSemaphores::kCopyCounters] = {};

@@ -68,7 +68,7 @@ nlohmann::json ok_record(const nlohmann::json& stats, double wall_s);
 nlohmann::json failed_record(const std::string& error, int exit_status, double wall_s);
 
 // One row per point in the plan's order: identity, the swept parameters (p:NAME), the figures, stall:REASON,
-// acct:SHARE, instr:OPCODE (the union over the points), wall_s. A point without a record is status "missing".
+// acct:SHARE, instr:OPCODE (the union over the points), mem:* (when a point used device memory), wall_s. A point without a record is status "missing".
 // `with_wall`: false leaves wall_s out (to compare two runs of one sweep).
 std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records,
                         bool with_wall = true);
