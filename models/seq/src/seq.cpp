@@ -239,29 +239,38 @@ void Seq::account_semaphore_wait(arrseq::Cycle from, arrseq::Cycle array_busy_un
   if (until > array_busy_until) stats_.array_idle_on_semaphore_cycles += until - array_busy_until;
 }
 
+namespace {
+
+// D-SEM-RANGE, the one rule for an instruction's EVENTS update and another agent's: the value semaphore `v` takes,
+// or none when an increment would pass 2^32 - 1 (`overflow` set) or a decrement go below 0.
+std::optional<std::uint32_t> updated(std::uint32_t v, isa::UpdateMode mode, std::uint32_t by, bool& overflow) {
+  overflow = mode == isa::UpdateMode::INCREMENT;
+  switch (mode) {
+    case isa::UpdateMode::NONE: return v;
+    case isa::UpdateMode::SET: return by;
+    case isa::UpdateMode::INCREMENT:
+      if (v > std::numeric_limits<std::uint32_t>::max() - by) return std::nullopt;
+      return v + by;
+    case isa::UpdateMode::DECREMENT:
+      if (v < by) return std::nullopt;
+      return v - by;
+  }
+  return v;
+}
+
+}  // namespace
+
 std::string Seq::update_semaphore(unsigned i, isa::UpdateMode mode, std::uint32_t by) {
   if (i >= f_sem_.size())
     return "semaphore " + std::to_string(i) + " does not exist (" + std::to_string(f_sem_.size()) + " semaphores)";
   catch_up();  // the instructions' updates due by now come first
   const std::uint32_t v = semaphore(i);
-  std::uint32_t next = by;
-  switch (mode) {
-    case isa::UpdateMode::NONE: return "";
-    case isa::UpdateMode::SET: break;
-    case isa::UpdateMode::INCREMENT:
-      if (v > std::numeric_limits<std::uint32_t>::max() - by)
-        return "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " + " + std::to_string(by) +
-               " would pass 2^32 - 1";
-      next = v + by;
-      break;
-    case isa::UpdateMode::DECREMENT:
-      if (v < by)
-        return "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " - " + std::to_string(by) +
-               " would go below 0";
-      next = v - by;
-      break;
-  }
-  set_semaphore(i, next);
+  bool overflow = false;
+  const std::optional<std::uint32_t> next = updated(v, mode, by, overflow);
+  if (!next)
+    return "semaphore " + std::to_string(i) + " = " + std::to_string(v) + (overflow ? " + " : " - ") +
+           std::to_string(by) + (overflow ? " would pass 2^32 - 1" : " would go below 0");
+  if (mode != isa::UpdateMode::NONE) set_semaphore(i, *next);
   return "";
 }
 
@@ -270,19 +279,13 @@ std::optional<fw::Fault> Seq::apply_update(const Events& e) {
   const unsigned i = e.update_sem;
   const auto by = static_cast<std::uint32_t>(e.update_value);
   const std::uint32_t v = semaphore(i);
-  std::uint32_t next = by;
-  if (e.update_mode == isa::UpdateMode::INCREMENT) {
-    if (v > std::numeric_limits<std::uint32_t>::max() - by)
-      return fw::Fault{"seq.semaphore_overflow", "events.update_value", by,
-                       "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would pass 2^32 - 1"};
-    next = v + by;
-  } else if (e.update_mode == isa::UpdateMode::DECREMENT) {
-    if (v < by)
-      return fw::Fault{"seq.semaphore_underflow", "events.update_value", by,
-                       "semaphore " + std::to_string(i) + " = " + std::to_string(v) + " would go below 0"};
-    next = v - by;
-  }
-  set_semaphore(i, next);
+  bool overflow = false;
+  const std::optional<std::uint32_t> next = updated(v, e.update_mode, by, overflow);
+  if (!next)
+    return fw::Fault{overflow ? "seq.semaphore_overflow" : "seq.semaphore_underflow", "events.update_value", by,
+                     "semaphore " + std::to_string(i) + " = " + std::to_string(v) +
+                         (overflow ? " would pass 2^32 - 1" : " would go below 0")};
+  set_semaphore(i, *next);
   return std::nullopt;
 }
 

@@ -105,8 +105,7 @@ void Recorder::hook_observers() {
       if (alive.expired()) return;
       const trace::TrackId track =
           trace_->track("DMA", "engine " + std::to_string(t.engine) + " queue " + std::to_string(t.queue));
-      const std::uint64_t start = static_cast<std::uint64_t>(t.start.to_seconds() * 1e12 + 0.5);
-      const std::uint64_t end = static_cast<std::uint64_t>(t.end.to_seconds() * 1e12 + 0.5);
+      const std::uint64_t start = to_ps(t.start), end = to_ps(t.end);
       trace_->slice(track, t.bytes > 0 ? "copy" : "signal", "dma", start, end - start,
                     {{"descriptor", static_cast<std::int64_t>(t.index)},
                      {"bytes", static_cast<std::int64_t>(t.bytes)},
@@ -115,8 +114,7 @@ void Recorder::hook_observers() {
     });
     p_.hbm.channel_observer = [this](unsigned channel, sc_core::sc_time start, sc_core::sc_time end,
                                      std::uint64_t bytes, memory::Direction d) {
-      const std::uint64_t s = static_cast<std::uint64_t>(start.to_seconds() * 1e12 + 0.5);
-      const std::uint64_t e = static_cast<std::uint64_t>(end.to_seconds() * 1e12 + 0.5);
+      const std::uint64_t s = to_ps(start), e = to_ps(end);
       trace_->slice(trace_->track("HBM", "channel " + std::to_string(channel)),
                     d == memory::Direction::Read ? "read" : "write", "hbm", s, e - s,
                     {{"bytes", static_cast<std::int64_t>(bytes)}});
@@ -125,8 +123,7 @@ void Recorder::hook_observers() {
 }
 
 Recorder::~Recorder() {
-  *alive_ = false;
-  alive_.reset();
+  alive_.reset();  // the DMA observer sees it expired
   p_.hbm.channel_observer = nullptr;
   micro_op_log_.reset();  // gives the firmware log's (or the recorder's) micro-op observer back
   firmware_log_.reset();  // gives the recorder's micro-op observer back
