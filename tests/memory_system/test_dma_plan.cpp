@@ -161,4 +161,67 @@ TEST(DmaPlan, APlanOfThreeBuffersIsRefused) {
   }
 }
 
+// Double-buffered B panels (D-GEMM-DMA-PANELS) on the plan of host.PlanBuffers.APanelStays...: 512 x 1024 x 1024 bf16,
+// tile_n 128, 8 KiB per partition -- panels of 2 n-tiles (4 panels), one m-block per step, 16 steps, PSUM halves.
+// Hand-derived protocol: a panel's loads wait for the previous step (it read the old panel), a step's A loads for the
+// step two before (its buffer), evictions count for the step two later (the next step on the same PSUM half). With
+// the images chunked as the plan loads them, a step's A (8 k-tiles x 256 bytes) is one slice of 2 KiB rows and a
+// panel (8 k-tiles x 2 n-tiles x 256 bytes) one slice of 4 KiB rows.
+TEST(DmaPlan, PanelsAndATilesWaitForTheirLastReadersAndMoveAsOneSliceEach) {
+  host::GemmOptions o;
+  o.gen = isa::Generation::MARIANA;
+  o.tile_n = 128;
+  o.sbuf_bytes_per_partition = 8192;
+  o.sbuf_buffers = 2;
+  const host::GemmPlan plan = host::plan_gemm({512, 1024, 1024}, o);
+  ASSERT_EQ(plan.steps.size(), 16u);
+  ASSERT_EQ(plan.psum_buffers, 2u);
+  const host::DmaSemaphores sem;
+  host::DmaGemm lowering(plan, dma::kHbmBase, host::DmaQueueUse{16, 16});
+  std::uint64_t counted[4] = {};
+  const auto token = [](std::size_t step) { return static_cast<std::uint32_t>(step / 2 + 1); };
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    const host::DmaStep d = lowering.lower(plan.steps[s], nullptr, nullptr);
+    std::uint64_t a_bytes = 0, b_bytes = 0;
+    for (const host::QueuedDescriptor& q : d.descriptors) {
+      const dma::Descriptor& x = q.descriptor;
+      EXPECT_TRUE(dma::validate(x, 32).ok()) << dma::validate(x, 32).message;
+      if (x.kind == dma::Kind::SIGNAL) {
+        EXPECT_EQ(x.wait_sem, sem.copies[s % 4]);
+        EXPECT_EQ(x.wait_value, counted[s % 4]) << "this step's loads and the evictions of step s - 2";
+        continue;
+      }
+      if (x.dst >= dma::kHbmBase) {  // an eviction
+        ++counted[(s + 2) % 4];
+        EXPECT_EQ(x.update_sem, sem.copies[(s + 2) % 4]);
+        EXPECT_EQ(x.wait_sem, sem.done[s % 2]);
+        EXPECT_EQ(x.wait_value, token(s));
+        continue;
+      }
+      ++counted[s % 4];
+      const bool panel = x.dst % 8192 < 4096;  // SBUF offset within the partition
+      if (panel) {
+        b_bytes += std::uint64_t{x.row_bytes} * x.rows;
+        EXPECT_EQ(x.row_bytes, 4096u) << "the whole panel row at once";
+        EXPECT_EQ(x.wait_mode, s == 0 ? isa::WaitMode::NONE : isa::WaitMode::WAIT_EQ);
+        if (s > 0) {
+          EXPECT_EQ(x.wait_sem, sem.done[(s - 1) % 2]);
+          EXPECT_EQ(x.wait_value, token(s - 1)) << "the previous step read the old panel";
+        }
+      } else {
+        a_bytes += std::uint64_t{x.row_bytes} * x.rows;
+        EXPECT_EQ(x.row_bytes, 2048u) << "the step's 8 k-tiles of its m-block at once";
+        EXPECT_EQ(x.wait_mode, s < 2 ? isa::WaitMode::NONE : isa::WaitMode::WAIT_EQ);
+        if (s >= 2) {
+          EXPECT_EQ(x.wait_sem, sem.done[s % 2]);
+          EXPECT_EQ(x.wait_value, token(s - 2)) << "its A buffer's previous step";
+        }
+      }
+    }
+    EXPECT_EQ(a_bytes, 128u * 2048u);
+    EXPECT_EQ(b_bytes, s % 4 == 0 ? 128u * 4096u : 0u);
+  }
+}
+
 }  // namespace

@@ -39,6 +39,8 @@ DmaGemm::DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queue
   buffers_ = plan.options.sbuf_buffers;
   if (queues_.engines == 0 || queues_.queues_per_engine == 0)
     throw HostError("the DMA data path needs at least one engine with one queue");
+  if (plan.psum_buffers != 1 && plan.psum_buffers != 2)
+    throw HostError("the DMA data path needs a plan of one or two PSUM buffers, got " + text(plan.psum_buffers));
   c_base_ = align_up(hbm_base, kImageAlign);
   next_ = align_up(c_base_ + std::uint64_t{plan.shape.m} * plan.shape.n * sizeof(float), kImageAlign);
 }
@@ -56,7 +58,14 @@ DmaGemm::Image& DmaGemm::image_of(const SbufLoad& load) {
   const SbufLoad full = whole_ktile(load, 0, header_.k_tile, img.free);
   img.rows_per_ktile = static_cast<std::uint32_t>(full.partitions());
   const std::size_t ktiles = (header_.shape.k + header_.k_tile - 1) / header_.k_tile;
+  img.ktiles = ktiles;
   img.block_bytes = full.bytes_per_partition();
+  // Sparse fmaps hold F planes of the whole free range one after the other: their image stays one chunk.
+  const std::size_t chunk = load.operand == Operand::A ? header_.image_chunk_a : header_.image_chunk_b;
+  img.chunk = chunk == 0 || chunk >= img.free || load.content == SbufContent::SparseFmaps ? img.free : chunk;
+  SbufLoad one = full;
+  one.f_count = 1;
+  img.per_free = one.bytes_per_partition();
   const std::uint64_t row = img.block_bytes * ktiles;
   if (row > UINT32_MAX)
     throw HostError("a row of operand " + std::string(load.operand == Operand::A ? "A" : "B") + "'s image is " +
@@ -74,13 +83,17 @@ void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, c
   const SbufLoad full = whole_ktile(load, k0, std::min(header_.k_tile, header_.shape.k - k0), img.free);
   const std::vector<std::uint8_t> rows = load_payload(full, a, b);
   const std::size_t n = full.partitions();
-  const std::uint64_t first = img.base - hbm_base_ + ktile * img.block_bytes;
-  const std::uint64_t last_end = first + (n == 0 ? 0 : (n - 1) * std::uint64_t{img.row_bytes} + img.block_bytes);
+  const std::uint64_t first = img.base - hbm_base_;
+  const std::uint64_t last_end = first + (n == 0 ? 0 : n * std::uint64_t{img.row_bytes});
   if (last_end > image_bytes_)
     throw HostError("the operands' images need " + text(last_end) + " bytes of device memory, more than the " +
                     text(image_bytes_) + " available (hbm.bytes)");
-  for (std::size_t i = 0; i < n; ++i)
-    std::memcpy(image_ + first + i * img.row_bytes, rows.data() + i * img.block_bytes, img.block_bytes);
+  // Each row's block over the whole free range goes out chunk by chunk, to k-tile `ktile` of each chunk.
+  for (std::size_t c = 0; c < img.chunks(); ++c) {
+    const std::uint64_t to = first + img.chunk_start(c) + ktile * img.chunk_block(c), from = c * img.chunk * img.per_free;
+    for (std::size_t i = 0; i < n; ++i)
+      std::memcpy(image_ + to + i * img.row_bytes, rows.data() + i * img.block_bytes + from, img.chunk_block(c));
+  }
   img.written[ktile] = true;
 }
 
@@ -101,6 +114,7 @@ DmaGemm::Slice DmaGemm::slice_of(const SbufLoad& load, const Image& img, std::si
   sl.partition0 = load.partition0;
   sl.rows = static_cast<std::uint32_t>(load.partitions());
   sl.dst = sbuf_address(geo_, load.partition0, load.offset);
+  sl.reuse_distance = load.reuse_distance;
   // Contents whose bytes per partition grow with the free count hold free index f at f x per_free; sparse fmaps hold
   // F planes of the free range one after the other (sparse_operands.h), so a slice is one plane per fmap.
   sl.planes = load.content == SbufContent::SparseFmaps ? load.rows_per_partition : 1;
@@ -108,13 +122,14 @@ DmaGemm::Slice DmaGemm::slice_of(const SbufLoad& load, const Image& img, std::si
   one.f_count = 1;
   const std::uint64_t per_free = sl.planes > 1 ? load.element_bytes : one.bytes_per_partition();
   sl.bytes = per_free * load.f_count;
-  sl.src_col = ktile * img.block_bytes + per_free * load.f0;
+  const std::size_t c = load.f0 / img.chunk;
+  sl.src_col = img.chunk_start(c) + ktile * img.chunk_block(c) + per_free * (load.f0 - c * img.chunk);
   sl.src_plane_stride = sl.planes > 1 ? img.free * load.element_bytes : 0;
   return sl;
 }
 
 bool DmaGemm::extends(const Slice& a, const Slice& b) {
-  return a.image == b.image && a.planes == 1 && b.planes == 1 && a.partition0 == b.partition0 && a.rows == b.rows &&
+  return a.image == b.image && a.reuse_distance == b.reuse_distance && a.planes == 1 && b.planes == 1 && a.partition0 == b.partition0 && a.rows == b.rows &&
          b.dst == a.dst + a.bytes && b.src_col == a.src_col + a.bytes;
 }
 
@@ -136,10 +151,11 @@ void DmaGemm::add_slice(const Slice& sl, std::size_t pieces, DmaStep& out) {
     d.planes = sl.planes;
     d.src_plane_stride = static_cast<std::uint32_t>(sl.src_plane_stride);
     d.dst_plane_stride = sl.planes > 1 ? static_cast<std::uint32_t>(sl.bytes) : 0;
-    if (step_ >= buffers_) {  // its buffer's previous step must have computed
+    if (sl.reuse_distance > 0) {  // the last step that reads the bytes it overwrites must have computed
+      const std::size_t reader = step_ - sl.reuse_distance;
       d.wait_mode = isa::WaitMode::WAIT_EQ;
-      d.wait_sem = sem_.done[step_ % buffers_];
-      d.wait_value = token(step_ - buffers_);
+      d.wait_sem = sem_.done[reader % buffers_];
+      d.wait_value = token(reader);
     }
     const unsigned counter = step_ % DmaSemaphores::kCopyCounters;
     d.update_mode = isa::UpdateMode::INCREMENT;
@@ -175,7 +191,8 @@ void DmaGemm::add_eviction(const PsumRead& read, DmaStep& out) {
     d.wait_mode = isa::WaitMode::WAIT_EQ;  // the step has computed
     d.wait_sem = sem_.done[step_ % buffers_];
     d.wait_value = token(step_);
-    const unsigned counter = (step_ + 1) % DmaSemaphores::kCopyCounters;  // the next step's signal counts it
+    // The signal of the next step to write these banks counts it.
+    const unsigned counter = (step_ + header_.psum_buffers) % DmaSemaphores::kCopyCounters;
     d.update_mode = isa::UpdateMode::INCREMENT;
     d.update_sem = sem_.copies[counter];
     d.update_value = 1;
@@ -202,7 +219,19 @@ DmaStep DmaGemm::lower(const Step& step, const EncodedOperand* a, const EncodedO
     if (load.f0 + load.f_count > img.free)
       throw HostError("a load of step " + text(step_) + " reaches free index " + text(load.f0 + load.f_count) +
                       " of " + text(img.free));
+    if (load.f_count > 0 && load.f0 / img.chunk != (load.f0 + load.f_count - 1) / img.chunk)
+      throw HostError("a load of step " + text(step_) + " spans free indices " + text(load.f0) + " .. " +
+                      text(load.f0 + load.f_count - 1) + ", across two chunks of " + text(img.chunk) +
+                      " of its operand's image");
     if (image_ != nullptr && a != nullptr && b != nullptr && !img.written[ktile]) write_block(img, load, ktile, *a, *b);
+    // A done semaphore keeps a step's token until the step two later computes: a load can wait for one of the two
+    // steps before its own, the ones whose done tokens are still to be seen.
+    if (load.reuse_distance > std::min<std::size_t>(buffers_, step_))
+      throw HostError("a load of step " + text(step_) + " overwrites SBUF bytes step " +
+                      (load.reuse_distance > step_ ? "-" + text(load.reuse_distance - step_)
+                                                   : text(step_ - load.reuse_distance)) +
+                      " reads; a plan of " + text(buffers_) + " buffer(s) can wait for the " +
+                      (buffers_ == 1 ? "previous step" : "two previous steps") + " only");
     const Slice sl = slice_of(load, img, ktile);
     if (!slices.empty() && extends(slices.back(), sl)) slices.back().bytes += sl.bytes;
     else slices.push_back(sl);

@@ -44,6 +44,7 @@ struct Round {
   std::vector<std::pair<std::size_t, std::size_t>> units;
   std::vector<std::size_t> mblocks, ntiles;
   std::size_t bytes_per_ktile = 0;  // SBUF bytes per partition one k-tile of the round occupies
+  unsigned first_bank = 0;          // output tile u of the round holds PSUM banks first_bank + u x span ...
 };
 
 // Rows of the array one k-tile's contraction covers per partition: 2 for fp8 double_row, the perf mode's 4 or 8 for
@@ -329,10 +330,15 @@ unsigned bank_span(const GemmShape& shape, const GemmOptions& o) {
   return static_cast<unsigned>((bytes + geo.psum_bank_bytes - 1) / geo.psum_bank_bytes);
 }
 
+// The SBUF bytes per partition the whole plan may use.
+std::uint32_t whole_budget(const GemmOptions& o) {
+  return o.sbuf_bytes_per_partition.value_or(geometry_of(o).sbuf_partition_bytes);
+}
+
 // The SBUF bytes per partition one step may use: the whole budget, or one buffer's half of it (aligned down, so the
 // second buffer starts aligned).
 std::uint32_t budget_of(const GemmOptions& o) {
-  const std::uint32_t whole = o.sbuf_bytes_per_partition.value_or(geometry_of(o).sbuf_partition_bytes);
+  const std::uint32_t whole = whole_budget(o);
   if (o.sbuf_buffers <= 1) return whole;
   return static_cast<std::uint32_t>(whole / o.sbuf_buffers / kRegionAlign * kRegionAlign);
 }
@@ -405,7 +411,7 @@ KtileLayout lay_out_ktile(const Round& r, const std::vector<Span>& mb, const std
 }
 
 // Appends k-tile `t` (of `tiles`) of round `r` to the step's program: one stationary per m-block, then the matmuls of
-// that m-block's output tiles, output tile u of the round into PSUM banks u x span ...
+// that m-block's output tiles, output tile u of the round into PSUM banks first_bank + u x span ...
 void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vector<Span>& nt, const Span& k,
                    std::size_t t, std::size_t tiles, const KtileLayout& at, const GemmOptions& o, unsigned span,
                    InstructionCache& encoded, Step& step, PlanStats& stats) {
@@ -426,7 +432,7 @@ void program_ktile(const Round& r, const std::vector<Span>& mb, const std::vecto
       const Span& n = nt[r.units[u].second];
       const std::size_t b = pos(r.ntiles, r.units[u].second);
       const std::uint32_t src = sbuf_address(geo, 0, at.b[b]), scales = sbuf_address(geo, 0, at.b_scales[b]);
-      const std::uint32_t dst = psum_address(geo, 0, static_cast<std::uint32_t>(u * span), 0);
+      const std::uint32_t dst = psum_address(geo, 0, static_cast<std::uint32_t>(r.first_bank + u * span), 0);
       step.program.push_back(encoded.matmul(src, scales, dst, k.size, m.size, n.size, group_flags(t, tiles)));
       ++stats.instructions[o.sparsity                              ? isa::Opcode::MATMUL_SPARSE
                            : o.mx && !isa::is_maverick(o.gen) ? isa::Opcode::MATMUL_MX
@@ -446,7 +452,7 @@ void add_reads(const Round& r, const std::vector<Span>& mb, const std::vector<Sp
   for (std::size_t u = 0; u < r.units.size(); ++u) {
     const Span& m = mb[r.units[u].first];
     const Span& n = nt[r.units[u].second];
-    const auto bank = static_cast<std::uint32_t>(u * span);
+    const auto bank = static_cast<std::uint32_t>(r.first_bank + u * span);
     for (std::size_t half = 0; half * parts < m.size; ++half) {
       const std::size_t rows = std::min(parts, m.size - half * parts);
       step.reads.push_back({0, static_cast<std::uint32_t>(rows), bank, static_cast<std::uint32_t>(n.size),
@@ -486,7 +492,12 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
         program_ktile(r, mb, nt, kt[t], t, kt.size(), at, plan.options, span, encoded, step, plan.stats);
       }
     }
-    for (const auto& l : step.loads) plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
+    // Each step's loads overwrite its buffer, which the buffer's previous step read.
+    const unsigned reuse = std::max(1u, plan.options.sbuf_buffers);
+    for (auto& l : step.loads) {
+      l.reuse_distance = plan.stats.steps >= reuse ? reuse : 0;
+      plan.stats.sbuf_bytes_loaded += l.partitions() * l.bytes_per_partition();
+    }
     plan.stats.peak_sbuf_bytes_per_partition = std::max(plan.stats.peak_sbuf_bytes_per_partition, offset);
     if (s + 1 == nsteps) add_reads(r, mb, nt, plan.options, span, step, plan.stats);
     ++plan.stats.steps;
@@ -498,23 +509,36 @@ bool plan_round(const Round& r, const std::vector<Span>& mb, const std::vector<S
 // ---- B panels resident (D-GEMM-BPANEL) ---------------------------------------------------------------------------
 
 // A panel: `ntiles` n-tiles of B, every k-tile, resident from SBUF byte 0 while the m-blocks of A pass `mblocks` at a
-// time (one step each, its output tiles one round of PSUM).
+// time (one step each, its output tiles one round of PSUM). Double buffered (D-GEMM-DMA-PANELS): the steps' A tiles
+// alternate between two buffers of `a_buffer` bytes per partition after the widest panel, and where a round of
+// PSUM holds at least two output tiles, the steps' output tiles alternate between the two halves of the banks
+// (`psum_half_banks` banks each; 0: every step uses the banks from 0).
 struct PanelShape {
   std::size_t ntiles = 0, mblocks = 0;
+  std::uint32_t a_buffer = 0;
+  unsigned psum_half_banks = 0;
 };
 
 // The panel shape, or none when the round order is to run: the option is off, no panel of one n-tile and one m-block
 // with every k-tile fits the budget (K too long for SBUF: the round order streams it, D-GEMM-STREAM), or the panels
 // would load no fewer bytes than the rounds (a GEMM of one round loads every operand element once either way).
 // Widest panel first (fewest reloads of A), then the panel count balanced, then as many m-blocks per step as PSUM
-// and SBUF hold. Bytes compared per partition per k-tile (tile_bytes), the unit both orders load in.
+// and SBUF hold. Bytes compared per partition per k-tile (tile_bytes), the unit both orders load in. Double
+// buffered, the panel and two A buffers share the whole budget, and a step's output tiles take half the banks.
 std::optional<PanelShape> choose_panels(const std::vector<Round>& rounds, const std::vector<Span>& mb,
                                         const std::vector<Span>& nt, std::size_t ktiles, const GemmOptions& o,
-                                        std::uint64_t budget, std::size_t per_round) {
-  if (!o.b_resident || o.sbuf_buffers > 1) return std::nullopt;
+                                        unsigned span, std::size_t per_round) {
+  if (!o.b_resident) return std::nullopt;
+  const bool double_buffered = o.sbuf_buffers > 1;
+  const std::uint64_t budget = whole_budget(o);
+  const std::uint64_t a_buffers = double_buffered ? 2 : 1;
+  const bool psum_halves = double_buffered && per_round >= 2;
+  if (psum_halves) per_round /= 2;
   // The first tiles are the full ones (split() puts the remainder last), so they bound every panel and step.
   const std::uint64_t a_full = tile_bytes(o, mb.front().size), b_full = tile_bytes(o, nt.front().size);
-  const auto fits = [&](std::uint64_t p, std::uint64_t q) { return ktiles * (p * b_full + q * a_full) <= budget; };
+  const auto fits = [&](std::uint64_t p, std::uint64_t q) {
+    return ktiles * (p * b_full + a_buffers * q * a_full) <= budget;
+  };
   std::size_t widest = std::min(per_round, nt.size());
   while (widest > 0 && !fits(widest, 1)) --widest;
   if (widest == 0) return std::nullopt;
@@ -532,19 +556,25 @@ std::optional<PanelShape> choose_panels(const std::vector<Round>& rounds, const 
   }
   const std::uint64_t panel_count = (nt.size() + ps.ntiles - 1) / ps.ntiles;
   if (panel_count * a_all + b_all >= rounds_cost) return std::nullopt;
+  if (double_buffered) ps.a_buffer = static_cast<std::uint32_t>(ktiles * ps.mblocks * a_full);
+  if (psum_halves) ps.psum_half_banks = static_cast<unsigned>(per_round * span);
   return ps;
 }
 
 // Plans the GEMM as B panels: per panel, its first step loads the panel (k-tile major, n-tiles in order, from byte 0)
 // and every step loads its m-blocks' A tiles after it (k-tile major, m-blocks in order), runs every k-tile in order --
 // so each output element sums its k-tiles in the round order's sequence, in one PSUM group -- and reads its output
-// tiles back. Returns false when `visit` stopped the walk.
+// tiles back. Double buffered, the A tiles of step s go to buffer s mod 2 after the widest panel (the first), so no
+// A buffer ever overlaps a panel, and its output tiles to PSUM half s mod 2.
+// Returns false when `visit` stopped the walk.
 bool plan_panels(const PanelShape& ps, const std::vector<Span>& mb, const std::vector<Span>& nt,
                  const std::vector<Span>& kt, unsigned span, InstructionCache& encoded, GemmPlan& plan,
                  const StepVisitor& visit) {
   const GemmOptions& o = plan.options;
   const unsigned pack = rows_per_partition(o);
-  const std::uint32_t budget = budget_of(o);
+  const bool double_buffered = o.sbuf_buffers > 1;
+  const std::uint32_t budget = double_buffered ? whole_budget(o) : budget_of(o);
+  std::optional<std::uint32_t> a_base;  // double buffered: where the A buffers start, after the widest panel
   for (std::size_t j0 = 0; j0 < nt.size(); j0 += ps.ntiles) {
     const std::size_t j1 = std::min(nt.size(), j0 + ps.ntiles);
     Step panel;
@@ -555,17 +585,24 @@ bool plan_panels(const PanelShape& ps, const std::vector<Span>& mb, const std::v
         at[t].b.push_back(panel_end);
         at[t].b_scales.push_back(lay_out_tile(Operand::B, kt[t], nt[j], o, plan.element_bytes, pack, panel_end, panel));
       }
+    if (!a_base) a_base = panel_end;
     for (std::size_t i0 = 0; i0 < mb.size(); i0 += ps.mblocks) {
       const std::size_t i1 = std::min(mb.size(), i0 + ps.mblocks);
+      const std::size_t s = plan.stats.steps;
       Round r;
+      if (ps.psum_half_banks) r.first_bank = static_cast<unsigned>(s % 2) * ps.psum_half_banks;
       for (std::size_t j = j0; j < j1; ++j) r.ntiles.push_back(j);
       for (std::size_t i = i0; i < i1; ++i) {
         r.mblocks.push_back(i);
         for (std::size_t j = j0; j < j1; ++j) r.units.push_back({i, j});
       }
       Step step;
-      if (i0 == 0) step.loads = std::move(panel.loads);
-      std::uint32_t offset = panel_end;
+      if (i0 == 0) {
+        step.loads = std::move(panel.loads);  // after every step of the previous panel has read its own
+        for (SbufLoad& l : step.loads) l.reuse_distance = s >= 1 ? 1 : 0;
+      }
+      const std::size_t panel_loads = step.loads.size();
+      std::uint32_t offset = double_buffered ? *a_base + static_cast<std::uint32_t>(s % 2) * ps.a_buffer : panel_end;
       for (std::size_t t = 0; t < kt.size(); ++t) {
         at[t].a.clear();
         at[t].a_scales.clear();
@@ -574,6 +611,10 @@ bool plan_panels(const PanelShape& ps, const std::vector<Span>& mb, const std::v
           at[t].a_scales.push_back(lay_out_tile(Operand::A, kt[t], mb[i], o, plan.element_bytes, pack, offset, step));
         }
       }
+      // A's buffer was last read by its previous step: two steps back when double buffered.
+      const unsigned a_reuse = double_buffered ? 2 : 1;
+      for (std::size_t l = panel_loads; l < step.loads.size(); ++l)
+        step.loads[l].reuse_distance = s >= a_reuse ? a_reuse : 0;
       // choose_panels() sized the panel and the step for full tiles, the largest.
       if (offset > budget)
         throw PlanError("internal: a B-panel step needs " + std::to_string(offset) + " SBUF bytes per partition, over "
@@ -743,7 +784,7 @@ GemmPlan walk(const GemmShape& shape, const GemmOptions& options, std::uint64_t 
   const unsigned span = bank_span(shape, options);
   const std::size_t per_round = geo.psum_banks / span;
   const auto rounds = make_rounds(mb, nt, options, budget_of(options), per_round);
-  const auto panels = choose_panels(rounds, mb, nt, kt.size(), options, budget_of(options), per_round);
+  const auto panels = choose_panels(rounds, mb, nt, kt.size(), options, span, per_round);
   InstructionCache encoded(plan.options);
   try {
     if (panels) {
@@ -752,6 +793,9 @@ GemmPlan walk(const GemmShape& shape, const GemmOptions& options, std::uint64_t 
       plan.stats.b_panel_ntiles = panels->ntiles;
       plan.stats.b_panel_mblocks = panels->mblocks;
       plan.stats.rounds = count * ((mb.size() + panels->mblocks - 1) / panels->mblocks);
+      plan.psum_buffers = panels->psum_half_banks ? 2 : 1;
+      plan.image_chunk_a = panels->mblocks * limits.m;
+      plan.image_chunk_b = panels->ntiles * options.tile_n;
       plan_panels(*panels, mb, nt, kt, span, encoded, plan, visit);
     } else {
       plan.stats.rounds = rounds.size();

@@ -10,12 +10,13 @@
 // device memory. Any load of the plan is then a 2-D (or, for sparse fmaps, 3-D) slice of its image: one descriptor.
 //
 // Synchronisation (D-GEMM-DMA-SYNC), with B buffers (2, or 1 when two do not fit), token(s) = (s / B) mod 65535 + 1
-// for step s in buffer b = s mod B:
-//   - each load of step s waits until done[b] == token(s - B) (its buffer's previous step has computed) and counts
+// for step s in buffer b = s mod B, and P = GemmPlan::psum_buffers (2 when steps alternate between PSUM halves):
+//   - each load of step s waits until done[r mod B] == token(r), r = s - its reuse distance (the last step that reads
+//     the bytes it overwrites: s - B for a buffer, s - 1 for a B panel, D-GEMM-DMA-PANELS) has computed, and counts
 //     itself into copies[s mod 4] when it completes;
-//   - each eviction of step s waits until done[b] == token(s) and counts itself into copies[(s + 1) mod 4];
+//   - each eviction of step s waits until done[b] == token(s) and counts itself into copies[(s + P) mod 4];
 //   - a SIGNAL descriptor on the control queue waits until copies[s mod 4] has counted every load of step s and every
-//     eviction of step s - 1 (and of the steps four before them), then sets ready[b] = token(s);
+//     eviction of step s - P (and of the steps four before them), then sets ready[b] = token(s);
 //   - the step's first instruction waits until ready[b] == token(s); its last sets done[b] = token(s).
 // Four counters, because one would be reached early by copies of later steps (loads of step s + 2 may finish before
 // an eviction of step s - 1); no copy that counts into copies[s mod 4] after step s's can finish before step s's
@@ -97,16 +98,25 @@ class DmaGemm {
   std::size_t steps() const { return step_; }
 
  private:
-  // An operand's image in device memory: one row per SBUF partition, holding k-tile after k-tile of the rows its
-  // loads put there over the whole free range (so the k-tiles of a step that lie side by side in SBUF lie side by
-  // side here too).
+  // An operand's image in device memory: one row per SBUF partition, holding the rows its loads put there -- the
+  // free range in chunks (GemmPlan::image_chunk_a / _b), each chunk k-tile after k-tile -- so the k-tiles of a step
+  // that lie side by side in SBUF lie side by side here too.
   struct Image {
     std::uint64_t base = 0;         // DMA address of row 0
-    std::uint32_t row_bytes = 0;    // one row: every k-tile's block
-    std::uint64_t block_bytes = 0;  // one k-tile's part of a row (the whole free range)
+    std::uint32_t row_bytes = 0;    // one row: every chunk's every k-tile
+    std::uint64_t block_bytes = 0;  // one k-tile over the whole free range (what load_payload gives per row)
     std::uint32_t rows_per_ktile = 0;
     std::size_t free = 0;           // the free range: M for A, N for B
+    std::size_t chunk = 0;          // free elements per chunk (the last may be shorter); free: one chunk
+    std::uint64_t per_free = 0;     // bytes of one free index in a row (chunked images only)
+    std::size_t ktiles = 0;
     std::vector<bool> written;      // per k-tile
+    std::size_t chunks() const { return (free + chunk - 1) / chunk; }
+    // Bytes of one k-tile of chunk c, and where chunk c starts in a row.
+    std::uint64_t chunk_block(std::size_t c) const {
+      return chunks() == 1 ? block_bytes : std::min(chunk, free - c * chunk) * per_free;
+    }
+    std::uint64_t chunk_start(std::size_t c) const { return c * chunk * per_free * ktiles; }
   };
   // A load as a part of its image: `rows` partitions from partition0, `bytes` per row from column src_col of the
   // image's rows to SBUF address dst (planes: sparse fmaps, each the free range apart in the image).
@@ -115,6 +125,7 @@ class DmaGemm {
     std::uint32_t partition0 = 0, rows = 0, planes = 1;
     std::uint32_t dst = 0;
     std::uint64_t bytes = 0, src_col = 0, src_plane_stride = 0;
+    unsigned reuse_distance = 0;  // SbufLoad::reuse_distance
   };
   Image& image_of(const SbufLoad& load);
   void write_block(Image& img, const SbufLoad& load, std::size_t ktile, const EncodedOperand& a,

@@ -86,7 +86,9 @@ struct GemmOptions {
   bool b_resident = true;
   // 1, or 2 for double buffering: consecutive steps load into alternate halves of the SBUF budget, so a runtime
   // that moves data with DMA loads step s + 1 while step s computes (D-GEMM-DMA-BUFFERS). Each half is the budget
-  // a step may use; B panels are not kept resident (a panel would have to live outside both halves).
+  // a step may use -- or, where B panels pay (b_resident), the panel stays resident at byte 0 and the steps' A tiles
+  // alternate between two buffers after it, while the steps' output tiles alternate between the two halves of the
+  // PSUM banks (D-GEMM-DMA-PANELS).
   unsigned sbuf_buffers = 1;
 };
 
@@ -118,6 +120,11 @@ struct SbufLoad {
   // Sparse contents (rows_per_partition = F): the PE rows of the k-tile, every one written (a block of contraction
   // rows spreads over all row groups, so a short k-tile still touches them all); zeros past k_count.
   std::uint32_t sparse_rows = 0;
+  // How many steps before this load's step the last program that reads the SBUF bytes it overwrites runs: 1 for the
+  // previous step (one buffer, or a B panel replacing the one the previous step read), 2 for the buffer's previous
+  // step (double buffering); 0 when no earlier step reads them. A runtime that loads ahead (DMA) waits for that
+  // step to have computed; a host that loads between steps has waited already.
+  unsigned reuse_distance = 0;
   bool sparse() const { return content == SbufContent::SparseWeights || content == SbufContent::SparseFmaps; }
   // The partitions the contraction rows take (of the words, for MX).
   std::size_t data_partitions() const {
@@ -177,6 +184,15 @@ struct GemmPlan {
   GemmOptions options;
   std::size_t k_tile = 0;  // k-tile boundaries: [0, k_tile), [k_tile, 2 k_tile), ... (the reference needs them)
   std::size_t element_bytes = 0;  // an MX plan's: one x4 word's
+  // 2 when consecutive steps' output tiles alternate between the two halves of the PSUM banks (each step one round,
+  // D-GEMM-DMA-PANELS): the banks a step reads back are written again two steps later, so its results may leave
+  // while the next step computes. 1: the next step that opens groups writes them.
+  unsigned psum_buffers = 1;
+  // How a runtime best lays an operand out in device memory (DmaGemm, D-GEMM-DMA-LAYOUT): its free range (A's M,
+  // B's N) in chunks of this many elements, each chunk holding every k-tile of its range before the next chunk
+  // starts -- the range one step loads of it (B panels: a panel's n-tiles, a step's m-blocks), so that step's k-tiles,
+  // side by side in SBUF, are one stretch of each image row too. 0: one chunk, the whole range.
+  std::size_t image_chunk_a = 0, image_chunk_b = 0;
   std::vector<Step> steps;
   PlanStats stats;
 };
