@@ -343,6 +343,11 @@ TEST(SpecParse, TheExamplesParse) {
   EXPECT_EQ(resnet.name, "resnet50-array-size");
   EXPECT_EQ(describe_params(resnet.fixed), (std::vector<std::string>{"mode=\"timing\""}));
   EXPECT_EQ(expand(resnet).size(), 6u * 54u);
+  // llama2_7b_block_memory.toml: 3 HBM bandwidths x the block's 9 distinct GEMMs, through DMA.
+  const SweepSpec llama = read_spec((root / "platform/examples/sweep/llama2_7b_block_memory.toml").string());
+  EXPECT_EQ(llama.name, "llama2-7b-block-memory");
+  EXPECT_EQ(describe_params(llama.fixed), (std::vector<std::string>{"mode=\"timing\"", "data_path=\"dma\""}));
+  EXPECT_EQ(expand(llama).size(), 3u * 9u);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -141,6 +141,45 @@ TEST(SweepRun, EveryRowAgreesWithADirectGemmOfItsPoint) {
   EXPECT_DOUBLE_EQ(summary["networks"][0]["cycles"].get<double>(), cycles);
 }
 
+// Where a network's time goes between the array and memory, from the rows themselves: summary.json's
+// waiting_for_data_ns is the sum over layers of count x time x the layer's waiting_for_data share, its hbm_bytes the
+// count-weighted device-memory bytes, and the command prints one line per configuration with those figures. The
+// second layer (128 x 8192 x 128, count 2) is memory-bound: its array waits for data most of its time.
+TEST(SweepRun, TheSummarySaysHowLongTheArrayWaitedForItsData) {
+  const std::string dir = scratch("waiting");
+  const std::string spec = write(dir + "/s.toml", R"(
+name = "waiting"
+[[workload]]
+name = "pair"
+gemms = [ { name = "square", m = 512, k = 512, n = 512 }, { name = "thin", m = 128, k = 8192, n = 128, count = 2 } ]
+[set]
+mode = "timing"
+data_path = "dma"
+)");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  double waiting_ns = 0, hbm = 0, time_ns = 0;
+  for (const auto& row : rows) {
+    const double count = std::stod(row.at("count"));
+    waiting_ns += count * std::stod(row.at("time_ns")) * std::stod(row.at("acct:waiting_for_data"));
+    hbm += count * std::stod(row.at("mem:hbm_bytes"));
+    time_ns += count * std::stod(row.at("time_ns"));
+  }
+  EXPECT_GT(std::stod(rows[1].at("acct:waiting_for_data")), 0.5) << "the thin layer waits for its data";
+  const nlohmann::json n = nlohmann::json::parse(slurp(dir + "/out/summary.json"))["networks"][0];
+  EXPECT_NEAR(n["waiting_for_data_ns"].get<double>(), waiting_ns, 1e-6 * waiting_ns);
+  EXPECT_NEAR(n["hbm_bytes"].get<double>(), hbm, 1e-9 * hbm);
+  EXPECT_NEAR(n["array_accounting"]["useful"].get<double>() + n["array_accounting"]["waiting_for_data"].get<double>(),
+              1.0, 0.05)
+      << "these two layers lose their PE-cycles to little else";
+  char line[200];
+  std::snprintf(line, sizeof line, "waiting for data %.3f ms (%.1f%%)", waiting_ns / 1e6, 100.0 * waiting_ns / time_ns);
+  EXPECT_NE(r.out.find(std::string("  network: pair: ") ), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
 TEST(SweepRun, AFailedPointIsRecordedAndTheOthersKept) {
   const std::string dir = scratch("failed");
   // MARIANA's PSUM partition holds 4096 fp32: tile_n 5000 cannot be planned.

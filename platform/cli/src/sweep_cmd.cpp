@@ -6,11 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <new>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "pevp/files/output_file.h"
@@ -204,11 +206,38 @@ std::string run_plots(const std::string& dir, const std::vector<std::string>& ex
   return "";
 }
 
+// One line per complete network and configuration: its time, the array's utilisation, and how much of the array's
+// time went to waiting for data (the memory system's share), so the answer needs no CSV. At most kShown lines.
+void print_networks(const nlohmann::json& summary, std::ostream& out) {
+  constexpr std::size_t kShown = 12;
+  std::size_t shown = 0, complete = 0;
+  for (const nlohmann::json& n : summary.at("networks")) {
+    if (!n.contains("time_ns")) continue;
+    if (complete++ >= kShown) continue;
+    ++shown;
+    std::string params;
+    for (const auto& [key, value] : n.at("params").items())
+      params += (params.empty() ? "" : ", ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    const double time_ms = n.at("time_ns").get<double>() / 1e6;
+    const double waiting_ms = n.value("waiting_for_data_ns", 0.0) / 1e6;
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(3) << "  network: " << n.at("workload").get<std::string>()
+         << (params.empty() ? "" : " [" + params + "]") << ": " << time_ms << " ms, array utilisation "
+         << std::setprecision(1) << 100.0 * n.at("utilisation").get<double>() << "%, waiting for data "
+         << std::setprecision(3) << waiting_ms << " ms (" << std::setprecision(1)
+         << (time_ms > 0 ? 100.0 * waiting_ms / time_ms : 0.0) << "%)";
+    if (n.contains("hbm_bytes")) line << ", HBM " << std::setprecision(1) << n["hbm_bytes"].get<double>() / (1 << 20) << " MiB";
+    out << line.str() << '\n';
+  }
+  if (complete > shown) out << "  (" << complete - shown << " more in summary.json)\n";
+}
+
 int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream& out, std::ostream& err) {
   const auto records = read_records(plan, cmd.out_dir);
+  const nlohmann::json summary = sweep::summary(plan, records);
   for (const auto& [name, text] :
        {std::pair<std::string, std::string>{"results.csv", sweep::results_csv(plan, records)},
-        {"summary.json", sweep::summary(plan, records).dump(2) + "\n"}}) {
+        {"summary.json", summary.dump(2) + "\n"}}) {
     if (const std::string e = sweep::write_text_atomically(cmd.out_dir + "/" + name, text); !e.empty()) {
       err << "pe-vp sweep: " << e << '\n';
       return 2;
@@ -230,6 +259,7 @@ int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream&
   std::size_t shown = 0;
   for (const std::string& e : errors)
     if (shown++ < kShownErrors) out << "  failed: " << e << '\n';
+  print_networks(summary, out);
   out << "  wrote:  " << cmd.out_dir << "/results.csv, " << cmd.out_dir << "/summary.json\n";
   if (cmd.plots && ok > 0) {
     const std::string e = run_plots(cmd.out_dir, {}, cmd.out_dir + "/plots.log");

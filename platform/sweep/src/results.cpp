@@ -330,6 +330,11 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
   struct Total {
     json params = json::object();
     double cycles = 0, weighted_util = 0, time_ns = 0, macs = 0;
+    // The accounting's PE-cycle shares weighted by each run's cycles; the time the array waited for its data; the
+    // device-memory bytes moved (runs through the memory system only).
+    std::map<std::string, double> weighted_shares;
+    double waiting_ns = 0, hbm_bytes = 0;
+    bool memory = false;
     std::size_t ok = 0, failed = 0, missing = 0;
   };
   std::map<std::pair<std::size_t, std::string>, Total> totals;
@@ -354,6 +359,14 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     t.cycles += count * cycles;
     t.weighted_util += count * cycles * at(*r, "utilisation").get<double>();
     t.time_ns += count * at(*r, "time_ns").get<double>();
+    for (const auto& [category, share] : at(*r, "array_accounting").items()) {
+      t.weighted_shares[category] += count * cycles * share.get<double>();
+      if (category == "waiting_for_data") t.waiting_ns += count * at(*r, "time_ns").get<double>() * share.get<double>();
+    }
+    if (r->contains("memory")) {
+      t.memory = true;
+      t.hbm_bytes += count * at(at(*r, "memory"), "hbm_bytes").get<double>();
+    }
     t.macs += count * static_cast<double>(p.point.layer.m) * static_cast<double>(p.point.layer.k) *
               static_cast<double>(p.point.layer.n);
   }
@@ -367,6 +380,13 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
       n["macs"] = t.macs;
       n["utilisation"] = t.cycles > 0 ? t.weighted_util / t.cycles : 0.0;
       n["tflops"] = t.time_ns > 0 ? 2.0 * t.macs / (t.time_ns * 1e-9) / 1e12 : 0.0;
+      // Where the array's PE-cycles went over the whole network, and how much of its time was spent waiting for
+      // data (docs/timing.md "Where the PE-cycles go"; docs/memory-system.md).
+      json shares = json::object();
+      for (const auto& [category, weighted] : t.weighted_shares) shares[category] = t.cycles > 0 ? weighted / t.cycles : 0.0;
+      n["array_accounting"] = shares;
+      n["waiting_for_data_ns"] = t.waiting_ns;
+      if (t.memory) n["hbm_bytes"] = t.hbm_bytes;
     }
     networks.push_back(n);
   }
