@@ -96,4 +96,9 @@ ready, _, _ = select.select([vector_fd[0]], [], [], 10)
 if not ready:
     fail("vector 0 was not signalled within 10 s")
 expect("vector 0 signals", struct.unpack("<Q", os.read(vector_fd[0], 8))[0], 1)
+if os.environ.get("FAKE_QEMU_WAIT"):
+    # A guest that runs on: until a signal ends this process.
+    print("fake_qemu: waiting", flush=True)
+    while True:
+        select.select([], [], [])
 sys.exit(EXIT_STATUS)

@@ -3,6 +3,7 @@ appends, the doorbell greeting, the config probe and BAR accesses, an interrupt,
 statistics written; and its usage errors. PEVP_BIN names pe-vp."""
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -37,6 +38,19 @@ class QemuDeviceCommand(unittest.TestCase):
             names = {e.get("args", {}).get("name") for e in events if e.get("ph") == "M"}
             self.assertIn("BAR0 registers", names)
             self.assertTrue(any(e.get("name") == "R 0x100000" for e in events))
+
+    def test_sigterm_ends_qemu_then_pe_vp(self):
+        env = dict(os.environ, FAKE_QEMU_WAIT="1")
+        p = subprocess.Popen([PEVP, "qemu-device", "--", "/usr/bin/python3", os.path.join(HERE, "fake_qemu.py")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for line in p.stdout:
+            if "fake_qemu: waiting" in line or "FAIL" in line:
+                break
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        # pe-vp passed SIGTERM on to its QEMU, which the signal ended: 128 + 15.
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+        self.assertIn("QEMU was killed by signal Terminated", err)
 
     def test_usage_errors_are_status_2_and_name_the_rule(self):
         p = subprocess.run([PEVP, "qemu-device"], capture_output=True, text=True, timeout=60)
