@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pevp/capi/stale_stack_poison.h"
 #include "pevp/dma/dma_engines.h"
 #include "pevp/isa/layout.h"
 #include "pevp/platform/checkpoint.h"
@@ -115,7 +116,11 @@ QemuDevice::QemuDevice(sc_core::sc_module_name name, const platform::VpConfig& c
       inbox_(std::make_unique<Inbox>("inbox")) {
   host_memory.time_by(platform.host_memory);
   function.bus.bind(platform.bus.target);
-  sc_core::sc_spawn([this] { worker(); }, "worker");
+  // The worker saves and applies checkpoints (DEVICE_RESET) on its stack: a main thread's size, as the C API's host
+  // thread has, not SystemC's small default.
+  sc_core::sc_spawn_options worker_options;
+  worker_options.set_stack_size(kWorkerStackBytes);
+  sc_core::sc_spawn([this] { worker(); }, "worker", &worker_options);
   const std::array<sc_core::sc_signal<bool>*, kVectors> lines = {&platform.seq.irq, &platform.dma.irq};
   for (unsigned v = 0; v < kVectors; ++v) {
     sc_core::sc_spawn_options o;
@@ -188,6 +193,9 @@ void QemuDevice::worker() {
   std::function<void()> work;
   for (;;) {
     while (inbox_->take(work)) {
+      // An exception caught on this stack in an earlier item (a refused reset) left redzones poisoned under ASan
+      // (capi/stale_stack_poison.h); this is the stack's first frame, so half of it below here is the items'.
+      capi::clear_stale_stack_poison(kWorkerStackBytes / 2);
       work();
       work = nullptr;
     }

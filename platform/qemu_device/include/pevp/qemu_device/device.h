@@ -11,6 +11,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +81,7 @@ class QemuDevice : public sc_core::sc_module {
 
  private:
   class Inbox;
+  static constexpr std::size_t kWorkerStackBytes = std::size_t{8} << 20;
   void worker();
   void on_line(unsigned vector, bool level);
   void after_host_write(const pcie::BarRecord& r);
