@@ -2,7 +2,8 @@
 # The Linux driver in a real guest: builds drivers/linux against the installed Debian kernel's headers and the
 # guest test program (tests/guest), packs them with busybox into an initramfs, and boots the kernel in a stock
 # QEMU whose pe-vp device is `pe-vp qemu-device` (docs/qemu.md). The guest loads the module, runs the test,
-# unloads and reloads the module, runs it again, and powers off.
+# unloads and reloads the module, runs it again, reboots (QEMU resets the device), checks the device is at its
+# power-on state, and powers off.
 #
 #   scripts/run-guest-test.sh [BUILD_DIR]      (default: ./build, which must hold a built pe-vp)
 #
@@ -71,7 +72,7 @@ guest_bin="$work/pevp_guest_test"
 if [ ! -x "$guest_bin" ] || [ -n "$(find "$root/tests/guest" "$root/drivers/linux/uapi" -newer "$guest_bin" \
      -name '*.[ch]' | head -n 1)" ]; then
   gcc -static -O2 -std=gnu99 -Wall -Wextra -Werror -ffp-contract=off -o "$guest_bin" \
-    "$root/tests/guest/pevp_guest_test.c" || fail "the guest program did not build"
+    "$root/tests/guest/pevp_guest_test.c" -lm || fail "the guest program did not build"
 fi
 "$pevp" asm --gen MARIANA "$root/tests/guest/gemm.pes" -o "$work/gemm.bin" >/dev/null \
   || fail "pe-vp asm refused tests/guest/gemm.pes"
@@ -84,11 +85,19 @@ cp /bin/busybox "$work/root/bin/busybox"
 cp "$mod_dir/pevp.ko" "$guest_bin" "$work/gemm.bin" "$work/root/"
 cat >"$work/root/init" <<'EOF'
 #!/bin/busybox sh
+# Boot 1: the tests, the module reloaded, the tests again, then a reboot, on which QEMU sends the device
+# DEVICE_RESET. Boot 2: the device must be at its power-on state. A CMOS RAM byte (0x7a, unused by QEMU's pc
+# machine and SeaBIOS) survives the reset and says which boot this is.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-echo "pevp-init: start, guest uptime $(cut -d' ' -f1 /proc/uptime) s"
+cmos_get() { printf '\172' | dd of=/dev/port bs=1 seek=112 count=1 2>/dev/null
+             dd if=/dev/port bs=1 skip=113 count=1 2>/dev/null | od -An -tu1 | tr -d ' '; }
+cmos_set() { printf '\172' | dd of=/dev/port bs=1 seek=112 count=1 2>/dev/null
+             printf "\\$(printf %o "$1")" | dd of=/dev/port bs=1 seek=113 count=1 2>/dev/null; }
+boot="$(cmos_get)"
+echo "pevp-init: start, boot mark ${boot:-?}, guest uptime $(cut -d' ' -f1 /proc/uptime) s"
 for d in /sys/bus/pci/devices/*; do
   case "$(cat "$d/vendor"):$(cat "$d/device")" in
     0x1234:0x7065|0x1af4:0x1110) echo "pevp-init: PCI $(basename "$d") $(cat "$d/vendor"):$(cat "$d/device")";;
@@ -98,20 +107,41 @@ status=0
 run() {
   insmod /pevp.ko || { echo "guest test: FAIL: insmod pevp.ko"; return 1; }
   [ -c /dev/pevp0 ] || { echo "guest test: FAIL: no /dev/pevp0 after insmod"; dmesg | tail -n 20; rmmod pevp; return 1; }
-  /pevp_guest_test /gemm.bin /dev/pevp0
+  /pevp_guest_test "$@"
   r=$?
   rmmod pevp || { echo "guest test: FAIL: rmmod pevp"; r=1; }
   return $r
 }
-echo "pevp-init: run 1"
-run || status=1
-echo "pevp-init: run 2, after unloading and reloading the module"
-run || status=1
-if ! dmesg | grep -q "faulted: rule 0x001 opcode.unknown"; then
-  echo "guest test: FAIL: no dmesg line names the faulting instruction's rule"; status=1
-fi
-dmesg | grep -E "pevp|pe-vp" | sed 's/^/pevp-init: dmesg: /'
-echo "pevp-init: status $status"
+case "$boot" in
+  0)
+    cmos_set 1
+    echo "pevp-init: run 1"
+    run /gemm.bin /dev/pevp0 || status=1
+    echo "pevp-init: run 2, after unloading and reloading the module"
+    run /gemm.bin /dev/pevp0 || status=1
+    if ! dmesg | grep -q "faulted: rule 0x001 opcode.unknown"; then
+      echo "guest test: FAIL: no dmesg line names the faulting instruction's rule"; status=1
+    fi
+    dmesg | grep -E "pevp|pe-vp" | sed 's/^/pevp-init: dmesg: /'
+    echo "pevp-init: status $status"
+    if [ "$status" = 0 ]; then
+      echo "pevp-init: rebooting: QEMU resets the device"
+      reboot -f
+    fi
+    cmos_set 0
+    ;;
+  1)
+    cmos_set 2
+    echo "pevp-init: run 3, after the device reset"
+    run --after-reset /dev/pevp0 || status=1
+    echo "pevp-init: status $status"
+    cmos_set 0
+    ;;
+  *)
+    echo "guest test: FAIL: boot mark '$boot': the guest booted more often than planned"
+    cmos_set 0
+    ;;
+esac
 poweroff -f
 EOF
 chmod +x "$work/root/init"
@@ -126,11 +156,11 @@ set +e
 timeout --kill-after=10 "$timeout_s" "$pevp" qemu-device --gen MARIANA -- \
   "$qemu" -accel tcg -m 512M \
   -object memory-backend-memfd,id=mem,size=512M,share=on -machine pc,memory-backend=mem \
-  -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd" \
+  -nographic -nic none -kernel "$kernel" -initrd "$initrd" \
   -append "console=ttyS0 quiet panic=-1" </dev/null 2>&1 |
   while IFS= read -r line; do
     line="${line%$'\r'}"
-    if [ -z "$first_init" ] && [[ "$line" == "pevp-init: start"* ]]; then
+    if [ -z "$first_init" ] && [[ "$line" == *"pevp-init: start"* ]]; then
       first_init=1
       echo "guest figure: boot, QEMU start to the first line of /init: $(awk -v a="$start" -v b="$EPOCHREALTIME" \
         'BEGIN { printf "%.1f", b - a }') s"
@@ -142,7 +172,9 @@ set -e
 
 [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "the guest did not power off within ${timeout_s} s"
 grep -q "pevp-init: start" "$log" || fail "the guest never reached /init (QEMU or pe-vp qemu-device status $status)"
-grep -q "pevp-init: status 0" "$log" || fail "inside the guest: $(grep -m1 "guest test: FAIL" "$log" || echo "see $log")"
-[ "$(grep -c "^guest test: PASS" "$log")" = 2 ] || fail "expected two passing runs (before and after the reload)"
+grep -q "guest test: FAIL" "$log" && fail "inside the guest: $(grep -m1 "guest test: FAIL" "$log" | sed 's/^guest test: FAIL: //')"
+[ "$(grep -c "^pevp-init: status 0" "$log")" = 2 ] || fail "the guest did not finish both boots (see $log)"
+[ "$(grep -c "^guest test: PASS" "$log")" = 3 ] ||
+  fail "expected three passing runs (before and after the reload, after the device reset; see $log)"
 [ "$status" -eq 0 ] || fail "pe-vp qemu-device exited with $status"
 echo "guest test: PASS"

@@ -12,13 +12,19 @@
  *     -EBUSY until the error is cleared, then a clean run again;
  *   - a refused DMA descriptor: -EIO and the engine's rule (address_range);
  *   - argument errors: -ENOTTY for an unknown ioctl, -EINVAL for bad sizes;
- * and prints figures for docs/performance.md. Ends with "guest test: PASS"
- * (exit 0) or one "guest test: FAIL: ..." line per failed check (exit 1).
+ * and prints figures for docs/performance.md. With --after-reset (run after
+ * the guest rebooted, which makes QEMU send DEVICE_RESET) it checks instead
+ * that the device is at its power-on state: no instruction retired since the
+ * reset and PSUM, which held the GEMM's results, all zeros.
+ * Ends with "guest test: PASS" (exit 0) or one "guest test: FAIL: ..." line
+ * per failed check (exit 1).
  *
  * usage: pevp_guest_test GEMM_BIN [DEVICE]
+ *        pevp_guest_test --after-reset [DEVICE]
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -302,6 +308,40 @@ static void figures(int fd, const uint8_t *records)
 		       median(latency, n) / 1e3, n);
 }
 
+static int after_reset(const char *device)
+{
+	static float psum[GEMM_M][GEMM_N];
+	struct pevp_perf p;
+	long nonzero = 0;
+	int fd, r, m, n;
+
+	fd = open(device, O_RDWR);
+	if (fd < 0) {
+		printf("guest test: FAIL: open %s: %s\n", device, strerror(errno));
+		return 1;
+	}
+	if (perf(fd, &p))
+		fail("PEVP_IOC_PERF: %s", strerror(errno));
+	else if (p.retired != 0)
+		fail("after the device reset: retired_cnt %llu, expected 0", (unsigned long long)p.retired);
+	memset(psum, 0xff, sizeof psum);
+	r = dma(fd, PEVP_DMA_FROM_DEVICE, psum, GEMM_PSUM_BASE, GEMM_M, sizeof psum[0], GEMM_PSUM_PARTITION_BYTES, 4,
+		NULL);
+	if (r)
+		fail("DMA out of PSUM after the reset: %s", strerror(-r));
+	for (m = 0; m < GEMM_M; m++)
+		for (n = 0; n < GEMM_N; n++)
+			nonzero += psum[m][n] != 0.0f || signbit(psum[m][n]);
+	if (!r && nonzero)
+		fail("after the device reset: %ld PSUM elements of the GEMM's output are not +0", nonzero);
+	close(fd);
+	if (failures)
+		return 1;
+	printf("guest test: device reset: retired_cnt 0 and the GEMM's PSUM rows zero\n");
+	printf("guest test: PASS\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct gemm_case g;
@@ -315,9 +355,11 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: pevp_guest_test GEMM_BIN [DEVICE]\n");
+		fprintf(stderr, "usage: pevp_guest_test GEMM_BIN [DEVICE]\n       pevp_guest_test --after-reset [DEVICE]\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "--after-reset") == 0)
+		return after_reset(device);
 	f = fopen(argv[1], "rb");
 	if (!f || fread(records, 1, sizeof records, f) != sizeof records || fgetc(f) != EOF) {
 		printf("guest test: FAIL: %s is not %d records of 64 bytes\n", argv[1], GEMM_RECORDS);
