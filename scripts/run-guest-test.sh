@@ -10,6 +10,8 @@
 # Ends with "guest test: PASS" and status 0, or "guest test: FAIL: <what>" and status 1; 77 (skipped) only when
 # the Debian packages it needs are missing and cannot be installed. PEVP_GUEST_TIMEOUT (seconds, default 600)
 # bounds the QEMU run; the serial console goes to stdout and to BUILD_DIR/guest/console.log.
+# PEVP_GUEST_KERNEL=/path/bzImage with PEVP_GUEST_KDIR=/its/build/tree boots a kernel of your own instead of the
+# newest installed Debian kernel with headers.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -44,14 +46,23 @@ if [ "${#missing[@]}" -gt 0 ] || ! have_kernel_with_headers; then
   fi
 fi
 
-# ---- the kernel: the newest installed one whose headers are present
-kver=""
-for k in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
-  v="${k#/boot/vmlinuz-}"
-  if [ -e "/lib/modules/$v/build/Makefile" ]; then kver="$v"; break; fi
-done
-[ -n "$kver" ] || skip "no /boot/vmlinuz-* with headers in /lib/modules/*/build"
-kernel="/boot/vmlinuz-$kver"
+# ---- the kernel: yours, or the newest installed one whose headers are present
+if [ -n "${PEVP_GUEST_KERNEL:-}" ]; then
+  [ -n "${PEVP_GUEST_KDIR:-}" ] && [ -e "$PEVP_GUEST_KDIR/Makefile" ] ||
+    fail "PEVP_GUEST_KERNEL needs PEVP_GUEST_KDIR, the kernel's build tree (its Makefile)"
+  kernel="$PEVP_GUEST_KERNEL"
+  kdir="$PEVP_GUEST_KDIR"
+  kver="$(make -s -C "$kdir" kernelrelease 2>/dev/null || basename "$kernel")"
+else
+  kver=""
+  for k in $(ls /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+    v="${k#/boot/vmlinuz-}"
+    if [ -e "/lib/modules/$v/build/Makefile" ]; then kver="$v"; break; fi
+  done
+  [ -n "$kver" ] || skip "no /boot/vmlinuz-* with headers in /lib/modules/*/build"
+  kernel="/boot/vmlinuz-$kver"
+  kdir="/lib/modules/$kver/build"
+fi
 [ -r "$kernel" ] || fail "$kernel is not readable"
 [ -x "$pevp" ] || fail "$pevp is missing: build the project first (scripts/build.sh)"
 qemu="$(command -v qemu-system-x86_64)" || skip "qemu-system-x86_64 is not installed"
@@ -60,7 +71,7 @@ echo "guest test: kernel $kver, $("$qemu" --version | head -n 1)"
 # ---- the module (cached per kernel in the build tree; kbuild rebuilds what changed)
 mod_dir="$build/drivers/linux/$kver"
 mkdir -p "$mod_dir"
-make -s -C "$root/drivers/linux" KDIR="/lib/modules/$kver/build" PEVP_BUILD="$build" O_MOD="$mod_dir" \
+make -s -C "$root/drivers/linux" KDIR="$kdir" PEVP_BUILD="$build" O_MOD="$mod_dir" \
   >"$mod_dir/build.log" 2>&1 || { cat "$mod_dir/build.log"; fail "the module did not build against $kver"; }
 if grep -v "Skipping BTF generation" "$mod_dir/build.log" | grep -q "warning:"; then
   cat "$mod_dir/build.log"; fail "the module builds with warnings"
