@@ -38,8 +38,8 @@ int main(int argc, char **argv)
 	pevp_completion done;
 	pevp_vp *vp = NULL;
 	pevp_map map;
-	double start, wall;
-	int t, k, m, n, first_m = 0, first_n = 0;
+	double start, wall[2];
+	int run, t, k, m, n, first_m = 0, first_n = 0;
 	long differ;
 	FILE *f;
 
@@ -64,22 +64,25 @@ int main(int argc, char **argv)
 		printf("capi gemm: FAIL: the MARIANA map is not gemm_case.h's\n");
 		return 1;
 	}
-	start = now_us();
-	for (t = 0; t < GEMM_TILES; t++)
-		for (k = 0; k < GEMM_KT; k++)
-			if (pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes + GEMM_A_OFFSET(t),
-				       g.a[t * GEMM_KT + k], sizeof g.a[0]) != PEVP_OK ||
-			    pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes + GEMM_B_OFFSET(t),
-				       g.b[t * GEMM_KT + k], sizeof g.b[0]) != PEVP_OK)
-				return fail(vp, "operands");
-	if (pevp_submit(vp, records, GEMM_RECORDS) != PEVP_OK)
-		return fail(vp, "submit");
-	if (pevp_wait_idle(vp, 1000000000ull, &done) != PEVP_OK || !done.done || done.error)
-		return fail(vp, "wait_idle");
-	for (m = 0; m < GEMM_M; m++)
-		if (pevp_read(vp, map.psum + (uint64_t)m * map.psum_partition_bytes, got[m], sizeof got[m]) != PEVP_OK)
-			return fail(vp, "results");
-	wall = now_us() - start;
+	/* Run 0 includes the platform's first-use costs; run 1 is the figure docs/performance.md compares. */
+	for (run = 0; run < 2; run++) {
+		start = now_us();
+		for (t = 0; t < GEMM_TILES; t++)
+			for (k = 0; k < GEMM_KT; k++)
+				if (pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes + GEMM_A_OFFSET(t),
+					       g.a[t * GEMM_KT + k], sizeof g.a[0]) != PEVP_OK ||
+				    pevp_write(vp, map.sbuf + (uint64_t)k * map.sbuf_partition_bytes + GEMM_B_OFFSET(t),
+					       g.b[t * GEMM_KT + k], sizeof g.b[0]) != PEVP_OK)
+					return fail(vp, "operands");
+		if (pevp_submit(vp, records, GEMM_RECORDS) != PEVP_OK)
+			return fail(vp, "submit");
+		if (pevp_wait_idle(vp, 1000000000ull, &done) != PEVP_OK || !done.done || done.error)
+			return fail(vp, "wait_idle");
+		for (m = 0; m < GEMM_M; m++)
+			if (pevp_read(vp, map.psum + (uint64_t)m * map.psum_partition_bytes, got[m], sizeof got[m]) != PEVP_OK)
+				return fail(vp, "results");
+		wall[run] = now_us() - start;
+	}
 	pevp_close(vp);
 
 	differ = gemm_compare(&g, (const float(*)[GEMM_N])got, &first_m, &first_n);
@@ -89,7 +92,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	n = GEMM_M * GEMM_N;
-	printf("capi gemm: PASS: C[%dx%d] = A[%dx%d].T @ B[%dx%d] bit-exact (%d elements), %llu retired, wall %.0f us (operands in, run, results out)\n",
-	       GEMM_M, GEMM_N, GEMM_K, GEMM_M, GEMM_K, GEMM_N, n, (unsigned long long)done.retired, wall);
+	printf("capi gemm: PASS: C[%dx%d] = A[%dx%d].T @ B[%dx%d] bit-exact (%d elements), %llu retired; wall (operands in, run, results out) %.0f us first, %.0f us second\n",
+	       GEMM_M, GEMM_N, GEMM_K, GEMM_M, GEMM_K, GEMM_N, n, (unsigned long long)done.retired, wall[0], wall[1]);
 	return 0;
 }
