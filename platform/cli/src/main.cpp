@@ -34,6 +34,7 @@
 #include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/samples.h"
+#include "pevp/qemu_device/serve.h"
 
 namespace {
 
@@ -301,6 +302,24 @@ int run_command(int argc, char* argv[]) {
       ->check(integer_in(1, std::uint64_t{1} << 40))
       ->group("");
 
+  std::string qemu_gen = "MARIANA";
+  qemu_device::QemuDeviceOptions qemu_options;
+  auto* qemu = app.add_subcommand(
+      "qemu-device",
+      "Be a PCI device of a QEMU 7.2 guest (x-pci-proxy-dev): start QEMU_ARGV with the device and its interrupt "
+      "doorbell appended, serve it until it exits and exit with its status (docs/qemu.md)");
+  qemu->add_option("--gen", qemu_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
+  qemu->add_option("--proxy-fd", qemu_options.proxy_fd,
+                   "Serve an x-pci-proxy-dev whose QEMU holds the other end of this inherited socket (instead of "
+                   "starting QEMU)")
+      ->check(integer_in(0, 1 << 20));
+  qemu->add_option("--ivshmem-fd", qemu_options.ivshmem_fd,
+                   "With --proxy-fd: the inherited socket of QEMU's ivshmem-doorbell chardev (vectors=2)")
+      ->check(integer_in(0, 1 << 20));
+  qemu->add_flag("--log-messages", qemu_options.log_messages, "Also log each SYNC_SYSMEM on stderr");
+  qemu->add_option("qemu_argv", qemu_options.qemu_argv, "-- then QEMU's program and arguments");
+  add_timing_options(qemu, qemu_options.outputs);
+
   std::string serve_gen = "MARIANA", serve_listen;
   std::uint64_t serve_frame_timeout_ms = 10000, serve_idle_timeout_ms = 0;
   capi::ServeOptions serve_options;
@@ -348,7 +367,7 @@ int run_command(int argc, char* argv[]) {
   // it has none), then --config, then every --set in order. A --gen given on the
   // command line must agree with a generation the file or a --set chose.
   if (app.get_subcommands().empty() && !dump_config) {
-    std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, asm, disasm, calibrate, demo, regs, "
+    std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, qemu-device, asm, disasm, calibrate, demo, regs, "
                  "cosim-check), or --dump-config; --help lists them\n";
     return 2;
   }
@@ -472,6 +491,10 @@ int run_command(int argc, char* argv[]) {
       return 2;
     }
     return platform::run_program(run_cmd, std::cout, std::cerr);
+  }
+  if (*qemu) {
+    if (log_firmware) qemu_options.outputs.firmware_log = &std::cerr;
+    return qemu_device::run_qemu_device(config, qemu_options, std::cout, std::cerr);
   }
   if (*serve) {
     try {

@@ -77,6 +77,9 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& config)
     : Platform(name, with_platform(config)) {}
 
 Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
+    : Platform(name, config, HostRegionBacking{}) {}
+
+Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const HostRegionBacking& host)
     : sc_core::sc_module(name),
       bus("bus"),
       sbuf("sbuf", validated(config).sbuf),
@@ -112,7 +115,10 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
   map_dma("sbuf", dma::kSbufBase, sbuf.size(), sbuf.dma_socket, sbuf);
   map_dma("psum", dma::kPsumBase, psum.size(), psum.dma_socket, psum);
   map_dma("hbm", dma::kHbmBase, hbm.size(), hbm.socket, hbm);
-  map_dma("host_memory", dma::kHostBase, host_memory.size(), host_memory.socket, host_memory);
+  if (host.target == nullptr)
+    map_dma("host_memory", dma::kHostBase, host_memory.size(), host_memory.socket, host_memory);
+  else
+    map_dma("host_memory", dma::kHostBase, host.size, *host.target, *host.timing);
   dma.on_transfer([this](const dma::TransferRecord& t) {
     if (!dma_span_.used || t.start < dma_span_.first_start) dma_span_.first_start = t.start;
     dma_span_.last_end = std::max(dma_span_.last_end, t.end);

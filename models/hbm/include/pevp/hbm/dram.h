@@ -34,7 +34,9 @@ inline constexpr std::uint64_t kImagePageBytes = 4096;
 
 class Dram : public sc_core::sc_module, public memory::TimedTarget {
  public:
-  tlm_utils::simple_target_socket<Dram> socket;
+  // Optional: a platform whose DMA host region is backed elsewhere (platform.h HostRegionBacking) leaves its host
+  // memory's port unbound.
+  tlm_utils::simple_target_socket_optional<Dram> socket;
   // A second port on the same memory for the system bus (a driver's window onto device memory); the same handlers.
   // A simple target socket takes one initiator, and the DMA engines hold `socket`.
   tlm_utils::simple_target_socket_optional<Dram> bus_socket;

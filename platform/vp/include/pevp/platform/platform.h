@@ -45,6 +45,17 @@ struct PlatformConfig {
 
 struct VpConfig;  // config.h: every model parameter (presets, JSON, --set)
 
+// What the DMA engines' host region (dma::kHostBase) reaches when it is not the platform's own host memory: a host
+// whose RAM lies elsewhere -- a guest's, when the platform is a PCI device of QEMU (docs/qemu.md) -- gives its
+// target, the timing model of its accesses and the region's size. Unset (target == nullptr): the platform's own
+// host_memory, as always. The platform's host_memory stays built either way (its timing model can serve the
+// backing's, its statistics stay in the run's), only unreachable by the DMA engines.
+struct HostRegionBacking {
+  tlm::tlm_base_target_socket_b<32>* target = nullptr;
+  memory::TimedTarget* timing = nullptr;
+  std::uint64_t size = 0;
+};
+
 // What the platform simulates: data and time (both), data only (functional:
 // every micro-op takes no time, the fastest bring-up), or time only (timing:
 // no data moved, no arithmetic, for sweeps). docs/timing.md.
@@ -77,6 +88,8 @@ class Platform : public sc_core::sc_module {
 
   // From the full configuration (validated here; a ConfigError names the key).
   Platform(sc_core::sc_module_name name, const VpConfig& config);
+  // The same with the DMA engines' host region backed by `host` (HostRegionBacking).
+  Platform(sc_core::sc_module_name name, const VpConfig& config, const HostRegionBacking& host);
   // The generation's preset with `config`'s map and queue depths.
   Platform(sc_core::sc_module_name name, const PlatformConfig& config);
   ~Platform() override;

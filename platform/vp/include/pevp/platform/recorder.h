@@ -54,6 +54,9 @@ class Recorder {
   bool finish(std::string* error, const nlohmann::json* stats = nullptr);
 
   std::size_t trace_events() const { return trace_ ? trace_->size() : 0; }
+  // The trace being recorded, or nullptr without --trace: a unit around the platform (a PCI link's accesses) draws
+  // its own tracks on the same time line.
+  trace::TraceEventWriter* trace() { return trace_.get(); }
 
   // A level change (+1 / -1) at a time in picoseconds, recorded out of order
   // and integrated at finish().
