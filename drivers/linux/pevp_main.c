@@ -132,6 +132,7 @@ struct pevp_dev {
 	wait_queue_head_t wq;	/* woken by either vector */
 	atomic64_t seq_irqs, dma_irqs;
 	ktime_t last_seq_irq;
+	ktime_t last_iq_write;	/* when the last 8-byte store of the last record began */
 	struct pevp_error last_error;
 };
 
@@ -322,8 +323,12 @@ static void pevp_write_record(struct pevp_dev *pd, const u8 *record)
 	void __iomem *slot = pd->regs + PEVP_IQ + pd->iq_slot * PEVP_RECORD_BYTES;
 	int q;
 
-	for (q = 0; q < PEVP_RECORD_BYTES / 8; q++)
+	for (q = 0; q < PEVP_RECORD_BYTES / 8; q++) {
+		/* The device queues the record when its last byte arrives: the doorbell of interrupt latency. */
+		if (q == PEVP_RECORD_BYTES / 8 - 1)
+			pd->last_iq_write = ktime_get();
 		writeq(get_unaligned_le64(record + 8 * q), slot + 8 * q);
+	}
 	pd->iq_slot = (pd->iq_slot + 1) % (PEVP_IQ_BYTES / PEVP_RECORD_BYTES);
 }
 
@@ -367,7 +372,7 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 	const u8 __user *user = u64_to_user_ptr(s->records);
 	unsigned long deadline;
 	u64 retired_before;
-	ktime_t start, last_write = 0;
+	ktime_t start;
 	s64 irqs_before;
 	u8 record[PEVP_RECORD_BYTES];
 	u32 i = 0, st;
@@ -406,7 +411,6 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 			}
 			pevp_write_record(pd, record);
 		}
-		last_write = ktime_get();
 	}
 	ret = pevp_wait(pd, &pd->seq_irqs, pevp_seq_finished, deadline);
 	if (ret)
@@ -416,7 +420,8 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 	s->retired = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET) -
 		     retired_before;
 	s->irqs = atomic64_read(&pd->seq_irqs) - irqs_before;
-	s->irq_latency_ns = s->irqs && last_write ? ktime_to_ns(ktime_sub(pd->last_seq_irq, last_write)) : 0;
+	if (s->irqs && ktime_after(pd->last_seq_irq, pd->last_iq_write))
+		s->irq_latency_ns = ktime_to_ns(ktime_sub(pd->last_seq_irq, pd->last_iq_write));
 	if (pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET) & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK) {
 		pevp_read_error(pd, retired_before, &s->error);
 		pd->last_error = s->error;

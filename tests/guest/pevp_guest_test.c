@@ -297,14 +297,14 @@ static void figures(int fd, const uint8_t *records)
 	else
 		printf("guest figure: BAR0 round trip: read %.2f us, write %.2f us (mean of %u)\n", b.read_ns / 1e3,
 		       b.write_ns / 1e3, b.iterations);
-	/* One ldweights: the last record written to the SEQ's interrupt. */
+	/* One ldweights: from the store that completes its record to the SEQ's interrupt. */
 	for (i = 0; i < 15; i++)
-		if (submit(fd, records, 1, &s) == 0 && s.irqs > 0)
+		if (submit(fd, records, 1, &s) == 0 && s.irqs > 0 && s.irq_latency_ns > 0)
 			latency[n++] = s.irq_latency_ns;
 	if (n == 0)
 		fail("no interrupt for a one-instruction program");
 	else
-		printf("guest figure: interrupt latency (last record written -> SEQ vector): median %.1f us of %d\n",
+		printf("guest figure: interrupt latency (last store of a one-instruction program -> SEQ vector handler): median %.1f us of %d\n",
 		       median(latency, n) / 1e3, n);
 }
 
@@ -381,9 +381,14 @@ int main(int argc, char **argv)
 		check_gemm(&g, (const float(*)[GEMM_N])got, "GEMM");
 		printf("guest figure: GEMM wall time %.0f us (5 DMAs in/out and 4 instructions; interrupts: DMA %u, SEQ %u)\n",
 		       wall, dma_irqs, seq_irqs);
-		if (dma_irqs < 5 || seq_irqs < 1)
-			fail("interrupts: DMA %u (expected >= 5, one per transfer), SEQ %u (expected >= 1)", dma_irqs,
-			     seq_irqs);
+		/*
+		 * Each vector must have woken a waiter. Not one per transfer: the driver may see a
+		 * transfer complete in the status before its interrupt arrives, which then lands after
+		 * the wait (or in the next one).
+		 */
+		if (dma_irqs < 1 || seq_irqs < 1)
+			fail("interrupts while waiting: DMA %u, SEQ %u; expected at least one on each vector",
+			     dma_irqs, seq_irqs);
 		if (perf(fd, &after))
 			fail("PEVP_IOC_PERF: %s", strerror(errno));
 		/* gemm.pes: 2 ldweights, 2 matmuls, all on tile_128x128_tile0 (row_grp = col_grp = 0xF). */

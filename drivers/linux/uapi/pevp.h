@@ -66,7 +66,7 @@ struct pevp_submit {
 	__u32 timeout_ms;	/* in: 1 .. PEVP_MAX_TIMEOUT_MS */
 	__u64 retired;		/* out: instructions of this submit that retired */
 	__u64 elapsed_ns;	/* out: first write to completion seen */
-	__u64 irq_latency_ns;	/* out: last record written to the last SEQ interrupt */
+	__u64 irq_latency_ns;	/* out: last store of the last record to the last SEQ interrupt */
 	__u32 irqs;		/* out: SEQ interrupts taken while waiting */
 	__u32 reserved;		/* in: 0 */
 	struct pevp_error error;	/* out */
