@@ -63,6 +63,34 @@ struct pevp_rule_name {
 #define PEVP_DMA		0x100000
 #define PEVP_DMA_DOORBELLS	(PEVP_DMA + 0x1000)	/* DmaEngines::kDoorbellOffset */
 
+/* Short names for the generated register macros this file uses (offsets inside their face). */
+#define DMAG_IRQ_CLEAR	PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_OFFSET
+#define DMAG_IRQ_CLEAR_COMPLETION	PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_COMPLETION_MASK
+#define DMAG_IRQ_CLEAR_ERROR	PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_ERROR_MASK
+#define DMAG_IRQ_ENABLE	PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_OFFSET
+#define DMAG_IRQ_ENABLE_COMPLETION	PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_COMPLETION_MASK
+#define DMAG_IRQ_ENABLE_ERROR	PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_ERROR_MASK
+#define DMAQ_CONTROL	PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_OFFSET
+#define DMAQ_CONTROL_CLEAR_ERROR	PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_CLEAR_ERROR_MASK
+#define DMAQ_CONTROL_ENABLE	PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_ENABLE_MASK
+#define DMAQ_CONTROL_RESET	PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_RESET_MASK
+#define DMAQ_DESCRIPTORS_CNT	PEVP_DMA_DMA_QUEUE_DESCRIPTORS_CNT_LSB_OFFSET
+#define DMAQ_STATE	PEVP_DMA_DMA_QUEUE_QUEUE_STATE_OFFSET
+#define DMAQ_STATE_STATE	PEVP_DMA_DMA_QUEUE_QUEUE_STATE_STATE_MASK
+#define SEQ_CMD	PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_OFFSET
+#define SEQ_CMD_CLEAR_DONE	PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_CLEAR_DONE_MASK
+#define SEQ_CMD_CLEAR_ERROR	PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_CLEAR_ERROR_MASK
+#define SEQ_IQ_STATUS	PEVP_VP_SEQ_SEQ_CTRL_IQ_STATUS_OFFSET
+#define SEQ_IRQ_ENABLE	PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_OFFSET
+#define SEQ_IRQ_ENABLE_DONE	PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_DONE_MASK
+#define SEQ_IRQ_ENABLE_ERROR	PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_ERROR_MASK
+#define SEQ_STATUS	PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET
+#define SEQ_STATUS_DONE	PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_DONE_MASK
+#define SEQ_STATUS_ERROR	PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK
+#define SEQ_STATUS_IDLE	PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_IDLE_MASK
+/* retired_cnt as a BAR0 offset */
+#define SEQ_RETIRED	(PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET)
+
 /* The companion's MSI-X vectors. */
 #define PEVP_VECTOR_SEQ		0
 #define PEVP_VECTOR_DMA		1
@@ -70,6 +98,7 @@ struct pevp_rule_name {
 
 #define PEVP_DMA_QUEUE		0	/* the driver's one DMA queue: engine 0, queue 0 */
 #define PEVP_RING_ENTRIES	64
+#define PEVP_RING_BYTES		(PEVP_RING_ENTRIES * sizeof(struct pevp_desc))
 #define PEVP_MAX_TRANSFER	(16u << 20)
 #define PEVP_DMA_MASK_BITS	40	/* DMA address = PEVP_DMA_HOST_BASE + bus address */
 #define PEVP_QUEUE_STOPPED	3	/* queue_state.state: stopped on an error */
@@ -295,8 +324,8 @@ static void pevp_arm_seq(struct pevp_dev *pd)
 		PEVP_TPB_ARR_SEQ_TOP_HOST_VISIBLE_ARR_SEQ_CFG_PERF_CNTR_CFG_CNTR_RST_MASK);
 	pevp_wr(pd, PEVP_TOP + PEVP_TPB_ARR_SEQ_TOP_HOST_VISIBLE_ARR_SEQ_CFG_PERF_CNTR_CFG_OFFSET,
 		PEVP_TPB_ARR_SEQ_TOP_HOST_VISIBLE_ARR_SEQ_CFG_PERF_CNTR_CFG_CNTR_EN_MASK);
-	pevp_seq_wr(pd, PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_OFFSET,
-		    PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_DONE_MASK | PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_ERROR_MASK);
+	pevp_seq_wr(pd, SEQ_IRQ_ENABLE,
+		    SEQ_IRQ_ENABLE_DONE | SEQ_IRQ_ENABLE_ERROR);
 }
 
 static void pevp_read_error(struct pevp_dev *pd, u64 retired_before, struct pevp_error *e)
@@ -311,20 +340,26 @@ static void pevp_read_error(struct pevp_dev *pd, u64 retired_before, struct pevp
 	e->rule_id = pevp_vp_seq_seq_error_err_info_rule_id_get(info);
 	e->value = ((u64)pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_ERROR_ERR_VALUE_HI_OFFSET) << 32) |
 		   pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_ERROR_ERR_VALUE_LO_OFFSET);
-	/* Every instruction before the faulting one retired first (docs/datapath.md, program order of faults). */
-	e->program_index = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET) -
+	/*
+	 * Every instruction before the faulting one retired first
+	 * (docs/datapath.md, program order of faults).
+	 */
+	e->program_index = pevp_rd_counter48(pd, SEQ_RETIRED) -
 			   retired_before;
 	strscpy(e->rule, pevp_rule_name(e->rule_id), sizeof(e->rule));
 }
 
-/* Writes one 64-byte record as eight ascending 8-byte stores into the next slot of the queue window. */
+/*
+ * Writes one 64-byte record as eight ascending 8-byte stores into the next
+ * slot of the queue window; the device queues it when its last byte arrives.
+ */
 static void pevp_write_record(struct pevp_dev *pd, const u8 *record)
 {
 	void __iomem *slot = pd->regs + PEVP_IQ + pd->iq_slot * PEVP_RECORD_BYTES;
 	int q;
 
 	for (q = 0; q < PEVP_RECORD_BYTES / 8; q++) {
-		/* The device queues the record when its last byte arrives: the doorbell of interrupt latency. */
+		/* This store queues the record: interrupt latency counts from here. */
 		if (q == PEVP_RECORD_BYTES / 8 - 1)
 			pd->last_iq_write = ktime_get();
 		writeq(get_unaligned_le64(record + 8 * q), slot + 8 * q);
@@ -349,20 +384,21 @@ static int pevp_wait(struct pevp_dev *pd, atomic64_t *irqs, bool (*cond)(struct 
 		left = (long)(deadline - jiffies);
 		if (left <= 0)
 			return -ETIMEDOUT;
-		wait_event_timeout(pd->wq, atomic64_read(irqs) != seen, min_t(long, left, PEVP_POLL_JIFFIES));
+		wait_event_timeout(pd->wq, atomic64_read(irqs) != seen,
+				   min_t(long, left, PEVP_POLL_JIFFIES));
 	}
 }
 
 static bool pevp_seq_finished(struct pevp_dev *pd)
 {
-	const u32 st = pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET);
+	const u32 st = pevp_seq_rd(pd, SEQ_STATUS);
 
-	return st & (PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_DONE_MASK | PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK);
+	return st & (SEQ_STATUS_DONE | SEQ_STATUS_ERROR);
 }
 
 static bool pevp_seq_has_room(struct pevp_dev *pd)
 {
-	const u32 iq = pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_IQ_STATUS_OFFSET);
+	const u32 iq = pevp_seq_rd(pd, SEQ_IQ_STATUS);
 
 	return pevp_vp_seq_seq_ctrl_iq_status_space_get(iq) > 0 || pevp_seq_finished(pd);
 }
@@ -381,17 +417,17 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 	if (s->count == 0 || s->count > PEVP_MAX_SUBMIT || s->timeout_ms == 0 ||
 	    s->timeout_ms > PEVP_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	st = pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET);
-	if (st & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK)
+	st = pevp_seq_rd(pd, SEQ_STATUS);
+	if (st & SEQ_STATUS_ERROR)
 		return -EBUSY;
-	if (!(st & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_IDLE_MASK) &&
-	    !(st & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_DONE_MASK))
+	if (!(st & SEQ_STATUS_IDLE) &&
+	    !(st & SEQ_STATUS_DONE))
 		return -EBUSY;
 
 	deadline = jiffies + msecs_to_jiffies(s->timeout_ms);
-	retired_before = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET);
+	retired_before = pevp_rd_counter48(pd, SEQ_RETIRED);
 	irqs_before = atomic64_read(&pd->seq_irqs);
-	pevp_seq_wr(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_OFFSET, PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_CLEAR_DONE_MASK);
+	pevp_seq_wr(pd, SEQ_CMD, SEQ_CMD_CLEAR_DONE);
 	start = ktime_get();
 	while (i < s->count) {
 		u32 space;
@@ -399,13 +435,15 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 		ret = pevp_wait(pd, &pd->seq_irqs, pevp_seq_has_room, deadline);
 		if (ret)
 			goto timed_out;
-		if (pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET) &
-		    PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK)
+		if (pevp_seq_rd(pd, SEQ_STATUS) &
+		    SEQ_STATUS_ERROR)
 			break;	/* stopped on a fault: the rest is not written */
 		space = pevp_vp_seq_seq_ctrl_iq_status_space_get(
-			pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_IQ_STATUS_OFFSET));
+			pevp_seq_rd(pd, SEQ_IQ_STATUS));
 		for (; space > 0 && i < s->count; space--, i++) {
-			if (copy_from_user(record, user + (size_t)i * PEVP_RECORD_BYTES, sizeof(record))) {
+			const u8 __user *from = user + (size_t)i * PEVP_RECORD_BYTES;
+
+			if (copy_from_user(record, from, sizeof(record))) {
 				ret = -EFAULT;
 				goto out;
 			}
@@ -417,26 +455,27 @@ static int pevp_submit(struct pevp_dev *pd, struct pevp_submit *s)
 		goto timed_out;
 
 	s->elapsed_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
-	s->retired = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET) -
+	s->retired = pevp_rd_counter48(pd, SEQ_RETIRED) -
 		     retired_before;
 	s->irqs = atomic64_read(&pd->seq_irqs) - irqs_before;
 	if (s->irqs && ktime_after(pd->last_seq_irq, pd->last_iq_write))
 		s->irq_latency_ns = ktime_to_ns(ktime_sub(pd->last_seq_irq, pd->last_iq_write));
-	if (pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET) & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK) {
+	if (pevp_seq_rd(pd, SEQ_STATUS) & SEQ_STATUS_ERROR) {
 		pevp_read_error(pd, retired_before, &s->error);
 		pd->last_error = s->error;
 		dev_err(&pd->pdev->dev,
 			"instruction %llu of the submit (%llu since reset, opcode 0x%02x) faulted: rule 0x%03x %s, field 0x%02x, value 0x%llx\n",
-			s->error.program_index, s->error.instr_index, s->error.opcode, s->error.rule_id,
-			s->error.rule, s->error.field_id, s->error.value);
+			s->error.program_index, s->error.instr_index, s->error.opcode,
+			s->error.rule_id, s->error.rule, s->error.field_id, s->error.value);
 		return -EIO;
 	}
 	return 0;
 
 timed_out:
-	s->retired = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET) -
+	s->retired = pevp_rd_counter48(pd, SEQ_RETIRED) -
 		     retired_before;
-	dev_err(&pd->pdev->dev, "submit: %u of %u records written, %llu retired, no completion within %u ms\n",
+	dev_err(&pd->pdev->dev,
+		"submit: %u of %u records written, %llu retired, no completion within %u ms\n",
 		i, s->count, s->retired, s->timeout_ms);
 out:
 	return ret;
@@ -444,9 +483,9 @@ out:
 
 static int pevp_clear_error(struct pevp_dev *pd)
 {
-	if (!(pevp_seq_rd(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET) & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK))
+	if (!(pevp_seq_rd(pd, SEQ_STATUS) & SEQ_STATUS_ERROR))
 		return -EINVAL;
-	pevp_seq_wr(pd, PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_OFFSET, PEVP_VP_SEQ_SEQ_CTRL_SEQ_CMD_CLEAR_ERROR_MASK);
+	pevp_seq_wr(pd, SEQ_CMD, SEQ_CMD_CLEAR_ERROR);
 	return 0;
 }
 
@@ -459,42 +498,43 @@ static int pevp_dma_queue_start(struct pevp_dev *pd)
 
 	pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_QUEUE_SEL_OFFSET, PEVP_DMA_QUEUE);
 	/* Reset zeroes head, tail, the error record and the counters. */
-	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_OFFSET, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_RESET_MASK);
+	pevp_dma_wr(pd, DMAQ_CONTROL, DMAQ_CONTROL_RESET);
 	pd->dma_tail = 0;
 	pd->dma_completed = 0;
 	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_RING_BASE_LO_OFFSET, lower_32_bits(base));
 	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_RING_BASE_HI_OFFSET, upper_32_bits(base));
 	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_RING_ENTRIES_OFFSET, PEVP_RING_ENTRIES);
-	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_OFFSET, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_ENABLE_MASK);
-	state = pevp_dma_rd(pd, PEVP_DMA_DMA_QUEUE_QUEUE_STATE_OFFSET) & PEVP_DMA_DMA_QUEUE_QUEUE_STATE_STATE_MASK;
+	pevp_dma_wr(pd, DMAQ_CONTROL, DMAQ_CONTROL_ENABLE);
+	state = pevp_dma_rd(pd, DMAQ_STATE) & DMAQ_STATE_STATE;
 	if (state == PEVP_QUEUE_STOPPED) {
 		u32 info = pevp_dma_rd(pd, PEVP_DMA_DMA_QUEUE_ERR_INFO_OFFSET);
 
-		dev_err(&pd->pdev->dev, "DMA queue %d refused its ring at 0x%llx: field 0x%02x rule %u\n",
+		dev_err(&pd->pdev->dev,
+			"DMA queue %d refused its ring at 0x%llx: field 0x%02x rule %u\n",
 			PEVP_DMA_QUEUE, base, pevp_dma_dma_queue_err_info_field_id_get(info),
 			pevp_dma_dma_queue_err_info_rule_id_get(info));
 		return -EIO;
 	}
-	pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_OFFSET,
-		    PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_COMPLETION_MASK | PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_ERROR_MASK);
+	pevp_dma_wr(pd, DMAG_IRQ_ENABLE,
+		    DMAG_IRQ_ENABLE_COMPLETION | DMAG_IRQ_ENABLE_ERROR);
 	return 0;
 }
 
 static void pevp_dma_queue_stop(struct pevp_dev *pd)
 {
-	pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_OFFSET, 0);
+	pevp_dma_wr(pd, DMAG_IRQ_ENABLE, 0);
 	pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_QUEUE_SEL_OFFSET, PEVP_DMA_QUEUE);
-	pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_OFFSET, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_RESET_MASK);
+	pevp_dma_wr(pd, DMAQ_CONTROL, DMAQ_CONTROL_RESET);
 }
 
 static bool pevp_dma_finished(struct pevp_dev *pd)
 {
-	const u32 state = pevp_dma_rd(pd, PEVP_DMA_DMA_QUEUE_QUEUE_STATE_OFFSET) &
-			  PEVP_DMA_DMA_QUEUE_QUEUE_STATE_STATE_MASK;
+	const u32 state = pevp_dma_rd(pd, DMAQ_STATE) &
+			  DMAQ_STATE_STATE;
 
 	if (state == PEVP_QUEUE_STOPPED)
 		return true;
-	return (s32)(pevp_dma_rd(pd, PEVP_DMA_DMA_QUEUE_DESCRIPTORS_CNT_LSB_OFFSET) - pd->dma_completed) >= 0;
+	return (s32)(pevp_dma_rd(pd, DMAQ_DESCRIPTORS_CNT) - pd->dma_completed) >= 0;
 }
 
 static void pevp_fill_desc(struct pevp_desc *d, const struct pevp_dma *req, u64 host)
@@ -543,7 +583,8 @@ static int pevp_dma(struct pevp_dev *pd, struct pevp_dma *req)
 	if ((req->direction != PEVP_DMA_TO_DEVICE && req->direction != PEVP_DMA_FROM_DEVICE) ||
 	    req->row_bytes == 0 || req->rows == 0 || req->timeout_ms == 0 ||
 	    req->timeout_ms > PEVP_MAX_TIMEOUT_MS || req->reserved ||
-	    !(req->elem_bytes == 1 || req->elem_bytes == 2 || req->elem_bytes == 4 || req->elem_bytes == 8))
+	    !(req->elem_bytes == 1 || req->elem_bytes == 2 || req->elem_bytes == 4 ||
+	      req->elem_bytes == 8))
 		return -EINVAL;
 	bytes = (size_t)req->row_bytes * req->rows;
 	if (bytes > PEVP_MAX_TRANSFER)
@@ -557,7 +598,8 @@ static int pevp_dma(struct pevp_dev *pd, struct pevp_dma *req)
 		goto free;
 	}
 
-	pevp_fill_desc(&pd->ring[pd->dma_tail % PEVP_RING_ENTRIES], req, PEVP_DMA_HOST_BASE + buf_dma);
+	pevp_fill_desc(&pd->ring[pd->dma_tail % PEVP_RING_ENTRIES], req,
+		       PEVP_DMA_HOST_BASE + buf_dma);
 	/* The descriptor is in memory before the doorbell makes the engine read it. */
 	dma_wmb();
 	pd->dma_tail++;
@@ -565,26 +607,29 @@ static int pevp_dma(struct pevp_dev *pd, struct pevp_dma *req)
 	irqs_before = atomic64_read(&pd->dma_irqs);
 	start = ktime_get();
 	writel(pd->dma_tail, pd->regs + PEVP_DMA_DOORBELLS + 4 * PEVP_DMA_QUEUE);
-	ret = pevp_wait(pd, &pd->dma_irqs, pevp_dma_finished, jiffies + msecs_to_jiffies(req->timeout_ms));
+	ret = pevp_wait(pd, &pd->dma_irqs, pevp_dma_finished,
+			jiffies + msecs_to_jiffies(req->timeout_ms));
 	req->elapsed_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	req->irqs = atomic64_read(&pd->dma_irqs) - irqs_before;
-	pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_OFFSET, PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_COMPLETION_MASK);
+	pevp_dma_wr(pd, DMAG_IRQ_CLEAR, DMAG_IRQ_CLEAR_COMPLETION);
 	if (ret) {
-		dev_err(dev, "DMA of %zu bytes %s device address 0x%llx: no completion within %u ms; queue reset\n",
+		dev_err(dev,
+			"DMA of %zu bytes %s device address 0x%llx: no completion within %u ms; queue reset\n",
 			bytes, to_device ? "to" : "from", req->device_addr, req->timeout_ms);
 		goto orphan;
 	}
-	if ((pevp_dma_rd(pd, PEVP_DMA_DMA_QUEUE_QUEUE_STATE_OFFSET) & PEVP_DMA_DMA_QUEUE_QUEUE_STATE_STATE_MASK) ==
+	if ((pevp_dma_rd(pd, DMAQ_STATE) & DMAQ_STATE_STATE) ==
 	    PEVP_QUEUE_STOPPED) {
 		pevp_read_dma_error(pd, &req->dma_error);
-		dev_err(dev, "DMA descriptor %llu (%zu bytes %s device address 0x%llx) refused: field 0x%02x rule %u, value 0x%llx\n",
+		dev_err(dev,
+			"DMA descriptor %llu (%zu bytes %s device address 0x%llx) refused: field 0x%02x rule %u, value 0x%llx\n",
 			req->dma_error.index, bytes, to_device ? "to" : "from", req->device_addr,
 			req->dma_error.field_id, req->dma_error.rule_id, req->dma_error.value);
 		/* The refused descriptor moved nothing and is consumed: resume behind it. */
 		pd->dma_completed--;
-		pevp_dma_wr(pd, PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_OFFSET,
-			    PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_ENABLE_MASK | PEVP_DMA_DMA_QUEUE_QUEUE_CONTROL_CLEAR_ERROR_MASK);
-		pevp_dma_wr(pd, PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_OFFSET, PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_ERROR_MASK);
+		pevp_dma_wr(pd, DMAQ_CONTROL,
+			    DMAQ_CONTROL_ENABLE | DMAQ_CONTROL_CLEAR_ERROR);
+		pevp_dma_wr(pd, DMAG_IRQ_CLEAR, DMAG_IRQ_CLEAR_ERROR);
 		ret = -EIO;
 		goto free;
 	}
@@ -595,7 +640,7 @@ free:
 	return ret;
 
 orphan:
-	/* The engine may still move data into the buffer: keep it until remove, restart the queue. */
+	/* The engine may still write the buffer: keep it until remove, restart the queue. */
 	orphan = kzalloc(sizeof(*orphan), GFP_KERNEL);
 	if (orphan) {
 		orphan->bytes = bytes;
@@ -616,7 +661,7 @@ static void pevp_perf(struct pevp_dev *pd, struct pevp_perf *p)
 	int t;
 
 	memset(p, 0, sizeof(*p));
-	p->retired = pevp_rd_counter48(pd, PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET);
+	p->retired = pevp_rd_counter48(pd, SEQ_RETIRED);
 	p->seq_irqs = atomic64_read(&pd->seq_irqs);
 	p->dma_irqs = atomic64_read(&pd->dma_irqs);
 	for (t = 0; t < PEVP_PERF_TILES; t++) {
@@ -819,7 +864,8 @@ static int pevp_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	dma_id = pevp_dma_rd(pd, PEVP_DMA_DMA_GLOBAL_DMA_ID_OFFSET);
 	if (pevp_dma_dma_global_dma_id_id_get(dma_id) != PEVP_DMA_DMA_GLOBAL_DMA_ID_ID_RESET) {
-		dev_err(&pdev->dev, "BAR0+0x%x reads dma_id 0x%08x, not the DMA face's 0x%04x\n", PEVP_DMA,
+		dev_err(&pdev->dev, "BAR0+0x%x reads dma_id 0x%08x, not the DMA face's 0x%04x\n",
+			PEVP_DMA,
 			dma_id, PEVP_DMA_DMA_GLOBAL_DMA_ID_ID_RESET);
 		ret = -ENODEV;
 		goto unmap;
@@ -828,7 +874,7 @@ static int pevp_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pd->dma_engines = pevp_dma_dma_global_dma_geometry_engines_get(geometry);
 	pd->dma_queues = pevp_dma_dma_global_dma_geometry_queues_per_engine_get(geometry);
 
-	pd->ring = dma_alloc_coherent(&pdev->dev, PEVP_RING_ENTRIES * sizeof(struct pevp_desc), &pd->ring_dma,
+	pd->ring = dma_alloc_coherent(&pdev->dev, PEVP_RING_BYTES, &pd->ring_dma,
 				      GFP_KERNEL);
 	if (!pd->ring) {
 		ret = -ENOMEM;
@@ -845,7 +891,7 @@ static int pevp_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pevp_paired = pd;
 	spin_unlock_irq(&pevp_pair_lock);
 	if (!pevp_companion)
-		dev_warn(&pdev->dev, "no ivshmem-doorbell companion bound: completions are polled\n");
+		dev_warn(&pdev->dev, "no interrupt companion bound yet: completions are polled\n");
 
 	pevp_arm_seq(pd);
 	ret = pevp_dma_queue_start(pd);
@@ -866,8 +912,9 @@ static int pevp_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto free_id;
 	pci_set_drvdata(pdev, pd);
-	dev_info(&pdev->dev, "pe-vp rev %u: /dev/%s, BAR0 %llu KiB, DMA %u engines x %u queues\n", pdev->revision,
-		 pd->name, (u64)pci_resource_len(pdev, PEVP_BAR_REGS) >> 10, pd->dma_engines, pd->dma_queues);
+	dev_info(&pdev->dev, "pe-vp rev %u: /dev/%s, BAR0 %llu KiB, DMA %u engines x %u queues\n",
+		 pdev->revision, pd->name, (u64)pci_resource_len(pdev, PEVP_BAR_REGS) >> 10,
+		 pd->dma_engines, pd->dma_queues);
 	return 0;
 
 free_id:
@@ -875,12 +922,12 @@ free_id:
 stop:
 	pevp_dma_queue_stop(pd);
 unpair:
-	pevp_seq_wr(pd, PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_OFFSET, 0);
+	pevp_seq_wr(pd, SEQ_IRQ_ENABLE, 0);
 	spin_lock_irq(&pevp_pair_lock);
 	pevp_paired = NULL;
 	spin_unlock_irq(&pevp_pair_lock);
 free_ring:
-	dma_free_coherent(&pdev->dev, PEVP_RING_ENTRIES * sizeof(struct pevp_desc), pd->ring, pd->ring_dma);
+	dma_free_coherent(&pdev->dev, PEVP_RING_BYTES, pd->ring, pd->ring_dma);
 unmap:
 	pci_iounmap(pdev, pd->regs);
 release:
@@ -904,7 +951,7 @@ static void pevp_remove(struct pci_dev *pdev)
 	mutex_unlock(&pd->lock);
 	ida_free(&pevp_ida, pd->id);
 	/* Quiesce: interrupts off at the source, then stop delivering them, then stop DMA. */
-	pevp_seq_wr(pd, PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_OFFSET, 0);
+	pevp_seq_wr(pd, SEQ_IRQ_ENABLE, 0);
 	spin_lock_irq(&pevp_pair_lock);
 	pevp_paired = NULL;
 	spin_unlock_irq(&pevp_pair_lock);
@@ -914,7 +961,7 @@ static void pevp_remove(struct pci_dev *pdev)
 		list_del(&o->node);
 		kfree(o);
 	}
-	dma_free_coherent(&pdev->dev, PEVP_RING_ENTRIES * sizeof(struct pevp_desc), pd->ring, pd->ring_dma);
+	dma_free_coherent(&pdev->dev, PEVP_RING_BYTES, pd->ring, pd->ring_dma);
 	pci_iounmap(pdev, pd->regs);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
