@@ -4,7 +4,7 @@
 # targets and the sanitizers.
 #
 #   scripts/fuzz.sh [OPTIONS] [SECONDS] [TARGET ...]
-#     targets: decode assemble npy config regs sweep protocol requests checkpoint (default: all); SECONDS per
+#     targets: decode assemble npy config regs sweep protocol requests checkpoint mpqemu (default: all); SECONDS per
 #     target (default 60, none with --runs)
 #   --runs N      each target until N executions (with SECONDS too: whichever comes first). The long runs of
 #                 docs/reliability.md: --runs 10000000 under nice -n 19, in a build directory of their own
@@ -75,7 +75,7 @@ if [ "$jobs" -gt 256 ]; then usage_error "--jobs $jobs: at most 256 worker proce
 budget="${runs:+$runs runs}${runs:+${seconds:+ or }}${seconds:+${seconds}s}"
 [ "$jobs" -eq 1 ] || budget+=", $jobs jobs"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol requests checkpoint)
+[ ${#targets[@]} -gt 0 ] || targets=(decode assemble npy config regs sweep protocol requests checkpoint mpqemu)
 
 # -max_len per target: the selector bytes and four records; text and files of a few KiB.
 max_len_of() {
@@ -84,7 +84,8 @@ max_len_of() {
     assemble | npy | config | sweep | protocol | requests) echo 4096 ;;
     regs) echo 2048 ;;
     checkpoint) echo 131072 ;;  # its seeds are whole checkpoints of 21 and 99 KB
-    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol requests checkpoint)" >&2; exit 2 ;;
+    mpqemu) echo 1024 ;;        # a few messages: headers of 16 bytes, payloads of at most 192
+    *) echo "fuzz.sh: unknown target '$1' (decode assemble npy config regs sweep protocol requests checkpoint mpqemu)" >&2; exit 2 ;;
   esac
 }
 for t in "${targets[@]}"; do max_len_of "$t" >/dev/null; done

@@ -313,6 +313,71 @@ TEST(QemuDevice, DmaWritesSbufBackIntoGuestRam) {
   }
 }
 
+TEST(QemuDevice, AWriteThatLeavesTheDmaLineHighSignalsItsVectorAgain) {
+  Rig rig;
+  GuestRam ram;
+  // Two descriptors on one queue: a copy that raises completion, then one reading past the guest's RAM (error).
+  dma::Descriptor d;
+  d.kind = dma::Kind::COPY;
+  d.flags = dma::kFlagIrq;
+  d.src = dma::kHostBase + 0x101000;
+  d.dst = dma::kSbufBase;
+  d.row_bytes = 64;
+  d.rows = d.planes = 1;
+  d.elem_bytes = 8;
+  const dma::DescriptorBytes first = dma::encode(d);
+  std::memcpy(ram.at(0x180000), first.data(), first.size());
+  d.src = dma::kHostBase + 0x400000;
+  const dma::DescriptorBytes second = dma::encode(d);
+  std::memcpy(ram.at(0x180040), second.data(), second.size());
+  std::uint64_t both = 0;
+  unsigned before_clear = 0, after_clear = 0, after_last_clear = 0;
+  rig.run([&](Proxy& p) {
+    ASSERT_TRUE(p.link().send(Command::SyncSysmem,
+                              mpqemu::encode(std::vector<mpqemu::SysmemRegion>{{GuestRam::kGpa, GuestRam::kBytes, 0}}),
+                              {ram.fd.get()}));
+    p.place_and_enable();
+    const std::uint64_t face = kBar0 + kDmaFace;
+    p.write(face + PEVP_DMA_DMA_GLOBAL_IRQ_ENABLE_OFFSET, 0x3);
+    start_queue(p, dma::kHostBase + 0x180000, 2);
+    p.write(face + PEVP_DMA_DMA_QUEUE_TAIL_OFFSET, 2);
+    both = poll(p, face + PEVP_DMA_DMA_GLOBAL_IRQ_STATUS_OFFSET, [](std::uint64_t v) { return v == 0x3; });
+    before_clear = rig.vector_signals[qemu_device::kDmaVector].load();
+    p.write(face + PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_OFFSET, 0x1);  // completion cleared, the error still pending
+    after_clear = rig.vector_signals[qemu_device::kDmaVector].load();
+    p.write(face + PEVP_DMA_DMA_GLOBAL_IRQ_CLEAR_OFFSET, 0x2);  // the line falls: nothing more to signal
+    after_last_clear = rig.vector_signals[qemu_device::kDmaVector].load();
+  });
+  EXPECT_EQ(both, 0x3u);
+  EXPECT_EQ(before_clear, 1u) << "one rising edge: the error came while the line was high";
+  EXPECT_EQ(after_clear, 2u) << "the clear left the line high: signalled again (D-PCI-IRQ)";
+  EXPECT_EQ(after_last_clear, 2u);
+}
+
+TEST(QemuDevice, TheQueueWindowGathersWholeRecordsAndDropsAnIncompleteOne) {
+  Rig rig;
+  std::uint64_t err_index = 1, retired = 1, seq_status = 0, read_back = 0;
+  rig.run([&](Proxy& p) {
+    p.place_and_enable();
+    // Half of record 0, then all of record 1 in 4-byte writes, last word first: record 0 is dropped incomplete,
+    // record 1 goes to the SEQ whole (as the queue's first and only instruction, opcode 0: an error at index 0).
+    for (unsigned i = 0; i < 4; ++i) p.write(kBar0 + kIq + 8 * i, 0, 8);
+    for (int i = 15; i >= 0; --i) p.write(kBar0 + kIq + 64 + 4 * static_cast<unsigned>(i), 0, 4);
+    read_back = p.read(kBar0 + kIq);
+    seq_status = poll(p, kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET, [](std::uint64_t v) {
+      return (v & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK) != 0;
+    });
+    err_index = p.read(kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_ERROR_ERR_INSTR_INDEX_OFFSET);
+    retired = p.read(kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET);
+  });
+  EXPECT_NE(seq_status & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_ERROR_MASK, 0u);
+  EXPECT_EQ(err_index, 0u);
+  EXPECT_EQ(retired, 0u);
+  EXPECT_EQ(read_back, kAllOnes) << "the queue is write-only";
+  EXPECT_EQ(rig.device->function.stats().records_sent, 1u);
+  EXPECT_EQ(rig.device->function.stats().records_dropped, 1u);
+}
+
 TEST(QemuDevice, DeviceResetReturnsToThePowerOnState) {
   Rig rig;
   std::uint64_t reset_ret = 1, irq_enable = 0, sbuf_word = 1, command = 1, hbm_word = 1, bar0 = 1;
