@@ -2,8 +2,9 @@
 # The Linux driver in a real guest: builds drivers/linux against the installed Debian kernel's headers and the
 # guest test program (tests/guest), packs them with busybox into an initramfs, and boots the kernel in a stock
 # QEMU whose pe-vp device is `pe-vp qemu-device` (docs/qemu.md). The guest loads the module, runs the test,
-# unloads and reloads the module, runs it again, reboots (QEMU resets the device), checks the device is at its
-# power-on state, and powers off.
+# unloads and reloads the module, runs it again, runs a program that waits on a semaphore (the timeout, then the
+# release), reboots (QEMU resets the device), checks the device is at its power-on state and runs the GEMM
+# again, and powers off.
 #
 #   scripts/run-guest-test.sh [BUILD_DIR]      (default: ./build, which must hold a built pe-vp)
 #
@@ -85,15 +86,17 @@ if [ ! -x "$guest_bin" ] || [ -n "$(find "$root/tests/guest" "$root/drivers/linu
   gcc -static -O2 -std=gnu99 -Wall -Wextra -Werror -ffp-contract=off -o "$guest_bin" \
     "$root/tests/guest/pevp_guest_test.c" -lm || fail "the guest program did not build"
 fi
-"$pevp" asm --gen MARIANA "$root/tests/guest/gemm.pes" -o "$work/gemm.bin" >/dev/null \
-  || fail "pe-vp asm refused tests/guest/gemm.pes"
+for program in gemm stuck; do
+  "$pevp" asm --gen MARIANA "$root/tests/guest/$program.pes" -o "$work/$program.bin" >/dev/null \
+    || fail "pe-vp asm refused tests/guest/$program.pes"
+done
 
 # ---- the initramfs
 initrd="$work/initramfs.cpio.gz"
 rm -rf "$work/root"
 mkdir -p "$work/root"/{bin,dev,proc,sys}
 cp /bin/busybox "$work/root/bin/busybox"
-cp "$mod_dir/pevp.ko" "$guest_bin" "$work/gemm.bin" "$work/root/"
+cp "$mod_dir/pevp.ko" "$guest_bin" "$work/gemm.bin" "$work/stuck.bin" "$work/root/"
 cat >"$work/root/init" <<'EOF'
 #!/bin/busybox sh
 # Boot 1: the tests, the module reloaded, the tests again, then a reboot, on which QEMU sends the device
@@ -130,6 +133,8 @@ case "$boot" in
     run /gemm.bin /dev/pevp0 || status=1
     echo "pevp-init: run 2, after unloading and reloading the module"
     run /gemm.bin /dev/pevp0 || status=1
+    echo "pevp-init: a program waiting on a semaphore: the timeout, then the release"
+    run --stuck /stuck.bin /dev/pevp0 || status=1
     if ! dmesg | grep -q "faulted: rule 0x001 opcode.unknown"; then
       echo "guest test: FAIL: no dmesg line names the faulting instruction's rule"; status=1
     fi
@@ -144,7 +149,7 @@ case "$boot" in
   1)
     cmos_set 2
     echo "pevp-init: run 3, after the device reset"
-    run --after-reset /dev/pevp0 || status=1
+    run --after-reset /gemm.bin /dev/pevp0 || status=1
     echo "pevp-init: status $status"
     cmos_set 0
     ;;
@@ -185,7 +190,7 @@ set -e
 grep -q "pevp-init: start" "$log" || fail "the guest never reached /init (QEMU or pe-vp qemu-device status $status)"
 grep -q "guest test: FAIL" "$log" && fail "inside the guest: $(grep -m1 "guest test: FAIL" "$log" | sed 's/^guest test: FAIL: //')"
 [ "$(grep -c "^pevp-init: status 0" "$log")" = 2 ] || fail "the guest did not finish both boots (see $log)"
-[ "$(grep -c "^guest test: PASS" "$log")" = 3 ] ||
-  fail "expected three passing runs (before and after the reload, after the device reset; see $log)"
+[ "$(grep -c "^guest test: PASS" "$log")" = 4 ] ||
+  fail "expected four passing runs (before and after the reload, the stuck program, after the reset; see $log)"
 [ "$status" -eq 0 ] || fail "pe-vp qemu-device exited with $status"
 echo "guest test: PASS"

@@ -693,6 +693,20 @@ static int pevp_bar_timing(struct pevp_dev *pd, struct pevp_bar_timing *b)
 	return 0;
 }
 
+/* A program waiting on a semaphore (EVENTS WAIT_GE / WAIT_EQ) goes on when the host sets it. */
+static int pevp_semaphore(struct pevp_dev *pd, struct pevp_semaphore *sem)
+{
+	u32 offset;
+
+	if (sem->index >= PEVP_VP_SEQ_SEQ_SEMAPHORE_SEMAPHORE_COUNT || sem->write > 1 || sem->reserved)
+		return -EINVAL;
+	offset = PEVP_VP_SEQ + PEVP_VP_SEQ_SEQ_SEMAPHORE_SEMAPHORE_OFFSET_AT(sem->index);
+	if (sem->write)
+		pevp_wr(pd, offset, sem->value);
+	sem->value = pevp_rd(pd, offset);
+	return 0;
+}
+
 /* ---- the character device */
 
 static void pevp_release_dev(struct kref *ref)
@@ -743,6 +757,7 @@ static long pevp_ioctl_locked(struct pevp_dev *pd, unsigned int cmd, void __user
 		struct pevp_error error;
 		struct pevp_reg reg;
 		struct pevp_bar_timing timing;
+		struct pevp_semaphore sem;
 	} u;
 	struct pevp_perf *perf;
 	long ret;
@@ -801,6 +816,13 @@ static long pevp_ioctl_locked(struct pevp_dev *pd, unsigned int cmd, void __user
 		if (ret)
 			return ret;
 		return copy_to_user(arg, &u.timing, sizeof(u.timing)) ? -EFAULT : 0;
+	case PEVP_IOC_SEMAPHORE:
+		if (copy_from_user(&u.sem, arg, sizeof(u.sem)))
+			return -EFAULT;
+		ret = pevp_semaphore(pd, &u.sem);
+		if (ret)
+			return ret;
+		return copy_to_user(arg, &u.sem, sizeof(u.sem)) ? -EFAULT : 0;
 	default:
 		return -ENOTTY;
 	}

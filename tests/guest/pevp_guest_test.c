@@ -12,21 +12,27 @@
  *     -EBUSY until the error is cleared, then a clean run again;
  *   - a refused DMA descriptor: -EIO and the engine's rule (address_range);
  *   - argument errors: -ENOTTY for an unknown ioctl, -EINVAL for bad sizes;
- * and prints figures for docs/performance.md. With --after-reset (run after
- * the guest rebooted, which makes QEMU send DEVICE_RESET) it checks instead
- * that the device is at its power-on state: no instruction retired since the
- * reset and PSUM, which held the GEMM's results, all zeros.
+ * and prints figures for docs/performance.md. With --stuck (stuck.pes: an
+ * instruction waiting on a semaphore nothing sets) it checks that a submit
+ * ends at its timeout with -ETIMEDOUT, the next one gets -EBUSY, and setting
+ * the semaphore (PEVP_IOC_SEMAPHORE) lets the SEQ finish and run again. With
+ * --after-reset (run after the guest rebooted, which makes QEMU send
+ * DEVICE_RESET) it checks that the device is at its power-on state -- no
+ * instruction retired since the reset, PSUM (which held the GEMM's results)
+ * all zeros -- and that the GEMM runs again.
  * Ends with "guest test: PASS" (exit 0) or one "guest test: FAIL: ..." line
  * per failed check (exit 1).
  *
  * usage: pevp_guest_test GEMM_BIN [DEVICE]
- *        pevp_guest_test --after-reset [DEVICE]
+ *        pevp_guest_test --stuck STUCK_BIN [DEVICE]
+ *        pevp_guest_test --after-reset GEMM_BIN [DEVICE]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +49,8 @@
 #define RULE_OPCODE_UNKNOWN 0x001	/* docs/errors.md */
 #define DMA_RULE_ADDRESS_RANGE 11	/* docs/dma.md */
 #define UNMAPPED_DEVICE_ADDRESS 0x80000000000ull	/* between HBM and host memory */
+#define STUCK_SEMAPHORE 7	/* stuck.pes waits on it */
+#define PEVP_VP_SEMAPHORES 32	/* vp_seq semaphore_0..31 */
 
 static int failures;
 
@@ -308,13 +316,93 @@ static void figures(int fd, const uint8_t *records)
 		       median(latency, n) / 1e3, n);
 }
 
-static int after_reset(const char *device)
+static int read_records(const char *path, uint8_t *records, size_t count)
 {
+	FILE *f = fopen(path, "rb");
+	int ok = f && fread(records, PEVP_RECORD_BYTES, count, f) == count && fgetc(f) == EOF;
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		printf("guest test: FAIL: %s is not %zu records of 64 bytes\n", path, count);
+	return ok;
+}
+
+static int stuck(const char *path, const char *device)
+{
+	uint8_t record[PEVP_RECORD_BYTES];
+	struct pevp_semaphore sem = { 0 };
+	struct pevp_submit s;
+	double start, waited_ms;
+	int fd, r, i;
+
+	if (!read_records(path, record, 1))
+		return 1;
+	fd = open(device, O_RDWR);
+	if (fd < 0) {
+		printf("guest test: FAIL: open %s: %s\n", device, strerror(errno));
+		return 1;
+	}
+	memset(&s, 0, sizeof s);
+	s.records = (uintptr_t)record;
+	s.count = 1;
+	s.timeout_ms = 500;
+	start = now_us();
+	r = ioctl(fd, PEVP_IOC_SUBMIT, &s) ? -errno : 0;
+	waited_ms = (now_us() - start) / 1e3;
+	if (r != -ETIMEDOUT || s.retired != 0)
+		fail("a program waiting on a semaphore nothing sets: %s, %llu retired; expected ETIMEDOUT, 0",
+		     r ? strerror(-r) : "success", (unsigned long long)s.retired);
+	else if (waited_ms < 500 || waited_ms > 5000)
+		fail("the 500 ms timeout returned after %.0f ms", waited_ms);
+	else
+		printf("guest test: stuck program: ETIMEDOUT after %.0f ms (timeout 500 ms)\n", waited_ms);
+	r = submit(fd, record, 1, &s);
+	if (r != -EBUSY)
+		fail("submit while the SEQ is busy: %s, expected EBUSY", r ? strerror(-r) : "success");
+
+	/* Release it: the semaphore it waits on reaches 1, it retires, and the SEQ takes work again. */
+	sem.index = STUCK_SEMAPHORE;
+	sem.write = 1;
+	sem.value = 1;
+	if (ioctl(fd, PEVP_IOC_SEMAPHORE, &sem) != 0 || sem.value != 1)
+		fail("PEVP_IOC_SEMAPHORE %u = 1: %s, reads %u", STUCK_SEMAPHORE, strerror(errno), sem.value);
+	for (i = 0, r = -EBUSY; i < 100 && r == -EBUSY; i++) {
+		r = submit(fd, record, 1, &s);
+		if (r == -EBUSY)
+			usleep(20000);
+	}
+	if (r != 0 || s.retired != 1)
+		fail("the same program once its semaphore is set: %s, %llu retired; expected success, 1",
+		     r ? strerror(-r) : "success", (unsigned long long)s.retired);
+	else
+		printf("guest test: stuck program released by semaphore %u: the SEQ runs again\n", STUCK_SEMAPHORE);
+	sem.value = 0;
+	if (ioctl(fd, PEVP_IOC_SEMAPHORE, &sem) != 0 || sem.value != 0)
+		fail("PEVP_IOC_SEMAPHORE %u = 0: %s", STUCK_SEMAPHORE, strerror(errno));
+	sem.index = PEVP_VP_SEMAPHORES;
+	if (ioctl(fd, PEVP_IOC_SEMAPHORE, &sem) != -1 || errno != EINVAL)
+		fail("PEVP_IOC_SEMAPHORE %u: expected EINVAL", PEVP_VP_SEMAPHORES);
+	close(fd);
+	if (failures)
+		return 1;
+	printf("guest test: PASS\n");
+	return 0;
+}
+
+static int after_reset(const char *gemm_path, const char *device)
+{
+	static struct gemm_case g;
+	static float got[GEMM_M][GEMM_N];
 	static float psum[GEMM_M][GEMM_N];
+	uint8_t records[GEMM_RECORDS * PEVP_RECORD_BYTES];
+	unsigned dma_irqs, seq_irqs;
 	struct pevp_perf p;
 	long nonzero = 0;
 	int fd, r, m, n;
 
+	if (!read_records(gemm_path, records, GEMM_RECORDS))
+		return 1;
 	fd = open(device, O_RDWR);
 	if (fd < 0) {
 		printf("guest test: FAIL: open %s: %s\n", device, strerror(errno));
@@ -334,10 +422,14 @@ static int after_reset(const char *device)
 			nonzero += psum[m][n] != 0.0f || signbit(psum[m][n]);
 	if (!r && nonzero)
 		fail("after the device reset: %ld PSUM elements of the GEMM's output are not +0", nonzero);
+	if (!failures)
+		printf("guest test: device reset: retired_cnt 0 and the GEMM's PSUM rows zero\n");
+	gemm_make(&g, 1);
+	if (run_gemm(fd, &g, records, got, &dma_irqs, &seq_irqs) >= 0)
+		check_gemm(&g, (const float(*)[GEMM_N])got, "GEMM after the device reset");
 	close(fd);
 	if (failures)
 		return 1;
-	printf("guest test: device reset: retired_cnt 0 and the GEMM's PSUM rows zero\n");
 	printf("guest test: PASS\n");
 	return 0;
 }
@@ -347,19 +439,25 @@ int main(int argc, char **argv)
 	static struct gemm_case g;
 	static float got[GEMM_M][GEMM_N];
 	uint8_t records[GEMM_RECORDS * PEVP_RECORD_BYTES];
-	const char *device = argc > 2 ? argv[2] : "/dev/pevp0";
+	const bool mode = argc > 1 && strncmp(argv[1], "--", 2) == 0;
+	const char *device = argc > 2 + mode ? argv[2 + mode] : "/dev/pevp0";
 	struct pevp_perf before, after;
 	unsigned dma_irqs, seq_irqs;
 	double wall;
 	FILE *f;
 	int fd;
 
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: pevp_guest_test GEMM_BIN [DEVICE]\n       pevp_guest_test --after-reset [DEVICE]\n");
+	if (argc < 2 + mode || argc > 3 + mode ||
+	    (mode && strcmp(argv[1], "--stuck") != 0 && strcmp(argv[1], "--after-reset") != 0)) {
+		fprintf(stderr, "usage: pevp_guest_test GEMM_BIN [DEVICE]\n"
+				"       pevp_guest_test --stuck STUCK_BIN [DEVICE]\n"
+				"       pevp_guest_test --after-reset GEMM_BIN [DEVICE]\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "--stuck") == 0)
+		return stuck(argv[2], device);
 	if (strcmp(argv[1], "--after-reset") == 0)
-		return after_reset(device);
+		return after_reset(argv[2], device);
 	f = fopen(argv[1], "rb");
 	if (!f || fread(records, 1, sizeof records, f) != sizeof records || fgetc(f) != EOF) {
 		printf("guest test: FAIL: %s is not %d records of 64 bytes\n", argv[1], GEMM_RECORDS);

@@ -133,6 +133,14 @@ struct pevp_bar_timing {
 	__u64 write_ns;		/* out: mean per writel */
 };
 
+/* One of the SEQ's EVENTS semaphores (vp_seq semaphore_N): read it, or write it first when write = 1. */
+struct pevp_semaphore {
+	__u32 index;		/* in: 0 .. 31 */
+	__u32 write;		/* in: 0 or 1 */
+	__u32 value;		/* in (write) / out: the value read back */
+	__u32 reserved;		/* in: 0 */
+};
+
 #define PEVP_IOC_MAGIC	0xE5
 
 #define PEVP_IOC_INFO		_IOR(PEVP_IOC_MAGIC, 0, struct pevp_info)
@@ -143,5 +151,6 @@ struct pevp_bar_timing {
 #define PEVP_IOC_CLEAR_ERROR	_IO(PEVP_IOC_MAGIC, 5)
 #define PEVP_IOC_READ_REG	_IOWR(PEVP_IOC_MAGIC, 6, struct pevp_reg)
 #define PEVP_IOC_BAR_TIMING	_IOWR(PEVP_IOC_MAGIC, 7, struct pevp_bar_timing)
+#define PEVP_IOC_SEMAPHORE	_IOWR(PEVP_IOC_MAGIC, 8, struct pevp_semaphore)
 
 #endif /* _UAPI_PEVP_H */
