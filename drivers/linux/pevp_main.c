@@ -40,6 +40,18 @@
 #include "vp_seq_regs_c.h"
 #include "uapi/pevp.h"
 
+/*
+ * The ioctl structs have one layout for 32- and 64-bit callers (every __u64 at
+ * an 8-byte offset, sizes multiples of 8), which compat_ptr_ioctl relies on.
+ */
+static_assert(sizeof(struct pevp_info) == 56);
+static_assert(sizeof(struct pevp_error) == 88);
+static_assert(sizeof(struct pevp_submit) == 136);
+static_assert(sizeof(struct pevp_dma) == 88);
+static_assert(sizeof(struct pevp_perf) == 1200);
+static_assert(sizeof(struct pevp_bar_timing) == 24);
+static_assert(sizeof(struct pevp_semaphore) == 16);
+
 struct pevp_rule_name {
 	u16 number;
 	const char *name;
