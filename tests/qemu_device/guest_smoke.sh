@@ -34,6 +34,21 @@ for d in /sys/bus/pci/devices/*; do
   devmem $((bar0 + 0x300c)) 32 2
   i=0; while [ $i -lt 16 ]; do devmem $((bar0 + 0x10000 + 4 * i)) 32 0; i=$((i+1)); done
   echo "GUEST: seq_status $(devmem $((bar0 + 0x3000)) 32)"
+  # DMA from guest RAM: one descriptor in HBM (through BAR4) copies the 64 bytes at guest-physical 0x400 (the BIOS
+  # data area, readable through /dev/mem) to SBUF 0x1000: src = 0x100_0000_0000 + 0x400, the ring at HBM's start
+  # (DMA address 0x1_0000_0000).
+  set -- 0x1 0 0 0 0x400 0x100 0x1000 0 64 1 1 8 0 0 0 0
+  i=0; for w in "$@"; do devmem $((bar4 + 4 * i)) 32 $w; i=$((i+1)); done
+  face=$((bar0 + 0x100000))
+  devmem $((face + 0x1c)) 32 0; devmem $((face + 0x40)) 32 0; devmem $((face + 0x44)) 32 1
+  devmem $((face + 0x48)) 32 1; devmem $((face + 0x54)) 32 1; devmem $((face + 0x50)) 32 1
+  n=0; while [ "$(devmem $((face + 0x6c)) 32)" != 0x00000001 ] && [ $n -lt 100 ]; do n=$((n+1)); done
+  same=yes; i=0
+  while [ $i -lt 16 ]; do
+    [ "$(devmem $((0x400 + 4 * i)) 32)" = "$(devmem $((bar2 + 0x1000 + 4 * i)) 32)" ] || same=no; i=$((i+1))
+  done
+  echo "GUEST: dma from guest RAM: completed $(devmem $((face + 0x6c)) 32), same bytes $same"
+  echo "GUEST: sbuf word of the copy $(devmem $((bar2 + 0x1000)) 32)"
 done
 poweroff -f
 INIT
@@ -57,11 +72,15 @@ grep -aq "GUEST: dma_id 0x0001444D" "$work/out" || fail "dma_id (the DMA face's 
 grep -aq "GUEST: sbuf 0xCAFEF00D" "$work/out" || fail "SBUF round trip through BAR2"
 grep -aq "GUEST: hbm 0x5A5A5A5A" "$work/out" || fail "HBM round trip through BAR4"
 grep -aq "GUEST: seq_status 0x0000000A" "$work/out" || fail "the SEQ's error (idle, error) after an all-zero record"
+grep -aq "GUEST: dma from guest RAM: completed 0x00000001, same bytes yes" "$work/out" || fail "DMA from guest RAM"
+# The BIOS data area starts with the serial ports' I/O addresses (COM1 0x3f8): not zero, so the bytes were copied.
+! grep -aq "GUEST: sbuf word of the copy 0x00000000" "$work/out" || fail "the copied bytes are all zero"
 python3 - "$work/stats.json" <<'PY' || fail "statistics"
 import json, sys
 p = json.load(open(sys.argv[1]))["pcie"]
 assert p["interrupts"]["seq_vector"] == 1, p["interrupts"]
 assert p["guest_ram"]["syncs"] > 0 and p["guest_ram"]["refused"] == 0, p["guest_ram"]
 assert p["link"]["malformed"] == 0, p["link"]
+assert p["dma_to_host"]["read_bytes"] == 64 and p["dma_to_host"]["errors"] == 0, p["dma_to_host"]
 PY
 echo "guest_smoke: ok"

@@ -24,8 +24,8 @@ std::uint8_t* HostMemory::find(std::uint64_t address, std::uint64_t bytes) const
 
 sc_core::sc_time HostMemory::access(const memory::TimedAccess& a) {
   if (link_ == nullptr) return a.start;
-  // The link model is smaller than the bus address space: the access is booked at its address folded into it
-  // (the timing depends on the bytes and the link's load, not on where in host memory they lie).
+  // The link model is smaller than the bus address space: the access is booked at its address 0 (the timing
+  // depends on the bytes and the link's load, not on where in host memory they lie; D-PCI-DMA-TIMING).
   memory::TimedAccess folded = a;
   folded.address = 0;
   return link_->access(folded);

@@ -4,7 +4,7 @@
 // guest-RAM map) hands in pointers and something that keeps them valid.
 //
 // Time comes from the platform's own host-memory model (the link's bandwidth and latency, D-HOST-MEMORY-LINK),
-// asked through memory::TimedTarget: an access is booked there at its address folded into that model's size. An
+// asked through memory::TimedTarget: an access is booked there at the model's address 0 (D-PCI-DMA-TIMING). An
 // access to an address no region holds is answered with TLM_ADDRESS_ERROR_RESPONSE, which the DMA engines turn into
 // the queue's error record (docs/dma.md "Errors"); the target grants no DMI (the regions are not one block), so the
 // engines move each row through b_transport, and a new layout needs no DMI invalidation.
