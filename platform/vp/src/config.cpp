@@ -272,6 +272,7 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "hbm", hbm::dram_parameters(), [](auto& c) -> auto& { return c.hbm; });
     add_module(t, "host_memory", hbm::dram_parameters(), [](auto& c) -> auto& { return c.host_memory; });
     add_module(t, "dma", dma::dma_parameters(), [](auto& c) -> auto& { return c.dma; });
+    add_module(t, "energy", energy::energy_parameters(), [](auto& c) -> auto& { return c.energy; });
     return t;
   }();
   return table;
@@ -643,6 +644,7 @@ VpConfig preset(isa::Generation gen) {
   c.hbm = hbm::hbm_config(gen);
   c.host_memory = hbm::host_memory_config(gen);
   c.dma = dma::dma_config(gen);
+  c.energy = energy::EnergyConfig{};
   return c;
 }
 
