@@ -20,13 +20,13 @@ using namespace pevp;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Run {
+struct GemmRun {
   json stats;
   std::string out;
 };
 
 // `pe-vp gemm` timing-only on MARIANA's preset (128 x 128, 2.4 GHz) with the statistics written as JSON.
-Run gemm(std::size_t m, std::size_t k, std::size_t n, const std::string& dtype, bool double_row,
+GemmRun gemm(std::size_t m, std::size_t k, std::size_t n, const std::string& dtype, bool double_row,
          platform::DataPath path, const std::vector<std::string>& sets = {}) {
   const fs::path stats = gemm_test::scratch("pevp_energy_test_", "stats.json");
   platform::GemmCommand cmd;
@@ -43,7 +43,7 @@ Run gemm(std::size_t m, std::size_t k, std::size_t n, const std::string& dtype, 
   std::ostringstream out, err;
   EXPECT_EQ(platform::run_gemm(cmd, out, err), 0) << out.str() << err.str();
   std::ifstream in(stats);
-  Run r{json::parse(in), out.str()};
+  GemmRun r{json::parse(in), out.str()};
   fs::remove_all(stats.parent_path());
   return r;
 }
@@ -71,7 +71,7 @@ void expect_consistent(const json& e, const json& s) {
 //   PSUM: 128 partitions x 64 fp32 written = 32768 B x 1.25 pJ = 40960 pJ
 //   no device memory, no DMA; leakage = cycles x 16384 PEs x 0.2 pJ.
 TEST(Energy, OneTileByHand) {
-  const Run r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Host);
+  const GemmRun r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Host);
   const json& e = r.stats["energy"];
   const double cycles = r.stats["cycles"].get<double>();
   EXPECT_EQ(e["counts"]["macs_by_dtype"]["bf16"], 1048576);
@@ -93,7 +93,7 @@ TEST(Energy, OneTileByHand) {
 //   SBUF read: 2 x (32768 + 16384) = 98304 B x 2.5 = 245760 pJ
 //   PSUM: the first k-tile writes 32768 B, the second reads and writes them (65536 B): 98304 B x 1.25 = 122880 pJ
 TEST(Energy, AccumulationReadsPsumToo) {
-  const Run r = gemm(128, 256, 64, "bf16", false, platform::DataPath::Host);
+  const GemmRun r = gemm(128, 256, 64, "bf16", false, platform::DataPath::Host);
   const json& e = r.stats["energy"];
   EXPECT_EQ(e["counts"]["macs_by_dtype"]["bf16"], 2097152);
   EXPECT_EQ(e["counts"]["sbuf_read_bytes"], 98304);
@@ -109,7 +109,7 @@ TEST(Energy, AccumulationReadsPsumToo) {
 // rows, 128 x 256 x 64 = 2097152 MACs x 0.65 pJ = 1363148.8 pJ; SBUF: the weights' 128 partitions x 128 columns x
 // 2 rows of 1 B = 32768 B, the moving 128 x 64 x 2 B = 16384 B.
 TEST(Energy, TheMacPriceFollowsDtypeAndMode) {
-  const Run f = gemm(128, 128, 64, "fp32", false, platform::DataPath::Host);
+  const GemmRun f = gemm(128, 128, 64, "fp32", false, platform::DataPath::Host);
   const json& fe = f.stats["energy"];
   EXPECT_EQ(fe["counts"]["macs_by_dtype"]["fp32"], 1048576);
   EXPECT_EQ(fe["counts"]["macs_by_dtype"]["bf16"], 0);
@@ -117,7 +117,7 @@ TEST(Energy, TheMacPriceFollowsDtypeAndMode) {
   EXPECT_EQ(fe["counts"]["sbuf_read_bytes"], 98304);
   expect_consistent(fe, f.stats);
 
-  const Run d = gemm(128, 256, 64, "fp8_e4m3fn", true, platform::DataPath::Host);
+  const GemmRun d = gemm(128, 256, 64, "fp8_e4m3fn", true, platform::DataPath::Host);
   const json& de = d.stats["energy"];
   EXPECT_EQ(de["counts"]["macs_by_dtype"]["fp8_double_row"], 2097152);
   EXPECT_EQ(de["counts"]["macs_by_dtype"]["fp8"], 0);
@@ -128,7 +128,7 @@ TEST(Energy, TheMacPriceFollowsDtypeAndMode) {
 
 // The prices are configuration keys: a MAC priced at 1 pJ and nothing else priced gives exactly the MAC count.
 TEST(Energy, PricesAreConfigurationKeys) {
-  const Run r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Host,
+  const GemmRun r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Host,
                      {"energy.mac_bf16_pj=1", "energy.sbuf_read_pj_per_byte=0", "energy.psum_pj_per_byte=0",
                       "energy.static_pj_per_pe_cycle=0"});
   const json& e = r.stats["energy"];
@@ -142,7 +142,7 @@ TEST(Energy, PricesAreConfigurationKeys) {
 // written C's 32768 B and read the operands' 49152 B plus the engines' 64-byte descriptors; its bytes are the
 // memory section's own counters.
 TEST(Energy, TheDmaPathAddsDeviceMemoryAndTransfers) {
-  const Run r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Dma);
+  const GemmRun r = gemm(128, 128, 64, "bf16", false, platform::DataPath::Dma);
   const json& e = r.stats["energy"];
   const json& hbm = r.stats["memory"]["hbm"];
   const std::uint64_t read = hbm["bytes_read"], written = hbm["bytes_written"];

@@ -720,13 +720,15 @@ VpConfig from_json(const json& j, const VpConfig& base) {
   try {
     validate(c);
   } catch (const ConfigError& e) {
-    // A geometry rule broken by a member that followed the array names what it followed, so the message holds
-    // every key involved (the explicit ones are in the rule itself).
-    if (followed.empty() || e.key().rfind("geometry.", 0) != 0) throw;
+    // A geometry rule that a member which followed the array takes part in names what it followed, so the message
+    // holds every key involved (the explicit ones are in the rule itself).
+    const std::string what = e.what();
     std::string because;
     for (const Followed& f : followed)
-      because += (because.empty() ? "" : "; ") + f.key + " = " + std::to_string(f.value) + " follows " + f.from;
-    throw ConfigError(e.key(), std::string(e.what()) + " (" + because + ": D-GEOMETRY-FOLLOW)");
+      if (e.key() == f.key || what.find(f.key) != std::string::npos)
+        because += (because.empty() ? "" : "; ") + f.key + " = " + std::to_string(f.value) + " follows " + f.from;
+    if (because.empty()) throw;
+    throw ConfigError(e.key(), what + " (" + because + ": D-GEOMETRY-FOLLOW)");
   }
   return c;
 }
