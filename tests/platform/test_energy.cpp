@@ -108,7 +108,8 @@ TEST(Energy, AccumulationReadsPsumToo) {
 // elements: (128 x 128 + 128 x 64) x 4 = 98304 B. fp8 double_row: 256 contraction rows in one k-tile of 128 PE
 // rows, 128 x 256 x 64 = 2097152 MACs x 0.65 pJ = 1363148.8 pJ; SBUF: the weights' 128 partitions x 128 columns x
 // 2 rows of 1 B = 32768 B, the moving 128 x 64 x 2 B = 16384 B.
-TEST(Energy, TheMacPriceFollowsDtypeAndMode) {
+// (One run per test: SystemC elaborates one platform per process.)
+TEST(Energy, AnFp32MacCostsFp32Energy) {
   const GemmRun f = gemm(128, 128, 64, "fp32", false, platform::DataPath::Host);
   const json& fe = f.stats["energy"];
   EXPECT_EQ(fe["counts"]["macs_by_dtype"]["fp32"], 1048576);
@@ -116,7 +117,9 @@ TEST(Energy, TheMacPriceFollowsDtypeAndMode) {
   EXPECT_NEAR(fe["components_pj"]["mac"].get<double>(), 4823449.6, 1e-6);
   EXPECT_EQ(fe["counts"]["sbuf_read_bytes"], 98304);
   expect_consistent(fe, f.stats);
+}
 
+TEST(Energy, AnFp8DoubleRowMacCostsItsModesEnergy) {
   const GemmRun d = gemm(128, 256, 64, "fp8_e4m3fn", true, platform::DataPath::Host);
   const json& de = d.stats["energy"];
   EXPECT_EQ(de["counts"]["macs_by_dtype"]["fp8_double_row"], 2097152);
