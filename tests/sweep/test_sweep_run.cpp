@@ -404,6 +404,10 @@ gemms = [ { name = "g", m = 300, k = 200, n = 100 } ]
     EXPECT_EQ(rows[i].at("status"), "ok") << rows[i].at("error");
     EXPECT_EQ(rows[i].at("scalesim_folds"), want[i].first) << i;
     EXPECT_EQ(rows[i].at("cycles"), want[i].second) << i;
+    // The energy columns (docs/energy.md): 2 x 300 x 200 x 100 = 12000000 operations per pJ of the run's energy.
+    const double energy = std::stod(rows[i].at("energy_pj"));
+    EXPECT_GT(energy, 0) << i;
+    EXPECT_NEAR(std::stod(rows[i].at("tops_per_w")), 12000000.0 / energy, 1e-6) << i;
   }
   // A contradiction between explicit keys is the point's, naming both.
   const std::string bad = write(dir + "/bad.toml", R"(
