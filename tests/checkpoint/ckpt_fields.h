@@ -232,6 +232,8 @@ inline void arr_seq(Walk& w) {
   u64s(w, "stats.micro_ops", 3, Kind::Counter);
   u64s(w, "stats.busy_cycles", 3, Kind::Counter);
   w.field("stats.macs", 8, Kind::Counter);
+  u64s(w, "stats.macs_by_kind", pevp::energy::kMacKinds, Kind::Counter);
+  for (const char* c : {"stats.sbuf_read_bytes", "stats.psum_bytes"}) w.field(c, 8, Kind::Counter);
   u64s(w, "stats.pe_cycles", 6, Kind::Value);  // doubles
   u64s(w, "stats.stall_cycles", kStallKinds, Kind::Counter);
   u64s(w, "stats.stalled_ops", kStallKinds, Kind::Counter);

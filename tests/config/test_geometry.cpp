@@ -65,11 +65,12 @@ TEST(Geometry, SidesOutsideThePowersOfTwoFrom32To256AreRefused) {
 }
 
 TEST(Geometry, RowsNeedPartitionsAndColumnsNeedPsumPartitions) {
-  EXPECT_EQ(refused(Generation::MARIANA, {"geometry.pe_rows=256"}, "geometry.pe_rows"),
+  // Explicit partitions below what the array needs: refused, naming both keys.
+  EXPECT_EQ(refused(Generation::MARIANA, {"geometry.pe_rows=256", "geometry.partitions=128"}, "geometry.pe_rows"),
             "geometry.pe_rows = 256: exceeds geometry.partitions (128): each PE row reads one SBUF partition");
   EXPECT_EQ(refused(Generation::MARIANA, {"geometry.partitions=64"}, "geometry.pe_rows"),
             "geometry.pe_rows = 128: exceeds geometry.partitions (64): each PE row reads one SBUF partition");
-  EXPECT_EQ(refused(Generation::CAYMAN, {"geometry.pe_cols=256"}, "geometry.pe_cols"),
+  EXPECT_EQ(refused(Generation::CAYMAN, {"geometry.pe_cols=256", "geometry.partitions=128"}, "geometry.pe_cols"),
             "geometry.pe_cols = 256: exceeds geometry.partitions (128): each PE column writes one PSUM partition");
   // MAVERICK's c256 folds two halves of the columns into one set of partitions.
   EXPECT_NO_THROW(with(Generation::MAVERICK, {"geometry.partitions=128"}));
@@ -81,11 +82,12 @@ TEST(Geometry, RowsNeedPartitionsAndColumnsNeedPsumPartitions) {
 TEST(Geometry, SbufStaysBelowPsum) {
   // 128 x 256 KiB is exactly 32 MiB: the preset already fills the space below PSUM at 0x2000000 (D-ADDR).
   EXPECT_EQ(refused(Generation::MARIANA, {"geometry.sbuf_partition_bytes=266240"}, "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 266240: partitions x sbuf_partition_bytes must fit below PSUM at "
-            "0x2000000 (32 MiB; D-ADDR): at most 262144 with 128 partitions");
-  EXPECT_EQ(refused(Generation::MARIANA, {"geometry.partitions=256"}, "geometry.sbuf_partition_bytes"),
-            "geometry.sbuf_partition_bytes = 262144: partitions x sbuf_partition_bytes must fit below PSUM at "
-            "0x2000000 (32 MiB; D-ADDR): at most 131072 with 256 partitions");
+            "geometry.sbuf_partition_bytes = 266240: geometry.partitions x geometry.sbuf_partition_bytes must fit "
+            "below PSUM at 0x2000000 (32 MiB; D-ADDR): at most 262144 with 128 partitions");
+  EXPECT_EQ(refused(Generation::MARIANA, {"geometry.partitions=256", "geometry.sbuf_partition_bytes=262144"},
+                    "geometry.sbuf_partition_bytes"),
+            "geometry.sbuf_partition_bytes = 262144: geometry.partitions x geometry.sbuf_partition_bytes must fit "
+            "below PSUM at 0x2000000 (32 MiB; D-ADDR): at most 131072 with 256 partitions");
   EXPECT_NO_THROW(with(Generation::MARIANA, {"geometry.partitions=256", "geometry.sbuf_partition_bytes=131072"}));
   EXPECT_EQ(refused(Generation::MARIANA, {"geometry.sbuf_partition_bytes=6000"}, "geometry.sbuf_partition_bytes"),
             "geometry.sbuf_partition_bytes = 6000: must be a multiple of 4096, at least 4096");
@@ -126,19 +128,76 @@ TEST(Geometry, DerivedMembersAreFixed) {
 }
 
 TEST(Geometry, OverridesAreValidatedTogetherInAnyOrder) {
-  const std::vector<std::string> sets = {"geometry.pe_rows=256", "geometry.pe_cols=256", "geometry.partitions=256",
-                                         "geometry.sbuf_partition_bytes=131072"};
+  const std::vector<std::string> sets = {"geometry.partitions=64", "geometry.pe_rows=64", "geometry.pe_cols=64"};
   const VpConfig a = with(Generation::MARIANA, sets);
-  const VpConfig b = with(Generation::MARIANA, {sets[3], sets[1], sets[0], sets[2]});
+  const VpConfig b = with(Generation::MARIANA, {sets[2], sets[0], sets[1]});
   test::expect_same(a, b);
+  EXPECT_EQ(a.geometry.partitions, 64u);
   // One at a time, the first already breaks a rule the later ones would repair.
   VpConfig c = preset(Generation::MARIANA);
   EXPECT_THROW(apply_override(c, sets[0]), ConfigError);
 }
 
+// D-GEOMETRY-FOLLOW: partitions = max(the preset's 128, pe_rows, pe_cols (MAVERICK: pe_cols / 2)); SBUF bytes per
+// partition = the preset's total SBUF / partitions (MARIANA 128 x 256 KiB = 32 MiB, CAYMAN 128 x 224 KiB = 28 MiB);
+// PSUM keeps its 8 x 2 KiB per partition.
+TEST(Geometry, TheArrayAloneSetsTheMembersThatFollowIt) {
+  struct Case {
+    Generation gen;
+    std::vector<std::string> sets;
+    std::uint32_t partitions, sbuf_partition_bytes;
+  };
+  const Case cases[] = {
+      {Generation::MARIANA, {"geometry.pe_rows=256", "geometry.pe_cols=256"}, 256, 131072},  // 32 MiB / 256
+      {Generation::MARIANA, {"geometry.pe_cols=256"}, 256, 131072},                          // 128 x 256
+      {Generation::MARIANA, {"geometry.pe_rows=256"}, 256, 131072},                          // 256 x 128
+      {Generation::CAYMAN, {"geometry.pe_rows=256", "geometry.pe_cols=256"}, 256, 114688},   // 28 MiB / 256 = 112 KiB
+      {Generation::MAVERICK, {"geometry.pe_rows=256"}, 256, 131072},                         // 256 rows, c256 folded
+      {Generation::MAVERICK, {"geometry.pe_cols=128"}, 128, 262144},                         // fewer: the preset's
+      {Generation::MARIANA, {"geometry.pe_rows=32", "geometry.pe_cols=64"}, 128, 262144},    // never below the preset
+      {Generation::MARIANA, {"geometry.partitions=256"}, 256, 131072},  // SBUF follows explicit partitions too
+      {Generation::MARIANA, {"geometry.partitions=64", "geometry.pe_rows=64", "geometry.pe_cols=64"}, 64, 524288},
+  };
+  for (const Case& k : cases) {
+    const VpConfig c = with(k.gen, k.sets);
+    EXPECT_EQ(c.geometry.partitions, k.partitions) << k.sets[0];
+    EXPECT_EQ(c.geometry.sbuf_partition_bytes, k.sbuf_partition_bytes) << k.sets[0];
+    EXPECT_EQ(c.sbuf.partitions, k.partitions);
+    EXPECT_EQ(c.psum.partitions, k.partitions);
+    EXPECT_EQ(c.sbuf.size(), std::uint64_t{k.partitions} * k.sbuf_partition_bytes);
+    EXPECT_EQ(c.geometry.psum_partition_bytes(), 16384u);
+  }
+}
+
+TEST(Geometry, AnExplicitValueIsKeptAndAContradictionNamesEveryKey) {
+  // Set beside the array: kept as given.
+  const VpConfig a = with(Generation::MARIANA, {"geometry.pe_rows=256", "geometry.sbuf_partition_bytes=65536"});
+  EXPECT_EQ(a.geometry.partitions, 256u);
+  EXPECT_EQ(a.geometry.sbuf_partition_bytes, 65536u);
+  // Set by an earlier document (a configuration file under --set): kept too.
+  VpConfig b = load_config_text(R"({"geometry": {"sbuf_partition_bytes": 65536}})", "c.json", preset(Generation::MARIANA));
+  apply_overrides(b, {"geometry.pe_cols=256"});
+  EXPECT_EQ(b.geometry.partitions, 256u);
+  EXPECT_EQ(b.geometry.sbuf_partition_bytes, 65536u);
+  // An explicit SBUF the followed partitions cannot hold: the rule, then what followed what.
+  EXPECT_EQ(refused(Generation::MARIANA, {"geometry.pe_rows=256", "geometry.sbuf_partition_bytes=262144"},
+                    "geometry.sbuf_partition_bytes"),
+            "geometry.sbuf_partition_bytes = 262144: geometry.partitions x geometry.sbuf_partition_bytes must fit "
+            "below PSUM at 0x2000000 (32 MiB; D-ADDR): at most 131072 with 256 partitions (geometry.partitions = 256 "
+            "follows geometry.pe_rows = 256, geometry.pe_cols = 128: D-GEOMETRY-FOLLOW)");
+  // An earlier document's value that equals its rule's is not told apart from one that followed: a dump (every key
+  // named) under --set still follows the array.
+  VpConfig d = from_json(to_json(preset(Generation::MARIANA)), preset(Generation::MARIANA));
+  apply_overrides(d, {"geometry.pe_cols=256"});
+  EXPECT_EQ(d.geometry.partitions, 256u);
+  EXPECT_EQ(d.geometry.sbuf_partition_bytes, 131072u);
+}
+
 TEST(Geometry, ADumpLoadsBack) {
   const VpConfig a = with(Generation::CAYMAN, {"geometry.pe_rows=64", "geometry.pe_cols=32", "geometry.psum_banks=2"});
   test::expect_same(from_json(to_json(a), preset(Generation::MARIANA)), a);
+  const VpConfig wide = with(Generation::CAYMAN, {"geometry.pe_cols=256"});
+  test::expect_same(from_json(to_json(wide), preset(Generation::MARIANA)), wide);
 }
 
 TEST(Geometry, TheGenerationKeyResetsTheGeometryToItsPreset) {

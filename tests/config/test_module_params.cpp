@@ -11,6 +11,7 @@
 #include "config_test_util.h"
 #include "pevp/arr_seq/arr_seq.h"
 #include "pevp/dma/dma_engines.h"
+#include "pevp/energy/energy_model.h"
 #include "pevp/hbm/dram_config.h"
 #include "pevp/memory/memory.h"
 #include "pevp/regfile/arr_seq_csrs.h"
@@ -41,6 +42,7 @@ std::vector<Described> described() {
   collect(all, "hbm", hbm::dram_parameters());
   collect(all, "host_memory", hbm::dram_parameters());
   collect(all, "dma", dma::dma_parameters());
+  collect(all, "energy", energy::energy_parameters());
   return all;
 }
 

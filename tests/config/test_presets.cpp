@@ -142,6 +142,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "arr_seq": {"ififo_depth": 16},
     "csrs": {"access_time_ns": 20, "impl": "tlm", "unmapped": "error"},
     "dma": {"descriptor_ns": 600, "engine_gbps": 33.0, "engines": 16, "max_ring_entries": 65536, "queues_per_engine": 16, "row_overhead_ns": 16},
+    "energy": {"dma_pj_per_byte": 2.5, "hbm_pj_per_byte": 31.76, "mac_bf16_pj": 2.0, "mac_fp32_pj": 4.6, "mac_fp8_double_row_pj": 0.65, "mac_fp8_pj": 1.1, "mac_mx_pj": 0.425, "psum_pj_per_byte": 1.25, "sbuf_read_pj_per_byte": 2.5, "sbuf_write_pj_per_byte": 2.5, "static_pj_per_pe_cycle": 0.2},
     "generation": "MARIANA",
     "geometry": {"col_groups": 4, "partitions": 128, "pe_cols": 128, "pe_rows": 128, "psum_bank_bytes": 2048, "psum_banks": 8, "psum_partition_bytes": 16384, "queues": 16, "row_groups": 4, "sbuf_partition_bytes": 262144, "sbuf_xbus_ports": 8},
     "hbm": {"bandwidth_gbps": 612.5, "bytes": 19327352832, "channels": 16, "interleave_bytes": 256, "latency_ns": 100},
@@ -183,6 +184,19 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "max_ring_entries": 65536,
     "queues_per_engine": 16,
     "row_overhead_ns": 16
+  },
+  "energy": {
+    "dma_pj_per_byte": 2.5,
+    "hbm_pj_per_byte": 31.76,
+    "mac_bf16_pj": 2.0,
+    "mac_fp32_pj": 4.6,
+    "mac_fp8_double_row_pj": 0.65,
+    "mac_fp8_pj": 1.1,
+    "mac_mx_pj": 0.425,
+    "psum_pj_per_byte": 1.25,
+    "sbuf_read_pj_per_byte": 2.5,
+    "sbuf_write_pj_per_byte": 2.5,
+    "static_pj_per_pe_cycle": 0.2
   },
   "generation": "MARIANA",
   "geometry": {

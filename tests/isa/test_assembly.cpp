@@ -428,5 +428,19 @@ TEST(AsmGeometry, MalformedOperandsAreDiagnostics) {
   // A directive that states the preset's own values is the preset.
   EXPECT_TRUE(assemble(G::MARIANA, ".geometry pe_rows=128 psum_banks=8\n").ok());
 }
+
+// Partitions and SBUF bytes a .geometry line does not name follow its array (D-GEOMETRY-FOLLOW), as --set's do:
+// 256 columns on MARIANA take 256 partitions of 32 MiB / 256 = 128 KiB.
+TEST(AsmGeometry, UnnamedMembersFollowTheArray) {
+  ArrayGeometry wide = preset_geometry(G::MARIANA);
+  wide.pe_cols = 256;
+  wide.partitions = 256;
+  wide.sbuf_partition_bytes = 131072;
+  EXPECT_TRUE(assemble(G::MARIANA, ".geometry pe_cols=256\n", AsmOptions(false, wide)).ok());
+  const AsmResult kept = assemble(G::MARIANA, ".geometry pe_cols=256 sbuf_partition_bytes=65536\n", AsmOptions(false, wide));
+  ASSERT_FALSE(kept.ok());
+  EXPECT_NE(kept.diagnostics[0].message.find("sbuf_partition_bytes=65536"), std::string::npos)
+      << kept.diagnostics[0].message;
+}
 }  // namespace
 }  // namespace pevp::isa::test

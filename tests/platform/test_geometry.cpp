@@ -38,10 +38,11 @@ const Shape kShapes[] = {
     {"128x128_preset", isa::Generation::MARIANA, {}, 128, 128},  // the anchor the others scale from
     {"32x32", isa::Generation::MARIANA, {"geometry.pe_rows=32", "geometry.pe_cols=32"}, 32, 32},
     {"64x64", isa::Generation::CAYMAN, {"geometry.pe_rows=64", "geometry.pe_cols=64"}, 64, 64},
-    // 256 output columns need 256 PSUM partitions; 256 SBUF partitions of 128 KiB stay below PSUM (D-ADDR).
+    // 256 output columns need 256 PSUM partitions; they follow the array, as do 256 SBUF partitions of 128 KiB, the
+    // preset's 32 MiB below PSUM (D-GEOMETRY-FOLLOW).
     {"128x256",
      isa::Generation::MARIANA,
-     {"geometry.pe_cols=256", "geometry.partitions=256", "geometry.sbuf_partition_bytes=131072"},
+     {"geometry.pe_rows=128", "geometry.pe_cols=256"},
      128,
      256},
     {"256x256",

@@ -685,5 +685,39 @@ TEST(SweepRecords, MemoryFiguresBecomeColumnsWhenAPointUsedDeviceMemory) {
   EXPECT_FALSE(without.contains("memory"));
 }
 
+// The energy model's figures in a record, as energy columns, and as a network's totals. Configuration 0's "net" of
+// summary_plan(): L0 (count 1) took 50 ns and 1000 pJ, L1 (count 3) 80 ns and 2000 pJ each; 24 and 120 MACs.
+TEST(SweepRecords, EnergyFiguresBecomeColumnsAndNetworkTotals) {
+  const json energy = {{"total_pj", 1000.0}, {"average_power_w", 20.0}, {"tops_per_w", 0.048}, {"edp_pj_s", 5e-5}};
+  const json r = ok_record({{"cycles", 10}, {"energy", energy}}, 0.0);
+  EXPECT_EQ(r["energy"], (json{{"energy_pj", 1000.0}, {"power_w", 20.0}, {"tops_per_w", 0.048}, {"edp_pj_s", 5e-5}}));
+  EXPECT_FALSE(ok_record({{"cycles", 10}}, 0.0).contains("energy"));
+
+  const auto with_energy = [](json rec, double pj) {
+    rec["energy"] = {{"energy_pj", pj}, {"power_w", 0.0}, {"tops_per_w", 0.0}, {"edp_pj_s", 0.0}};
+    return rec;
+  };
+  Records records = summary_records();
+  records[0] = with_energy(*records[0], 1000.0);
+  records[1] = with_energy(*records[1], 2000.0);
+  const json n = summary(summary_plan(), records)["networks"][0];
+  // energy = 1 x 1000 + 3 x 2000 = 7000 pJ over time 1 x 50 + 3 x 80 = 290 ns: power = 7000e-12 / 290e-9 =
+  // 0.024137... W; TOPS/W = 2 x 384 MACs / 7000 pJ = 0.109714...; EDP = 7000 pJ x 290e-9 s = 2.03e-3 pJ s.
+  EXPECT_DOUBLE_EQ(n["energy_pj"].get<double>(), 7000.0);
+  EXPECT_NEAR(n["power_w"].get<double>(), 7000e-12 / 290e-9, 1e-15);
+  EXPECT_NEAR(n["tops_per_w"].get<double>(), 768.0 / 7000.0, 1e-15);
+  EXPECT_NEAR(n["edp_pj_s"].get<double>(), 7000.0 * 290e-9, 1e-15);
+  // A network whose points have no energy figure (recorded before the model existed) has no energy totals.
+  EXPECT_FALSE(summary(summary_plan(), summary_records())["networks"][0].contains("energy_pj"));
+
+  SweepPlan plan;
+  plan.swept = {};
+  plan.points = {planned("a", 0, 0, "w", 0, Gemm{"x", 2, 3, 4, 1}, {})};
+  const std::string csv = results_csv(plan, {with_energy(ok(100, 50, 0.5), 1234.5)}, false);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find("peak_tflops,energy_pj,power_w,tops_per_w,edp_pj_s"), std::string::npos) << header;
+  EXPECT_NE(csv.find(",1234.5,0,0,0"), std::string::npos) << csv;
+}
+
 }  // namespace
 }  // namespace pevp::sweep

@@ -489,8 +489,19 @@ TEST(SpecErrors, EmptyList) {
 
 TEST(SpecErrors, DuplicateValueInAList) {
   EXPECT_EQ(toml_error(kWorkload + "[grid]\ntile_n = [128, 256, 128]\n"), "s.toml: grid.tile_n: 128 is listed twice");
+  // A zipped list may repeat a value (its rows vary together); a whole row repeated is one configuration twice.
+  const SweepSpec zipped = toml_spec(kWorkload + "[zip]\n\"geometry.pe_rows\" = [128, 256, 256]\n"
+                                                 "\"geometry.pe_cols\" = [256, 128, 256]\n");
+  const std::vector<Point> points = expand(zipped);
+  ASSERT_EQ(points.size(), 3u * zipped.workloads[0].layers.size());
+  EXPECT_EQ(*find_param(points.back(), "geometry.pe_rows"), 256);
+  EXPECT_EQ(*find_param(points.back(), "geometry.pe_cols"), 256);
+  EXPECT_EQ(toml_error(kWorkload + "[zip]\ngen = [\"MARIANA\", \"CAYMAN\", \"MARIANA\"]\ntile_n = [128, 256, 128]\n"),
+            "s.toml: zip: row 2 (gen = \"MARIANA\", tile_n = 128) repeats row 0 (zipped lists vary together: each row "
+            "is one configuration)");
   EXPECT_EQ(toml_error(kWorkload + "[zip]\ngen = [\"MARIANA\", \"MARIANA\"]\n"),
-            "s.toml: zip.gen: \"MARIANA\" is listed twice");
+            "s.toml: zip: row 1 (gen = \"MARIANA\") repeats row 0 (zipped lists vary together: each row is one "
+            "configuration)");
 }
 
 TEST(SpecErrors, ValueThatIsATable) {

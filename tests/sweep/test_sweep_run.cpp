@@ -389,7 +389,10 @@ INSTANTIATE_TEST_SUITE_P(
         // 64 rows x 32 columns: K 300 -> 5, M 100 -> 4; 128 + 32 + 70 - 2 = 228.
         FoldCase{"ragged", "--m 100 --k 300 --n 70 --set geometry.pe_rows=64 --set geometry.pe_cols=32", 20, 228},
         // One fold: 2 x 128 + 128 + 1 - 2 = 383.
-        FoldCase{"one", "--m 1 --k 1 --n 1", 1, 383}),
+        FoldCase{"one", "--m 1 --k 1 --n 1", 1, 383},
+        // 128 x 256 from the two array keys alone (256 partitions follow, D-GEOMETRY-FOLLOW): K 200 -> 2 row folds,
+        // M 300 -> 2 column folds; 2 x 128 + 256 + 100 - 2 = 610.
+        FoldCase{"wide", "--m 300 --k 200 --n 100 --set geometry.pe_rows=128 --set geometry.pe_cols=256", 4, 610}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(SweepRun, TheScaleSimReportCarriesItsTotalCycles) {
@@ -412,6 +415,54 @@ gemms = [ { name = "g", m = 256, k = 512, n = 512 } ]
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("scalesim_folds"), "8");
   EXPECT_EQ(rows[1].at("scalesim_total_cycles"), "13279");
+}
+
+// A point's configuration is validated whole, as `pe-vp gemm --set ... --set ...` is: [set] may name
+// geometry.partitions before geometry.pe_rows, and zipped lists may repeat a value.
+TEST(SweepRun, APointsConfigurationIsValidatedWhole) {
+  const std::string dir = scratch("whole");
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+gemms = [ { name = "g", m = 300, k = 200, n = 100 } ]
+[set]
+"timing.model" = "scalesim_ws"
+"geometry.partitions" = 256
+"geometry.pe_rows" = 256
+[zip]
+"geometry.pe_cols" = [128, 256, 256]
+"geometry.sbuf_partition_bytes" = [131072, 131072, 65536]
+)");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  // SCALE-Sim ws by hand, 256 rows: K 200 -> 1 row fold. 128 columns: M 300 -> 3 folds of 2 x 256 + 128 + 100 - 2 =
+  // 738; 256 columns: 2 folds of 512 + 256 + 98 = 866 (the SBUF size does not enter the compute model).
+  const std::pair<const char*, const char*> want[] = {{"3", "2214"}, {"2", "1732"}, {"2", "1732"}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(rows[i].at("status"), "ok") << rows[i].at("error");
+    EXPECT_EQ(rows[i].at("scalesim_folds"), want[i].first) << i;
+    EXPECT_EQ(rows[i].at("cycles"), want[i].second) << i;
+    // The energy columns (docs/energy.md): 2 x 300 x 200 x 100 = 12000000 operations per pJ of the run's energy.
+    const double energy = std::stod(rows[i].at("energy_pj"));
+    EXPECT_GT(energy, 0) << i;
+    EXPECT_NEAR(std::stod(rows[i].at("tops_per_w")), 12000000.0 / energy, 1e-6) << i;
+  }
+  // A contradiction between explicit keys is the point's, naming both.
+  const std::string bad = write(dir + "/bad.toml", R"(
+[[workload]]
+gemms = [ { name = "g", m = 64, k = 64, n = 64 } ]
+[set]
+"geometry.partitions" = 128
+[grid]
+"geometry.pe_rows" = [128, 256]
+)");
+  const Result b = pe_vp("sweep " + bad + " --out " + dir + "/bad --no-plots --quiet", dir);
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.err.find("the configuration geometry.partitions=128, geometry.pe_rows=256: geometry.pe_rows = 256: "
+                       "exceeds geometry.partitions (128)"),
+            std::string::npos)
+      << b.err;
 }
 
 TEST(SweepRun, TheReportsStallCyclesAreTheCyclesTheArrayLost) {

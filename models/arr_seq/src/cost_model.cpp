@@ -63,6 +63,12 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
     s.mx_words = mx->words();
   }
   if (op.conv_lut) s.elem_bytes = sizeof(float);  // one fp32 value per code (D-CONVLUT)
+  // The multiplier's input width and mode decide a MAC's energy (D-ENERGY-MAC).
+  using energy::MacKind;
+  s.mac_kind = s.mx_words != 0                          ? MacKind::Mx
+               : s.fp32                                 ? MacKind::Fp32
+               : pe::operand_bytes(op.in_dtype) == 1    ? (op.double_row ? MacKind::Fp8DoubleRow : MacKind::Fp8)
+                                                        : MacKind::Bf16;
   s.transpose = op.transpose && op.kind != pe::MicroOpKind::PeRegWrite;
   s.background_transpose = op.background_transpose;
   // The source's minor stride in bytes (FACTS.md: SBUF bandwidth halves past 16 B).
@@ -85,6 +91,21 @@ OpShape shape_of(const pe::MicroOp& op, const isa::ArrayGeometry& geo) {
   }
   place_on(s, geo);
   return s;
+}
+
+std::uint64_t OpShape::sbuf_read_bytes() const {
+  switch (kind) {
+    case pe::MicroOpKind::WeightLoad: return std::uint64_t{k} * m * column_bytes();
+    case pe::MicroOpKind::Matmul: return std::uint64_t{k} * n * column_bytes();
+    case pe::MicroOpKind::PeRegWrite: return 0;  // an immediate or one word per PE: below the model's resolution
+  }
+  return 0;
+}
+
+std::uint64_t OpShape::psum_bytes() const {
+  if (kind != pe::MicroOpKind::Matmul) return 0;
+  constexpr std::uint64_t kAccumulatorBytes = 4;  // fp32
+  return std::uint64_t{m} * n * kAccumulatorBytes * (accumulate ? 2 : 1);
 }
 
 namespace {

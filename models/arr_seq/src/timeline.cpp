@@ -240,6 +240,9 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   ++st.micro_ops[kind];
   st.busy_cycles[kind] += s.cost.occupancy;
   st.macs += s.shape.macs;
+  st.macs_by_kind[static_cast<unsigned>(s.shape.mac_kind)] += s.shape.macs;
+  st.sbuf_read_bytes += s.shape.sbuf_read_bytes();
+  st.psum_bytes += s.shape.psum_bytes();
   if (is_mm) account(s, st.pe_cycles);
   for (unsigned i = 0; i < kStallKinds; ++i) {
     st.stall_cycles[i] += s.stalls[i];

@@ -78,6 +78,7 @@ struct DmaEngines::Endpoint {
   std::uint64_t base = 0, size = 0;
   unsigned socket_index = 0;
   memory::TimedTarget* timing = nullptr;
+  std::uint64_t bytes_read = 0, bytes_written = 0;  // by completed copies
   bool dmi_asked = false;
   unsigned char* dmi = nullptr;  // local address 0, the whole [0, size) read/write; nullptr = b_transport
   bool contains(std::uint64_t address, std::uint64_t last) const {
@@ -309,6 +310,12 @@ void DmaEngines::irq_method() { irq.write((irq_status_ & irq_enable_) != 0); }
 
 const DmaStats& DmaEngines::engine_stats(unsigned engine) const { return engines_.at(engine)->stats; }
 const DmaStats& DmaEngines::queue_stats(QueueId q) const { return queue(q).stats; }
+
+std::vector<EndpointTraffic> DmaEngines::endpoint_traffic() const {
+  std::vector<EndpointTraffic> out;
+  for (const auto& ep : endpoints_) out.push_back({ep->name, ep->bytes_read, ep->bytes_written});
+  return out;
+}
 
 bool DmaEngines::busy() const {
   for (const auto& e : engines_)
@@ -609,6 +616,10 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
   }
   q.in_flight = false;
   const std::uint64_t bytes = d.total_dst_bytes();
+  if (moved && src != nullptr && dst != nullptr) {
+    src->bytes_read += d.total_src_bytes();
+    dst->bytes_written += bytes;
+  }
   e.stats.busy += t - start;
   q.stats.busy += t - start;
   if (!moved) {

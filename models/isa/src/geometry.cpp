@@ -1,5 +1,6 @@
 #include "pevp/isa/geometry.h"
 
+#include <algorithm>
 #include <tuple>
 
 namespace pevp::isa {
@@ -39,6 +40,18 @@ const ArrayGeometry& preset_geometry(Generation g) {
     case Generation::MAVERICK: return maverick;
   }
   return mariana;
+}
+
+std::uint32_t partitions_for_array(std::uint32_t pe_rows, std::uint32_t pe_cols, Generation g) {
+  const std::uint32_t fold = is_maverick(g) ? 2 : 1;
+  const std::uint32_t for_cols = (pe_cols + fold - 1) / fold;
+  return std::max({preset_geometry(g).partitions, pe_rows, for_cols});
+}
+
+std::uint32_t sbuf_partition_bytes_for(std::uint32_t partitions, Generation g) {
+  constexpr std::uint32_t kPage = 4096;
+  if (partitions == 0) return preset_geometry(g).sbuf_partition_bytes;
+  return static_cast<std::uint32_t>(preset_geometry(g).sbuf_bytes() / partitions / kPage * kPage);
 }
 
 std::string GeometryError::describe() const { return key + " = " + std::to_string(value) + ": " + rule; }
@@ -92,7 +105,7 @@ std::optional<GeometryError> check_geometry(const ArrayGeometry& geo, Generation
     return error("sbuf_partition_bytes", geo.sbuf_partition_bytes, "must be a multiple of 4096, at least 4096");
   if (std::uint64_t{geo.partitions} * geo.sbuf_partition_bytes > ArrayGeometry::kPsumBase)
     return error("sbuf_partition_bytes", geo.sbuf_partition_bytes,
-                 "partitions x sbuf_partition_bytes must fit below PSUM at 0x2000000 (32 MiB; D-ADDR): at most " +
+                 "geometry.partitions x geometry.sbuf_partition_bytes must fit below PSUM at 0x2000000 (32 MiB; D-ADDR): at most " +
                      std::to_string(ArrayGeometry::kPsumBase / geo.partitions) + " with " +
                      std::to_string(geo.partitions) + " partitions");
   // psum_zero_region zeroes aligned blocks of 1, 2, 4 or 8 banks: they tile a

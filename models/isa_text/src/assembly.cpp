@@ -767,8 +767,10 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
             throw LineError{head_col, "", "asm.gen",
                             "the file is for " + std::string(name(*want)) + " but --gen is " + std::string(name(g))};
         } else if (directive == "geometry") {
-          // `.geometry key=value ...`: the members that differ from the generation's preset.
+          // `.geometry key=value ...`: the members that differ from the generation's preset; partitions and SBUF
+          // bytes not named follow the array as the configuration's do (D-GEOMETRY-FOLLOW).
           ArrayGeometry want = preset_geometry(g);
+          bool named_partitions = false, named_sbuf = false;
           while (!c.at_end()) {
             const std::string_view op = c.rest_token();
             const auto eq = op.find('=');
@@ -795,7 +797,11 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
                                   "': expected key=number with key pe_rows, pe_cols, partitions, "
                                   "sbuf_partition_bytes, psum_banks or psum_bank_bytes"};
             *member = static_cast<std::uint32_t>(v);
+            named_partitions = named_partitions || member == &want.partitions;
+            named_sbuf = named_sbuf || member == &want.sbuf_partition_bytes;
           }
+          if (!named_partitions) want.partitions = partitions_for_array(want.pe_rows, want.pe_cols, g);
+          if (!named_sbuf) want.sbuf_partition_bytes = sbuf_partition_bytes_for(want.partitions, g);
           if (want != geo)
             throw LineError{head_col, "", "asm.geometry",
                             "the file is for the geometry " + geometry_operands(want) + " but the configuration's is " +

@@ -45,7 +45,9 @@ std::string param_or(const sweep::Point& p, const char* name, const std::string&
 }
 
 // The configuration a point's `pe-vp gemm` will run, as that command builds it: the generation's preset, then the
-// configuration keys in the spec's order, then the mode. Throws with the spec's words when a key or value is bad.
+// configuration keys and the mode applied together and validated once (apply_overrides), so the rules relating keys
+// hold for the point's whole configuration whatever order the spec lists them in. Throws with the spec's words when
+// a key or value is bad.
 VpConfig effective_config(const sweep::Point& p, const std::string& source) {
   const std::string gen = param_or(p, "gen", "MARIANA");
   const auto g = isa::parse_generation(gen);
@@ -53,11 +55,12 @@ VpConfig effective_config(const sweep::Point& p, const std::string& source) {
     throw sweep::SpecError(source + ": gen = " + gen + ": unknown generation (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)");
   VpConfig config = preset(*g);
   try {
+    std::vector<std::string> sets;
     for (const sweep::Param& q : p.params)
       if (sweep::param_kind(q.name, q.name) == sweep::ParamKind::ConfigKey)
-        apply_override(config, q.name + "=" + sweep::value_text(q.value));
-    apply_override(config, "mode=" + param_or(p, "mode", "timing"));
-    validate(config);
+        sets.push_back(q.name + "=" + sweep::value_text(q.value));
+    sets.push_back("mode=" + param_or(p, "mode", "timing"));
+    apply_overrides(config, sets);
   } catch (const std::bad_alloc&) {
     throw;  // not the spec's fault: pe-vp's out-of-host-memory error (main.cpp), not a configuration message
   } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -242,6 +243,14 @@ json ok_record(const json& stats, double wall_s) {
             {"array_accounting", at(stats, "array_accounting")},
             {"instructions", instr}};
   if (stats.contains("scalesim")) r["scalesim"] = stats["scalesim"];
+  // The energy model's figures for one run of the layer (docs/energy.md).
+  if (stats.contains("energy")) {
+    const json& e = at(stats, "energy");
+    r["energy"] = {{"energy_pj", at(e, "total_pj")},
+                   {"power_w", at(e, "average_power_w")},
+                   {"tops_per_w", at(e, "tops_per_w")},
+                   {"edp_pj_s", at(e, "edp_pj_s")}};
+  }
   // The memory system's figures (docs/memory-system.md), when the point moved data through device memory.
   if (const json& m = at(stats, "memory"); m.contains("roofline_tflops")) {
     const json& h = at(m, "hbm");
@@ -261,10 +270,11 @@ json failed_record(const std::string& error, int exit_status, double wall_s) {
 std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<json>>& records, bool with_wall) {
   // The union of the object-valued figures' names, sorted: every row has every column.
   std::set<std::string> stalls, shares, opcodes;
-  bool scalesim = false, memory = false;
+  bool scalesim = false, memory = false, energy = false;
   for (const auto& r : records) {
     if (!r || r->value("status", "") != "ok") continue;
     memory = memory || r->contains("memory");
+    energy = energy || r->contains("energy");
     for (const auto& [k, v] : at(*r, "stall_cycles").items()) stalls.insert(k);
     for (const auto& [k, v] : at(*r, "array_accounting").items()) shares.insert(k);
     for (const auto& [k, v] : at(*r, "instructions").items()) opcodes.insert(k);
@@ -275,6 +285,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
                                      "macs", "gen", "dtype"};
   for (const std::string& s : plan.swept) header.push_back("p:" + s);
   for (const char* h : {"cycles", "time_ns", "utilisation", "tflops", "peak_tflops"}) header.push_back(h);
+  static const char* const kEnergy[] = {"energy_pj", "power_w", "tops_per_w", "edp_pj_s"};
+  if (energy) header.insert(header.end(), std::begin(kEnergy), std::end(kEnergy));
   for (const std::string& s : stalls) header.push_back("stall:" + s);
   for (const std::string& s : shares) header.push_back("acct:" + s);
   for (const std::string& s : opcodes) header.push_back("instr:" + s);
@@ -307,6 +319,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
     }
     for (const char* f : {"cycles", "time_ns", "utilisation", "tflops", "peak_tflops"})
       row.push_back(ok ? number(at(r, f)) : "");
+    if (energy)
+      for (const char* e : kEnergy) row.push_back(ok && r.contains("energy") ? number(at(at(r, "energy"), e)) : "");
     for (const std::string& s : stalls) row.push_back(ok ? number(at(at(r, "stall_cycles"), s.c_str())) : "");
     for (const std::string& s : shares) row.push_back(ok ? number(at(at(r, "array_accounting"), s.c_str())) : "");
     for (const std::string& s : opcodes) {
@@ -329,7 +343,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
 json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& records) {
   struct Total {
     json params = json::object();
-    double cycles = 0, weighted_util = 0, time_ns = 0, macs = 0;
+    double cycles = 0, weighted_util = 0, time_ns = 0, macs = 0, energy_pj = 0;
+    bool energy = true;  // every point had an energy figure
     // The accounting's PE-cycle shares weighted by each run's cycles; the time the array waited for its data; the
     // device-memory bytes moved (runs through the memory system only).
     std::map<std::string, double> weighted_shares;
@@ -369,6 +384,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     }
     t.macs += count * static_cast<double>(p.point.layer.m) * static_cast<double>(p.point.layer.k) *
               static_cast<double>(p.point.layer.n);
+    if (r->contains("energy")) t.energy_pj += count * at(at(*r, "energy"), "energy_pj").get<double>();
+    else t.energy = false;
   }
   json networks = json::array();
   for (const auto& [where, t] : totals) {
@@ -387,6 +404,12 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
       n["array_accounting"] = shares;
       n["waiting_for_data_ns"] = t.waiting_ns;
       if (t.memory) n["hbm_bytes"] = t.hbm_bytes;
+      if (t.energy) {  // the network's layers one after another: energies and times add
+        n["energy_pj"] = t.energy_pj;
+        n["power_w"] = t.time_ns > 0 ? t.energy_pj * 1e-12 / (t.time_ns * 1e-9) : 0.0;
+        n["tops_per_w"] = t.energy_pj > 0 ? 2.0 * t.macs / t.energy_pj : 0.0;
+        n["edp_pj_s"] = t.energy_pj * t.time_ns * 1e-9;
+      }
     }
     networks.push_back(n);
   }

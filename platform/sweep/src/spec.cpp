@@ -177,8 +177,13 @@ std::vector<Param> fixed_params(const Doc& set, const std::string& source) {
   return out;
 }
 
+// A grid's list may not repeat a value (the product would hold the same point twice); a zipped list may, since its
+// rows vary together ("geometry.pe_rows" = [128, 256, 256] beside "geometry.pe_cols" = [256, 128, 256]) -- the zip's
+// rows are checked whole instead (zip_rows_differ).
+enum class Repeats { Refused, Allowed };
+
 std::vector<std::pair<std::string, std::vector<json>>> swept_lists(const Doc& t, const char* table,
-                                                                   const std::string& source) {
+                                                                   const std::string& source, Repeats repeats) {
   std::vector<std::pair<std::string, std::vector<json>>> out;
   if (!t.is_object()) throw SpecError(source + ": " + table + ": expected a table, got " + kind_of(t));
   for (const auto& [k, v] : flattened(t)) {
@@ -190,13 +195,33 @@ std::vector<std::pair<std::string, std::vector<json>>> swept_lists(const Doc& t,
     for (std::size_t i = 0; i < v.size(); ++i) {
       check_value(k, v[i], where + "[" + std::to_string(i) + "]");
       const json value = scalar(v[i]);
-      for (const json& seen : values)
-        if (seen == value) throw SpecError(where + ": " + value.dump() + " is listed twice");
+      if (repeats == Repeats::Refused)
+        for (const json& seen : values)
+          if (seen == value) throw SpecError(where + ": " + value.dump() + " is listed twice");
       values.push_back(value);
     }
     out.emplace_back(k, std::move(values));
   }
   return out;
+}
+
+// Two rows of the zip with every value equal would be one configuration swept twice.
+void zip_rows_differ(const std::vector<std::pair<std::string, std::vector<json>>>& zip, const std::string& source) {
+  if (zip.empty()) return;
+  const std::size_t rows = zip.front().second.size();
+  const auto row_text = [&](std::size_t r) {
+    std::string s;
+    for (const auto& [k, v] : zip) s += (s.empty() ? "" : ", ") + k + " = " + v[r].dump();
+    return s;
+  };
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = i + 1; j < rows; ++j) {
+      bool same = true;
+      for (const auto& [k, v] : zip) same = same && v[i] == v[j];
+      if (same)
+        throw SpecError(source + ": zip: row " + std::to_string(j) + " (" + row_text(j) + ") repeats row " +
+                        std::to_string(i) + " (zipped lists vary together: each row is one configuration)");
+    }
 }
 
 // The CSR fields a knob writes, as FACE:REGISTER.FIELD=VALUE.
@@ -285,14 +310,15 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
     spec.workloads.push_back(std::move(net));
   }
   if (doc.contains("set")) spec.fixed = fixed_params(doc["set"], source);
-  if (doc.contains("grid")) spec.grid = swept_lists(doc["grid"], "grid", source);
+  if (doc.contains("grid")) spec.grid = swept_lists(doc["grid"], "grid", source, Repeats::Refused);
   if (doc.contains("zip")) {
-    spec.zip = swept_lists(doc["zip"], "zip", source);
+    spec.zip = swept_lists(doc["zip"], "zip", source, Repeats::Allowed);
     for (const auto& [k, v] : spec.zip)
       if (v.size() != spec.zip.front().second.size())
         throw SpecError(source + ": zip." + k + ": " + std::to_string(v.size()) + " values, but zip." +
                         spec.zip.front().first + " has " + std::to_string(spec.zip.front().second.size()) +
                         " (zipped lists vary together: give each as many)");
+    zip_rows_differ(spec.zip, source);
   }
   // A name in two places would be ambiguous.
   std::vector<std::string> names;

@@ -424,6 +424,9 @@ void write_arr_seq(Writer& w, const arrseq::ArrSeq& arr) {
   write_u64s(w, st.micro_ops);
   write_u64s(w, st.busy_cycles);
   w.u64(st.macs);
+  write_u64s(w, st.macs_by_kind);
+  w.u64(st.sbuf_read_bytes);
+  w.u64(st.psum_bytes);
   for (double d : {st.pe_cycles.useful, st.pe_cycles.short_stream, st.pe_cycles.sbuf_bandwidth, st.pe_cycles.throttle,
                    st.pe_cycles.mapping, st.pe_cycles.transpose})
     w.f64(d);
@@ -490,6 +493,9 @@ arrseq::ArrSeq::State read_arr_seq(Reader& r, unsigned ififo_depth) {
   read_u64s(r, st.micro_ops, "a micro-op count");
   read_u64s(r, st.busy_cycles, "a busy-cycle count");
   st.macs = r.u64("the MACs");
+  read_u64s(r, st.macs_by_kind, "a MAC count by kind");
+  st.sbuf_read_bytes = r.u64("the SBUF bytes read");
+  st.psum_bytes = r.u64("the PSUM bytes moved");
   for (double* d : {&st.pe_cycles.useful, &st.pe_cycles.short_stream, &st.pe_cycles.sbuf_bandwidth,
                     &st.pe_cycles.throttle, &st.pe_cycles.mapping, &st.pe_cycles.transpose})
     *d = r.f64("an array accounting sum");

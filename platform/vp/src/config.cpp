@@ -272,6 +272,7 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "hbm", hbm::dram_parameters(), [](auto& c) -> auto& { return c.hbm; });
     add_module(t, "host_memory", hbm::dram_parameters(), [](auto& c) -> auto& { return c.host_memory; });
     add_module(t, "dma", dma::dma_parameters(), [](auto& c) -> auto& { return c.dma; });
+    add_module(t, "energy", energy::energy_parameters(), [](auto& c) -> auto& { return c.energy; });
     return t;
   }();
   return table;
@@ -643,6 +644,7 @@ VpConfig preset(isa::Generation gen) {
   c.hbm = hbm::hbm_config(gen);
   c.host_memory = hbm::host_memory_config(gen);
   c.dma = dma::dma_config(gen);
+  c.energy = energy::EnergyConfig{};
   return c;
 }
 
@@ -655,11 +657,50 @@ json to_json(const VpConfig& config) {
   return out;
 }
 
+namespace {
+// One member that followed the array, for the message of a rule it then breaks.
+struct Followed {
+  std::string key;
+  std::uint32_t value;
+  std::string from;  // the keys it follows
+};
+
+// The members that follow the array (D-GEOMETRY-FOLLOW: isa::partitions_for_array, isa::sbuf_partition_bytes_for)
+// take their rule's value for the geometry `c` now has, unless the document names them or they held a value of their
+// own before it (an explicit one from an earlier document, e.g. a configuration file under --set).
+std::vector<Followed> follow_array(VpConfig& c, const isa::ArrayGeometry& before, const json& document) {
+  const json none = json::object();
+  const json& named = document.contains("geometry") && document["geometry"].is_object() ? document["geometry"] : none;
+  const isa::Generation g = c.gen();
+  isa::ArrayGeometry geo = c.geometry;
+  std::vector<Followed> out;
+  const auto shape = [&] {
+    return "geometry.pe_rows = " + std::to_string(geo.pe_rows) + ", geometry.pe_cols = " + std::to_string(geo.pe_cols);
+  };
+  if (!named.contains("partitions") &&
+      before.partitions == isa::partitions_for_array(before.pe_rows, before.pe_cols, g)) {
+    geo.partitions = isa::partitions_for_array(geo.pe_rows, geo.pe_cols, g);
+    if (geo.partitions != before.partitions) out.push_back({"geometry.partitions", geo.partitions, shape()});
+  }
+  if (!named.contains("sbuf_partition_bytes") &&
+      before.sbuf_partition_bytes == isa::sbuf_partition_bytes_for(before.partitions, g)) {
+    geo.sbuf_partition_bytes = isa::sbuf_partition_bytes_for(geo.partitions, g);
+    if (geo.sbuf_partition_bytes != before.sbuf_partition_bytes)
+      out.push_back({"geometry.sbuf_partition_bytes", geo.sbuf_partition_bytes,
+                     "geometry.partitions = " + std::to_string(geo.partitions) + ", the preset's " +
+                         std::to_string(isa::preset_geometry(g).sbuf_bytes()) + " SBUF bytes"});
+  }
+  if (geo != c.geometry) set_geometry(c, geo);
+  return out;
+}
+}  // namespace
+
 VpConfig from_json(const json& j, const VpConfig& base) {
   if (!j.is_object())
     throw ConfigError("", "the configuration must be a JSON object, " + got(j));
   // The generation decides the preset every other key applies on.
   VpConfig c = j.contains("generation") ? preset(parse_gen(j.at("generation"))) : base;
+  const isa::ArrayGeometry before = c.geometry;
   for (const auto& [key, value] : j.items()) {
     if (key == "generation") continue;
     if (const Leaf* l = find_leaf("", key)) {
@@ -675,7 +716,20 @@ VpConfig from_json(const json& j, const VpConfig& base) {
       apply_leaf(*l, v, c);
     }
   }
-  validate(c);
+  const std::vector<Followed> followed = follow_array(c, before, j);
+  try {
+    validate(c);
+  } catch (const ConfigError& e) {
+    // A geometry rule that a member which followed the array takes part in names what it followed, so the message
+    // holds every key involved (the explicit ones are in the rule itself).
+    const std::string what = e.what();
+    std::string because;
+    for (const Followed& f : followed)
+      if (e.key() == f.key || what.find(f.key) != std::string::npos)
+        because += (because.empty() ? "" : "; ") + f.key + " = " + std::to_string(f.value) + " follows " + f.from;
+    if (because.empty()) throw;
+    throw ConfigError(e.key(), what + " (" + because + ": D-GEOMETRY-FOLLOW)");
+  }
   return c;
 }
 

@@ -347,6 +347,62 @@ nlohmann::json memory_stats(const Platform& p, double seconds, double peak_tflop
   return out;
 }
 
+// The energy model's estimate (docs/energy.md): the run's actions -- MACs by kind, the array's SBUF reads and PSUM
+// traffic (the timeline's counts), the DMA engines' SBUF, PSUM and byte counts, device-memory bytes, the run's
+// cycles on every PE -- times their prices (energy.*), with the average power over the run's time, the operations
+// per joule and the energy-delay product.
+nlohmann::json energy_stats(const Platform& p, const arrseq::TimelineStats& st, Cycle cycles, double seconds) {
+  using nlohmann::json;
+  energy::EnergyCounts n;
+  n.macs = st.macs_by_kind;
+  n.sbuf_read_bytes = st.sbuf_read_bytes;
+  n.psum_bytes = st.psum_bytes;
+  for (const dma::EndpointTraffic& t : p.dma.endpoint_traffic()) {
+    if (t.name == "sbuf") {
+      n.sbuf_read_bytes += t.bytes_read;
+      n.sbuf_write_bytes += t.bytes_written;
+    } else if (t.name == "psum") {
+      n.psum_bytes += t.bytes_read + t.bytes_written;
+    }
+  }
+  for (const hbm::ChannelStats& c : p.hbm.channel_stats()) n.hbm_bytes += c.bytes_read + c.bytes_written;
+  for (unsigned e = 0; e < p.dma.config().engines; ++e) n.dma_bytes += p.dma.engine_stats(e).bytes;
+  n.cycles = cycles;
+  n.pes = std::uint64_t{p.geometry().pe_rows} * p.geometry().pe_cols;
+  const energy::EnergyBreakdown e = energy::estimate(p.vp_config().energy, n);
+  json macs = json::object(), mac_pj = json::object();
+  for (unsigned k = 0; k < energy::kMacKinds; ++k) {
+    const char* kind = energy::name(static_cast<energy::MacKind>(k));
+    macs[kind] = n.macs[k];
+    mac_pj[kind] = e.mac[k];
+  }
+  const double total = e.total();
+  const double ops = 2.0 * static_cast<double>(st.macs);
+  return {{"total_pj", total},
+          {"components_pj",
+           {{"mac", e.mac_total()},
+            {"sbuf_read", e.sbuf_read},
+            {"sbuf_write", e.sbuf_write},
+            {"psum", e.psum},
+            {"hbm", e.hbm},
+            {"dma", e.dma},
+            {"leakage", e.leakage}}},
+          {"mac_pj_by_dtype", mac_pj},
+          {"counts",
+           {{"macs_by_dtype", macs},
+            {"sbuf_read_bytes", n.sbuf_read_bytes},
+            {"sbuf_write_bytes", n.sbuf_write_bytes},
+            {"psum_bytes", n.psum_bytes},
+            {"hbm_bytes", n.hbm_bytes},
+            {"dma_bytes", n.dma_bytes},
+            {"cycles", n.cycles},
+            {"pes", n.pes}}},
+          {"average_power_w", seconds > 0 ? total * 1e-12 / seconds : 0.0},
+          // operations per picojoule are tera-operations per joule: TOPS/W.
+          {"tops_per_w", total > 0 ? ops / total : 0.0},
+          {"edp_pj_s", total * seconds}};
+}
+
 }  // namespace
 
 nlohmann::json run_stats(const Platform& p) {
@@ -455,6 +511,7 @@ nlohmann::json run_stats(const Platform& p) {
   out["row_groups"] = groups;
   out["memory"] = memory_stats(p, seconds, peak_bf16 * (acc.useful > 0 ? static_cast<double>(st.macs) / acc.useful : 1.0),
                                2.0 * static_cast<double>(st.macs));
+  out["energy"] = energy_stats(p, st, cycles, seconds);
   out["seq"] = {{"decode_cache_hits", seq_stats.decode_cache_hits},
                 {"decode_cache_misses", seq_stats.decode_cache_misses},
                 {"synchronisations", seq_stats.syncs},
@@ -499,6 +556,20 @@ std::string format_timing_summary(const nlohmann::json& s) {
                   "achieved %.2f\n",
                   m["arithmetic_intensity"].get<double>(), m["roofline_tflops"].get<double>(),
                   s["tflops"].get<double>());
+    out << line;
+  }
+  if (s.contains("energy")) {
+    const auto& e = s["energy"];
+    const auto& c = e["components_pj"];
+    const auto share = [&](const char* k) { return e["total_pj"].get<double>() > 0 ? 100.0 * c[k].get<double>() / e["total_pj"].get<double>() : 0.0; };
+    std::snprintf(line, sizeof line,
+                  "  energy (45 nm model, docs/energy.md): %.3f uJ -- MACs %.1f%%, SBUF %.1f%%, PSUM %.1f%%, HBM %.1f%%, "
+                  "DMA %.1f%%, leakage %.1f%%\n",
+                  e["total_pj"].get<double>() / 1e6, share("mac"), share("sbuf_read") + share("sbuf_write"), share("psum"),
+                  share("hbm"), share("dma"), share("leakage"));
+    out << line;
+    std::snprintf(line, sizeof line, "  average power %.2f W, %.3f TOPS/W\n", e["average_power_w"].get<double>(),
+                  e["tops_per_w"].get<double>());
     out << line;
   }
   return out.str();

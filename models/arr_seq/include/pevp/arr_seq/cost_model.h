@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "pevp/energy/energy_model.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/params/param.h"
 #include "pevp/isa/tiles.h"
@@ -99,6 +100,13 @@ struct OpShape {
   std::uint8_t banks = 0;      // Matmul: PSUM banks written (bit b = bank b)
   unsigned first_partition = 0;  // SBUF partition the source starts in
   std::uint64_t macs = 0;      // k * pack * m * n; 0 for a transpose (a data move)
+  // What each MAC costs in energy: its input width and mode (D-ENERGY-MAC).
+  energy::MacKind mac_kind = energy::MacKind::Bf16;
+  // SBUF bytes the array reads for it: k partitions of a weight load's m columns or a Matmul's n moving columns.
+  std::uint64_t sbuf_read_bytes() const;
+  // PSUM bytes a Matmul moves: m partitions of n fp32 accumulators written, and read first when it accumulates
+  // (counted at the accumulator's width whatever the output dtype, D-ENERGY-COUNTS).
+  std::uint64_t psum_bytes() const;
   bool pe_reg_bypass = false;  // PeRegWrite with queue_cfg.bypass_peregwrite_instr
 
   // Where it sits on the geometry (place_on), worked out once with the shape

@@ -142,6 +142,9 @@ struct TimelineStats {
   std::array<std::uint64_t, 3> micro_ops{};     // by pe::MicroOpKind
   std::array<std::uint64_t, 3> busy_cycles{};   // occupancy by kind
   std::uint64_t macs = 0;
+  // The energy model's counts (docs/energy.md): the MACs by kind, the array's SBUF reads and PSUM traffic.
+  std::array<std::uint64_t, energy::kMacKinds> macs_by_kind{};
+  std::uint64_t sbuf_read_bytes = 0, psum_bytes = 0;
   ArrayAccounting pe_cycles;                    // where the streaming tiles' PE-cycles went
   std::array<std::uint64_t, kStallKinds> stall_cycles{};
   std::array<std::uint64_t, kStallKinds> stalled_ops{};

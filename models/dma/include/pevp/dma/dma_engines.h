@@ -73,6 +73,13 @@ struct DmaStats {
   std::uint64_t descriptors = 0;  // completed
 };
 
+// The bytes the engines' completed copies read from and wrote to one endpoint (the energy model's SBUF, PSUM and
+// device-memory traffic, docs/energy.md).
+struct EndpointTraffic {
+  std::string name;  // as mapped: "sbuf", "psum", "hbm", ...
+  std::uint64_t bytes_read = 0, bytes_written = 0;
+};
+
 // One completed descriptor, for the Perfetto tracks.
 struct TransferRecord {
   unsigned engine = 0, queue = 0;
@@ -142,6 +149,7 @@ class DmaEngines : public sc_core::sc_module {
   // ---- statistics and observers ----
   const DmaStats& engine_stats(unsigned engine) const;
   const DmaStats& queue_stats(QueueId q) const;
+  std::vector<EndpointTraffic> endpoint_traffic() const;  // in the order the endpoints were mapped
   void on_transfer(std::function<void(const TransferRecord&)> observer) { observers_.push_back(std::move(observer)); }
   // "" when every queue is idle with nothing pending, else which queue is not (a checkpoint refuses a busy DMA).
   std::string idle_violation() const;

@@ -78,4 +78,13 @@ struct GeometryError {
 };
 std::optional<GeometryError> check_geometry(const ArrayGeometry& geo, Generation g);
 
+// The members that follow the array unless set explicitly (D-GEOMETRY-FOLLOW).
+// partitions: the fewest the array needs (each PE row reads one SBUF
+// partition, each PE column writes one PSUM partition, MAVERICK's c256 folding
+// two columns into one), never fewer than the generation's preset has.
+std::uint32_t partitions_for_array(std::uint32_t pe_rows, std::uint32_t pe_cols, Generation g);
+// sbuf_partition_bytes: the preset's total SBUF bytes shared over `partitions`
+// (whole 4 KiB pages), so an array of another shape keeps the same memory.
+std::uint32_t sbuf_partition_bytes_for(std::uint32_t partitions, Generation g);
+
 }  // namespace pevp::isa

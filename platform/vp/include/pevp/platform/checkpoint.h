@@ -53,7 +53,7 @@ class CheckpointError : public std::runtime_error {
 
 // The format version this pe-vp writes and reads.
 // 2: a stationary's MX source; 3: the PE array's sparsity tags per tile; 4: converter tables.
-inline constexpr std::uint32_t kCheckpointFormatVersion = 5;
+inline constexpr std::uint32_t kCheckpointFormatVersion = 6;
 
 // The latest simulated time a checkpoint may hold, in ps: the VP's limit (pevp/platform/time_limit.h,
 // D-SIM-TIME-LIMIT). Every cycle a checkpoint holds lies at or before it at the configured clock

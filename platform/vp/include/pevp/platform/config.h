@@ -26,6 +26,7 @@
 #include "pevp/isa/generation.h"
 #include "pevp/isa/geometry.h"
 #include "pevp/dma/dma_engines.h"
+#include "pevp/energy/energy_model.h"
 #include "pevp/hbm/dram_config.h"
 #include "pevp/memory/memory.h"
 #include "pevp/pe_array/executor.h"
@@ -75,6 +76,8 @@ struct VpConfig {
   hbm::DramConfig hbm = hbm::hbm_config(isa::Generation::MARIANA);
   hbm::DramConfig host_memory = hbm::host_memory_config(isa::Generation::MARIANA);
   dma::DmaConfig dma = dma::dma_config(isa::Generation::MARIANA);
+  // The energy model's price per action (energy.*, docs/energy.md): the same on every generation, 45 nm figures.
+  energy::EnergyConfig energy;
   // Host threads the PE array's arithmetic may use (0: every CPU this process may run on,
   // pe::available_host_threads()). Not a model parameter: results and simulated time are the same for every value,
   // so it is no configuration key (a dumped configuration stays the same on every host); `--threads` sets it.
