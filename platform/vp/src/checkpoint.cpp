@@ -659,6 +659,10 @@ void compare_config(Reader& r, const nlohmann::json& saved, const nlohmann::json
   std::map<std::string, nlohmann::json> a, b;
   flatten(saved, "", a);
   flatten(here, "", b);
+  // The checks watch the driver and hold no model state: a checkpoint restores whatever they are set to
+  // (D-HAZARD-CHECKPOINT).
+  for (auto* m : {&a, &b})
+    for (auto it = m->begin(); it != m->end();) it = it->first.rfind("checks.", 0) == 0 ? m->erase(it) : std::next(it);
   auto ia = a.begin();
   auto ib = b.begin();
   while (ia != a.end() || ib != b.end()) {
@@ -879,6 +883,7 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
 
 void restore_checkpoint(Platform& p, const std::vector<std::uint8_t>& bytes, const std::string& source) {
   apply_checkpoint(p, read_checkpoint(bytes.data(), bytes.size(), p.vp_config(), source));
+  p.hazards.restored();
 }
 
 void restore_checkpoint_file(Platform& p, const std::string& path) {
@@ -887,6 +892,7 @@ void restore_checkpoint_file(Platform& p, const std::string& path) {
   if (!bytes) throw CheckpointError("checkpoint " + error);
   apply_checkpoint(p, read_checkpoint(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(),
                                       p.vp_config(), path));
+  p.hazards.restored();
 }
 
 }  // namespace pevp::platform
