@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "pevp/arr_seq/cost_model.h"
+#include "pevp/dma/address_space.h"
 #include "pevp/firmware/firmware.h"
 #include "pevp/isa/hex.h"
 #include "pevp/isa/opcode.h"
@@ -189,9 +190,9 @@ std::string HazardChecker::where(isa::Memory m, std::uint64_t offset, std::uint6
          std::to_string(last / pb) + " byte " + std::to_string(last % pb) + ")";
 }
 
-void HazardChecker::memory_access(bool write, isa::Memory m, std::uint64_t offset, std::uint64_t bytes,
-                                  const sc_core::sc_time& at) {
-  if (bytes == 0) return;
+bool HazardChecker::memory_access(bool write, isa::Memory m, std::uint64_t offset, std::uint64_t bytes,
+                                  const sc_core::sc_time& at, const std::string& who) {
+  if (bytes == 0) return false;
   const std::uint64_t pb = isa::partition_bytes(m, geo_);
   const std::uint64_t end = offset + bytes;
   // Instructions behind a wait not yet issued run only after the driver's signal (D-HAZARD-SEMAPHORE).
@@ -200,24 +201,45 @@ void HazardChecker::memory_access(bool write, isa::Memory m, std::uint64_t offse
     for (const Block& b : f.fp->blocks) {
       if (b.memory != m || (!write && !b.writes) || !meets(b, offset, end, pb)) continue;
       const HazardClass c = write ? HazardClass::WriteInFlight : HazardClass::ReadInFlight;
-      report(c, "hazard." + std::string(name(c)) + " at " + std::to_string(ps(at)) + " ps: host " +
+      report(c, "hazard." + std::string(name(c)) + " at " + std::to_string(ps(at)) + " ps: " + who + " " +
                     (write ? "write to " : "read of ") + where(m, offset, bytes) + " while instruction " +
                     std::to_string(f.index) + " (" + f.fp->opcode + "), submitted at " +
                     std::to_string(ps(f.submitted)) + " ps and not yet retired, will still " +
                     (b.writes ? "write " : "read ") + describe(b) +
                     (write ? "" : "; wait for it (pevp_wait_idle) before reading"));
-      return;  // one report per access
+      return true;  // one report per access
     }
   }
-  if (write || m != isa::Memory::Psum) return;
+  if (write || m != isa::Memory::Psum) return false;
   for (const OpenGroup& g : open_groups_)
     if (meets(g.block, offset, end, pb)) {
       report(HazardClass::OpenGroupRead,
              "hazard.open_group_read at " + std::to_string(ps(at)) + " ps: host read of " + where(m, offset, bytes) +
                  " inside the accumulation group instruction " + std::to_string(g.index) + " (" + g.opcode +
                  ") opened on " + describe(g.block) + ", which no instruction submitted so far ends (END)");
-      return;
+      return true;
     }
+  return false;
+}
+
+void HazardChecker::dma_write(const dma::TransferRecord& t) {
+  if (mode_ == HazardMode::Off || in_flight_.empty() || t.dst_row_bytes == 0) return;
+  const struct {
+    isa::Memory memory;
+    std::uint64_t base;
+  } memories[] = {{isa::Memory::Sbuf, dma::kSbufBase}, {isa::Memory::Psum, dma::kPsumBase}};
+  const std::string who = "DMA engine " + std::to_string(t.engine) + " queue " + std::to_string(t.queue) +
+                          " descriptor " + std::to_string(t.index) + " writing";
+  for (const auto& mem : memories) {
+    const std::uint64_t size = std::uint64_t{isa::partition_bytes(mem.memory, geo_)} * geo_.partitions;
+    for (std::uint32_t p = 0; p < t.planes; ++p)
+      for (std::uint32_t r = 0; r < t.rows; ++r) {
+        const std::uint64_t at = t.dst + p * t.dst_plane_stride + r * t.dst_row_stride;
+        if (at < mem.base || at - mem.base >= size) continue;
+        // One report per transfer.
+        if (memory_access(true, mem.memory, at - mem.base, t.dst_row_bytes, t.end, who)) return;
+      }
+  }
 }
 
 void HazardChecker::register_write(std::uint64_t address, std::uint64_t face_base, std::string_view face,

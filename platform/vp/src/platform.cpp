@@ -119,6 +119,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
     if (!dma_span_.used || t.start < dma_span_.first_start) dma_span_.first_start = t.start;
     dma_span_.last_end = std::max(dma_span_.last_end, t.end);
     dma_span_.used = true;
+    hazards.dma_write(t);
   });
   if (hazards.mode() != HazardMode::Off) {
     seq.queued_observer = [this](std::uint64_t index, const isa::RawInstruction& raw) { hazards.queued(index, raw); };

@@ -35,6 +35,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "pevp/dma/dma_engines.h"
 #include "pevp/isa/access_pattern.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
@@ -91,6 +92,10 @@ class HazardChecker {
     if (mode_ != HazardMode::Off) memory_access(write, m, offset, bytes, sc_core::sc_time_stamp());
   }
 
+  // A DMA transfer that completed now (its data written at its end): its rows that land in SBUF or PSUM are judged
+  // as a host write would be.
+  void dma_write(const dma::TransferRecord& t);
+
   // The first hazard found in error mode since the last call, and how many more came with it.
   std::optional<HazardReport> take_error();
   const HazardStats& stats() const { return stats_; }
@@ -125,7 +130,9 @@ class HazardChecker {
     Block block;
   };
   std::shared_ptr<const Footprint> footprint_of(const isa::RawInstruction& raw) const;
-  void memory_access(bool write, isa::Memory m, std::uint64_t offset, std::uint64_t bytes, const sc_core::sc_time& at);
+  // False when nothing was reported. `who`: "host" or "DMA engine 1 queue 2 descriptor 7".
+  bool memory_access(bool write, isa::Memory m, std::uint64_t offset, std::uint64_t bytes, const sc_core::sc_time& at,
+                     const std::string& who = "host");
   void register_write(std::uint64_t address, std::uint64_t face_base, std::string_view face, std::uint32_t value,
                       const sc_core::sc_time& at);
   void report(HazardClass c, std::string text);
