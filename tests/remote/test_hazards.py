@@ -124,6 +124,37 @@ class Hazards(unittest.TestCase):
         self.wait()
         self.clean(lambda: self.vp.read_psum(partitions=32, elements=48))
 
+    def test_dma_write_in_flight(self):
+        """A DMA descriptor writing the Matmul's moving data (SBUF partition 0, 0x1000..0x105F) while a long program
+        of Ldweights + Matmul pairs reading it is still queued: reported as the DMA engine's write (docs/dma.md "A
+        driver's sequence" for the ring; the default address map: the DMA face at 0x3100000, device memory's window
+        at 0x40000000, which the engines reach at 0x1_0000_0000)."""
+        import struct
+        self.load()
+        self.clean(self.vp.arm)
+        dma, window, hbm = 0x3100000, 0x40000000, 0x1_0000_0000
+        descriptor = bytearray(64)
+        descriptor[0] = 1  # COPY
+        struct.pack_into("<QQIIIB", descriptor, 16, hbm + 0x2000, 0x1000, 96, 1, 1, 2)  # src, dst, row, rows, planes
+        self.clean(lambda: self.vp.write(window + 0x1000, bytes(descriptor)))
+        for offset, value in ((0x1C, 0), (0x40, 0x1000), (0x44, 1), (0x48, 4), (0x54, 1)):  # queue 0's ring
+            self.clean(lambda: self.vp.write32(dma + offset, value))
+        # 200 pairs take tens of microseconds; the descriptor completes after its 600 ns: the pairs still queued read
+        # the bytes it writes.
+        self.clean(lambda: self.vp.submit(self.vp.assemble(PROGRAM) * 200))
+        self.clean(lambda: self.vp.write32(dma + 0x1000, 1))  # the doorbell: tail 1
+        parts = ("hazard.write_in_flight", "DMA engine 0 queue 0 descriptor 0 write to SBUF 0x1000..0x105f",
+                 "(MATMUL)", "read SBUF partitions 0..63, bytes 4096..4191")
+        if self.mode == "error":  # the hazard is the error of the call during which the transfer completed
+            self.racy(self.vp.wait_idle, *parts)
+            c = self.clean(self.vp.wait_idle)
+        else:
+            waited = []
+            self.racy(lambda: waited.append(self.vp.wait_idle()), *parts)
+            c = waited[0]
+        self.assertTrue(c.done and not c.error, c)
+        self.assertEqual(self.vp.stats()["hazards"]["write_in_flight"], 1)
+
     def test_register_write(self):
         self.clean(self.vp.arm)
         self.racy(lambda: self.vp.write_reg("vp", "seq_status.busy", 1),

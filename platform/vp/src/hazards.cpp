@@ -229,7 +229,7 @@ void HazardChecker::dma_write(const dma::TransferRecord& t) {
     std::uint64_t base;
   } memories[] = {{isa::Memory::Sbuf, dma::kSbufBase}, {isa::Memory::Psum, dma::kPsumBase}};
   const std::string who = "DMA engine " + std::to_string(t.engine) + " queue " + std::to_string(t.queue) +
-                          " descriptor " + std::to_string(t.index) + " writing";
+                          " descriptor " + std::to_string(t.index);
   for (const auto& mem : memories) {
     const std::uint64_t size = std::uint64_t{isa::partition_bytes(mem.memory, geo_)} * geo_.partitions;
     for (std::uint32_t p = 0; p < t.planes; ++p)
