@@ -195,9 +195,11 @@ bool HazardChecker::memory_access(bool write, isa::Memory m, std::uint64_t offse
   if (bytes == 0) return false;
   const std::uint64_t pb = isa::partition_bytes(m, geo_);
   const std::uint64_t end = offset + bytes;
-  // Instructions behind a wait not yet issued run only after the driver's signal (D-HAZARD-SEMAPHORE).
+  // Instructions behind a wait not yet issued run only after the driver's signal (D-HAZARD-SEMAPHORE); those a
+  // stopped SEQ holds, only after its clear_error (D-HAZARD-STOPPED).
+  const bool stopped = engine_stopped && engine_stopped();
   for (const InFlight& f : in_flight_) {
-    if (!f.issued && f.fp->waits) break;
+    if (!f.issued && (f.fp->waits || stopped)) break;
     for (const Block& b : f.fp->blocks) {
       if (b.memory != m || (!write && !b.writes) || !meets(b, offset, end, pb)) continue;
       const HazardClass c = write ? HazardClass::WriteInFlight : HazardClass::ReadInFlight;

@@ -125,6 +125,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config)
     seq.queued_observer = [this](std::uint64_t index, const isa::RawInstruction& raw) { hazards.queued(index, raw); };
     seq.issued_observer = [this](std::uint64_t index) { hazards.issued(index); };
     seq.left_observer = [this](std::uint64_t index) { hazards.left(index); };
+    hazards.engine_stopped = [this] { return seq.error().has_value(); };
   }
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);

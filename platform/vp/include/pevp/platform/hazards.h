@@ -15,7 +15,8 @@
 // the footprint of its micro-ops' access patterns (isa/access_pattern.h): per memory, a block of partitions x a
 // byte range inside each, kept per instruction and dropped when it leaves. Queued instructions behind an EVENTS
 // wait not yet issued are the driver's own synchronisation (it writes the data, then signals the semaphore):
-// they and everything after them are not judged (D-HAZARD-SEMAPHORE).
+// they and everything after them are not judged (D-HAZARD-SEMAPHORE); nor are the instructions a SEQ stopped on a
+// fault holds queued until the driver clears it (D-HAZARD-STOPPED).
 //
 // Each report names the simulated time, the instruction (index and opcode) and the byte range, or the register
 // and field. With `warn` it goes to the report sink (stderr unless a host sets one); with `error` it is kept for
@@ -73,6 +74,9 @@ class HazardChecker {
   HazardMode mode() const { return mode_; }
   // Where warnings go (default: a line on stderr). A host that owns its process's output sets its own.
   std::function<void(const HazardReport&)> sink;
+  // Whether the SEQ is stopped on a fault now: its queued instructions then wait for the driver's clear_error
+  // (D-HAZARD-STOPPED). Unset: never.
+  std::function<bool()> engine_stopped;
 
   // ---- what the SEQ tells (its observers) ------------------------------------------------------------------------
   void queued(std::uint64_t index, const isa::RawInstruction& raw);
