@@ -875,6 +875,7 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
   p.array.restore(img.array);
   p.arr_seq.restore(img.arr_seq);
   p.seq.restore(img.seq);  // last: it republishes the status registers and drives the interrupt line
+  p.hazards.restored();  // nothing in flight at an idle point; the engine armed as it was saved (D-HAZARD-CHECKPOINT)
   if (img.time() > now) sc_core::wait(img.time() - now);
   // Two deltas: the SEQ's method drives the interrupt line, and the signal takes its new value.
   sc_core::wait(sc_core::SC_ZERO_TIME);
@@ -883,7 +884,6 @@ void apply_checkpoint(Platform& p, const CheckpointImage& img) {
 
 void restore_checkpoint(Platform& p, const std::vector<std::uint8_t>& bytes, const std::string& source) {
   apply_checkpoint(p, read_checkpoint(bytes.data(), bytes.size(), p.vp_config(), source));
-  p.hazards.restored();
 }
 
 void restore_checkpoint_file(Platform& p, const std::string& path) {
@@ -892,7 +892,6 @@ void restore_checkpoint_file(Platform& p, const std::string& path) {
   if (!bytes) throw CheckpointError("checkpoint " + error);
   apply_checkpoint(p, read_checkpoint(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size(),
                                       p.vp_config(), path));
-  p.hazards.restored();
 }
 
 }  // namespace pevp::platform
