@@ -30,7 +30,7 @@ READ_REG, WRITE_REG, COUNTER48 = 0x20, 0x21, 0x22
 ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36
 ASSEMBLE, STATS = 0x40, 0x50
 SAVE_CHECKPOINT, RESTORE_CHECKPOINT = 0x60, 0x61
-MICRO_OP_LOG, MICRO_OP_LOG_TAKE = 0x70, 0x71
+MICRO_OP_LOG, MICRO_OP_LOG_TAKE, DIAGNOSTICS = 0x70, 0x71, 0x72
 REPLY_OK, REPLY_ERROR = 0x80, 0x81
 
 STATUS_NAMES = {
@@ -43,6 +43,7 @@ STATUS_NAMES = {
     7: "protocol",
     8: "connection",
     9: "auth",
+    10: "hazard",
 }
 
 # TCP's credential (docs/protocol.md "Authentication"): the environment variable naming the token file, and the
@@ -429,6 +430,14 @@ class Vp:
         reply.end()
         return {"now": now, "busy": busy, "first_start": first_start, "last_complete": last_complete,
                 "clock_ghz": clock_ghz}
+
+    def diagnostics(self):
+        """The VP's warnings since the last take (the hazards found with checks.hazards = warn, docs/sdk.md "What the
+        VP checks for you"), a list of lines; they are gone from the VP."""
+        reply = _Payload(self._call(DIAGNOSTICS), "diagnostics reply")
+        text = reply.lstr("lines")
+        reply.end()
+        return text.splitlines()
 
     def micro_op_log(self, on=True):
         """Starts (or stops) keeping a JSON line per micro-op issued from now on (docs/cosim-reference.md)."""

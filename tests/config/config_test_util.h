@@ -18,6 +18,7 @@ inline void expect_same(const VpConfig& a, const VpConfig& b) {
   EXPECT_EQ(a.mode, b.mode);
   EXPECT_DOUBLE_EQ(a.tensor_engine_clock_ghz, b.tensor_engine_clock_ghz);
   EXPECT_EQ(a.psum_rounding, b.psum_rounding);
+  EXPECT_EQ(a.hazards, b.hazards);
   EXPECT_EQ(a.geometry, b.geometry);
   EXPECT_EQ(a.platform.map.sbuf, b.platform.map.sbuf);
   EXPECT_EQ(a.platform.map.psum, b.platform.map.psum);

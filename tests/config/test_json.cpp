@@ -182,7 +182,7 @@ TEST(JsonErrors, UnknownTopLevelKey) {
   const std::string m = config_error([] { from_json(json::parse(R"({"clock": 2})")); }, "clock");
   EXPECT_EQ(m,
             "unknown key 'clock' (valid top-level keys: generation, mode, tensor_engine, geometry, address_map, "
-            "arr_seq, seq, sbuf, psum, timing, csrs, hbm, host_memory, dma, energy)");
+            "arr_seq, seq, sbuf, psum, timing, csrs, hbm, host_memory, dma, energy, checks)");
 }
 
 TEST(JsonErrors, UnknownKeyInEverySection) {
@@ -198,6 +198,7 @@ TEST(JsonErrors, UnknownKeyInEverySection) {
       {"psum", "access_latency_ns, beat_latency_ns, beat_bytes"},
       {"timing", test::kTimingKeyList},
       {"csrs", "access_time_ns, unmapped, impl"},
+      {"checks", "hazards"},
       {"hbm", "bytes, channels, bandwidth_gbps, latency_ns, interleave_bytes"},
       {"host_memory", "bytes, channels, bandwidth_gbps, latency_ns, interleave_bytes"},
       {"dma", "engines, queues_per_engine, engine_gbps, descriptor_ns, row_overhead_ns, max_ring_entries"}};
@@ -543,3 +544,28 @@ TEST(PsumRounding, ParsedFromJsonAndSetAndRefusedOffV4) {
   }
 }
 }  // namespace
+
+namespace {
+// checks.hazards: off, warn (the default) or error, case-insensitive; anything else named with the three.
+TEST(HazardChecks, ParsedFromJsonAndSetAndRefused) {
+  using pevp::platform::apply_override;
+  using pevp::platform::from_json;
+  using pevp::platform::HazardMode;
+  using pevp::platform::preset;
+  using pevp::platform::to_json;
+  pevp::platform::VpConfig c = preset(pevp::isa::Generation::CAYMAN);
+  EXPECT_EQ(c.hazards, HazardMode::Warn);
+  EXPECT_EQ(to_json(c)["checks"]["hazards"], "warn");
+  apply_override(c, "checks.hazards=ERROR");
+  EXPECT_EQ(c.hazards, HazardMode::Error);
+  EXPECT_EQ(to_json(c)["checks"]["hazards"], "error");
+  EXPECT_EQ(from_json(nlohmann::json::parse(R"({"checks": {"hazards": "off"}})")).hazards, HazardMode::Off);
+  EXPECT_EQ(from_json(to_json(c)).hazards, HazardMode::Error);
+  EXPECT_EQ(pevp::platform::test::config_error([&] { apply_override(c, "checks.hazards=strict"); }, "checks.hazards"),
+            "checks.hazards = \"strict\": unknown hazard mode (off, warn, error)");
+  EXPECT_EQ(pevp::platform::test::config_error(
+                [] { from_json(nlohmann::json::parse(R"({"checks": {"hazards": 1}})")); }, "checks.hazards"),
+            "checks.hazards = 1: expected a string, got a number");
+}
+}  // namespace
+

@@ -140,6 +140,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   const nlohmann::json expected = nlohmann::json::parse(R"({
     "address_map": {"apb": "0x3000000", "apb_size": "0x4000", "dma": "0x3100000", "dma_size": "0x2000", "hbm_window": "0x40000000", "hbm_window_size": "0x4000000", "iq": "0x3010000", "iq_size": "0x1000", "psum": "0x2000000", "sbuf": "0x0"},
     "arr_seq": {"ififo_depth": 16},
+    "checks": {"hazards": "warn"},
     "csrs": {"access_time_ns": 20, "impl": "tlm", "unmapped": "error"},
     "dma": {"descriptor_ns": 600, "engine_gbps": 33.0, "engines": 16, "max_ring_entries": 65536, "queues_per_engine": 16, "row_overhead_ns": 16},
     "energy": {"dma_pj_per_byte": 2.5, "hbm_pj_per_byte": 31.76, "mac_bf16_pj": 2.0, "mac_fp32_pj": 4.6, "mac_fp8_double_row_pj": 0.65, "mac_fp8_pj": 1.1, "mac_mx_pj": 0.425, "psum_pj_per_byte": 1.25, "sbuf_read_pj_per_byte": 2.5, "sbuf_write_pj_per_byte": 2.5, "static_pj_per_pe_cycle": 0.2},
@@ -171,6 +172,9 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
   },
   "arr_seq": {
     "ififo_depth": 16
+  },
+  "checks": {
+    "hazards": "warn"
   },
   "csrs": {
     "access_time_ns": 20,

@@ -87,7 +87,9 @@ class Requests(unittest.TestCase):
         self.addCleanup(self.server.stop)
 
     def run_program(self, vp):
-        """The VP is usable: the program gives the exact product."""
+        """The VP is usable: the program gives the exact product (armed first, as spec 003 section 6 asks: the VP
+        reports a submit to an engine never armed, checks.hazards)."""
+        vp.arm()
         st, mv = operands()
         vp.load_sbuf(st)
         vp.load_sbuf(mv, offset=MV_OFFSET)

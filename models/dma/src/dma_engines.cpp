@@ -649,7 +649,14 @@ void DmaEngines::run(Engine& e, Queue& q, const Descriptor& d, std::uint32_t ind
     irq_status_ |= kIrqCompletion;
     update_irq();
   }
-  const TransferRecord rec{e.index, q.id.queue, index, d.src, d.dst, bytes, start, t};
+  TransferRecord rec{e.index, q.id.queue, index, d.src, d.dst, bytes, start, t};
+  if (d.kind == Kind::COPY) {
+    rec.dst_row_bytes = d.dst_row_bytes();
+    rec.rows = d.rows;
+    rec.planes = d.planes;
+    rec.dst_row_stride = d.dst_row_stride;
+    rec.dst_plane_stride = d.dst_plane_stride;
+  }
   for (const auto& observer : observers_) observer(rec);
 }
 

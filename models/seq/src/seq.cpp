@@ -152,6 +152,7 @@ bool Seq::try_push(const isa::RawInstruction& raw) {
   if (queue_.size() >= config_.queue_depth) return false;
   const bool status_may_change = !busy() || done_;  // else only the level moves
   queue_.push_back({next_index_++, raw});
+  if (queued_observer) queued_observer(queue_.back().index, raw);
   done_ = false;  // new work: the program is not complete any more
   if (status_may_change) update_status();  // else only iq_status moves: written when the bus reads it
   queued_.notify(sc_core::SC_ZERO_TIME);
@@ -405,6 +406,7 @@ bool Seq::dispatch_head() {
     sync_to(ready);
     if (!drain_pending()) return false;  // it stays queued and is handled again after clear_error
     queue_.pop_front();
+    if (left_observer) left_observer(entry.index);
     space_freed_.notify(sc_core::SC_ZERO_TIME);
     firmware_.rewind(entry.index, {}, {});  // a rejected instruction leaves no state behind
     local_ = std::max(ready, clock_.now());
@@ -448,6 +450,7 @@ bool Seq::dispatch_head() {
       sync_to(r.push);
       if (!drain_pending()) return false;  // it stays queued and is handled again after clear_error
       queue_.pop_front();
+      if (left_observer) left_observer(entry.index);
       space_freed_.notify(sc_core::SC_ZERO_TIME);
       firmware_.rewind(entry.index, {}, {});
       local_ = std::max(r.push, clock_.now());
@@ -460,6 +463,7 @@ bool Seq::dispatch_head() {
     response = std::max(response, r.response);
   }
   queue_.pop_front();
+  if (issued_observer) issued_observer(entry.index);
   space_freed_.notify(sc_core::SC_ZERO_TIME);
   local_ = t;
   pending_.push_back({entry.index, instr, response});  // still busy: only iq_status moved
@@ -531,6 +535,7 @@ void Seq::retire_due_method() {
 void Seq::retire_front() {
   const Pending done = std::move(pending_.front());
   pending_.pop_front();
+  if (left_observer) left_observer(done.index);
   firmware_.retire(done.index);
   retired_ev_.notify(sc_core::SC_ZERO_TIME);
   if (auto f = apply_update(done.instr->fw.events)) {

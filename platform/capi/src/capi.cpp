@@ -43,7 +43,8 @@ static_assert(static_cast<int>(Status::Ok) == PEVP_OK && static_cast<int>(Status
                   static_cast<int>(Status::Internal) == PEVP_ERR_INTERNAL &&
                   static_cast<int>(Status::Protocol) == PEVP_ERR_PROTOCOL &&
                   static_cast<int>(Status::Connection) == PEVP_ERR_CONNECTION &&
-                  static_cast<int>(Status::Auth) == PEVP_ERR_AUTH,
+                  static_cast<int>(Status::Auth) == PEVP_ERR_AUTH &&
+                  static_cast<int>(Status::Hazard) == PEVP_ERR_HAZARD,
               "the protocol's status numbers are pevp_status's");
 
 // Where a handle's requests go.
@@ -96,7 +97,7 @@ class RemoteBackend : public Backend {
       Reader r(reply->payload.data(), reply->payload.size(), "error reply");
       const std::uint8_t status = r.u8("status");
       std::string message = r.str("message");
-      if (status == 0 || status > static_cast<std::uint8_t>(Status::Auth))
+      if (status == 0 || status > static_cast<std::uint8_t>(Status::Hazard))
         throw remote::ProtocolError("an error reply with status " + std::to_string(status));
       return {static_cast<Status>(status), std::move(message), {}};
     } catch (const remote::ConnectionError& e) {
@@ -132,6 +133,7 @@ struct pevp_vp {
   Identity identity;
   std::string error;
   std::string micro_op_lines;  // taken from the VP, not yet handed to the caller
+  std::string diagnostics;     // the VP's warnings taken, not yet handed to the caller
 };
 
 namespace {
@@ -645,6 +647,26 @@ pevp_status pevp_micro_op_log_write(pevp_vp* vp, const char* path) {
   if (!files::write_file(path, vp->micro_op_lines.data(), vp->micro_op_lines.size(), &error))
     return fail(vp, PEVP_ERR_ARGUMENT, "micro-op log " + error + " (the lines stay for the next call)");
   vp->micro_op_lines.clear();
+  return PEVP_OK;
+}
+
+pevp_status pevp_diagnostics(pevp_vp* vp, char* buffer, size_t size, size_t* length) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, length, "length"); s != PEVP_OK) return s;
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Diagnostics, {}, &reply); s != PEVP_OK)
+    return explain_unknown_op(vp, s, "the diagnostics");
+  std::string lines;
+  if (pevp_status s = decode(vp, Op::Diagnostics, reply, [&](Reader& r) { lines = r.lstr("lines"); }); s != PEVP_OK)
+    return s;
+  vp->diagnostics += lines;
+  *length = vp->diagnostics.size();
+  if (buffer == nullptr || size <= vp->diagnostics.size())
+    return fail(vp, PEVP_ERR_ARGUMENT, "the diagnostics take " + std::to_string(vp->diagnostics.size() + 1) +
+                                           " bytes with their NUL, the buffer has " + std::to_string(size) +
+                                           " (they stay for the next call)");
+  std::memcpy(buffer, vp->diagnostics.c_str(), vp->diagnostics.size() + 1);
+  vp->diagnostics.clear();
   return PEVP_OK;
 }
 

@@ -110,7 +110,7 @@ const std::string kTimeLimitText = platform::kMaxSimulatedText;
 bool takes_no_simulated_time(Op op) {
   switch (op) {
     case Op::Hello: case Op::Time: case Op::Shutdown: case Op::Cycles: case Op::Assemble: case Op::Stats:
-    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake:
+    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake: case Op::Diagnostics:
       return true;
     default:
       return false;
@@ -225,10 +225,21 @@ struct Machine::Impl {
   platform::Driver* driver = nullptr;  // the host's, while it executes a request
   Slicer slicer;
   std::string cancel_reason;  // why the request being executed was cancelled
+  // The warnings kept for the client (diagnostics): the library prints nothing on its driver's streams. At most a
+  // frame's worth of whole lines between takes; the rest are counted and said with the next take.
+  std::string diagnostics;
+  std::uint64_t diagnostics_dropped = 0;
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
     host.socket.bind(platform.bus.target);
+    platform.hazards.sink = [this](const platform::HazardReport& r) {
+      if (diagnostics.size() + r.text.size() + 1 > remote::kMaxTransferBytes / 2) {
+        ++diagnostics_dropped;
+        return;
+      }
+      diagnostics += r.text + "\n";
+    };
   }
 
   // Executes one request on the host thread, in simulated time: the simulation runs until the host has answered
@@ -262,6 +273,10 @@ struct Machine::Impl {
       return {Status::Internal, std::string("the simulation failed: ") + e.what(), {}};
     }
     if (host.failure) return {Status::Internal, std::string(name(op)) + ": an exception escaped the request", {}};
+    // checks.hazards = error: a hazard met while the request ran -- by its own accesses, or by the driver's
+    // feeder writing a submitted program into the queue meanwhile -- is its error, whatever else it did
+    // (D-HAZARD-ERROR).
+    if (std::optional<platform::HazardReport> h = platform.hazards.take_error()) return {Status::Hazard, h->text, {}};
     return out;
   }
 
@@ -390,6 +405,15 @@ struct Machine::Impl {
         }
         micro_op_log->enable(on);
         return {};
+      }
+      case Op::Diagnostics: {
+        in.end();
+        std::string lines = std::exchange(diagnostics, std::string());
+        if (diagnostics_dropped != 0)
+          lines += "pe-vp: " + std::to_string(std::exchange(diagnostics_dropped, 0)) +
+                   " more warnings were not kept (the VP keeps at most " +
+                   std::to_string(remote::kMaxTransferBytes / 2) + " bytes of them between takes)\n";
+        return {Status::Ok, "", Writer().lstr(lines).take()};
       }
       case Op::MicroOpLogTake: {
         in.end();

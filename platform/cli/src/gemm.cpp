@@ -200,6 +200,10 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
           // The bulk copies share the arithmetic's host threads (D-HOST-COPIES): each thread copies whole rows.
           const host::LoadRows rows = host::load_rows(load, *a, *b, gather, threads);
           std::uint8_t* dst = sbuf.data() + local;
+          // Judged as the rows' bus writes would be (hazards.h): the copy bypasses the bus, not the checks.
+          for (std::size_t i = 0; i < load.partitions(); ++i)
+            vp.platform().hazards.host_access(true, isa::Memory::Sbuf,
+                                              local + i * config.geometry.sbuf_partition_bytes, per);
           pe::for_each_share(load.partitions(), host::kMinCopyShareBytes / per, threads,
                              [&](std::size_t i0, std::size_t i1) {
                                for (std::size_t i = i0; i < i1; ++i)
@@ -239,6 +243,9 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
         const std::uint64_t local =
             host::psum_address(config.geometry, rd.partition0, rd.bank, rd.offset) - isa::ArrayGeometry::kPsumBase;
         if (direct && inside(psum, local, config.geometry.psum_partition_bytes(), per, rd.partitions)) {
+          for (std::size_t i = 0; i < rd.partitions; ++i)
+            vp.platform().hazards.host_access(false, isa::Memory::Psum,
+                                              local + i * config.geometry.psum_partition_bytes(), per);
           host::store_read(rd, psum.data() + local, config.geometry.psum_partition_bytes(), r.c, threads);
           sc_core::wait(psum.transfer_time(per) * static_cast<double>(rd.partitions));
           continue;
@@ -268,6 +275,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
     }
   });
   if (progress) progress->finish();
+  if (const std::optional<HazardReport> h = vp.platform().hazards.take_error()) r.hazard_error = h->text;
   r.stats = run_stats(vp.platform());
   if (config.timing_model == TimingModel::ScalesimWs && config.mode != SimMode::Functional)
     r.stats = scalesim_view(r.stats, header.shape, config.geometry);
@@ -585,6 +593,10 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     return 3;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!run.hazard_error.empty()) {
+    err << "pe-vp gemm: " << run.hazard_error << '\n';
+    return 3;
+  }
   if (!run.dma_failure.empty()) {
     err << "pe-vp gemm: step " << run.failed_step << ": " << run.dma_failure
         << (run.error ? " (" + run.error->describe() + ")" : std::string()) << '\n';

@@ -471,6 +471,12 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     write_outputs();
     return 1;
   }
+  // checks.hazards = error: the driver program met a hazard (the run itself went on; warnings went to stderr).
+  if (const std::optional<HazardReport> h = vp.platform().hazards.take_error()) {
+    err << "pe-vp run: " << h->text << '\n';
+    write_outputs();
+    return 1;
+  }
   out << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
       << " retired, done at " << completed_at.to_string() << " simulated (the simulation ended at "
       << sc_core::sc_time_stamp().to_string() << ", after the read-back)\n";

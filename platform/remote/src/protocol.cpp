@@ -23,7 +23,7 @@ constexpr OpName kOps[] = {
     {Op::Stats, "stats"},         {Op::SaveCheckpoint, "save_checkpoint"},
     {Op::RestoreCheckpoint, "restore_checkpoint"},
     {Op::Cycles, "cycles"},       {Op::MicroOpLog, "micro_op_log"},
-    {Op::MicroOpLogTake, "micro_op_log_take"},
+    {Op::MicroOpLogTake, "micro_op_log_take"}, {Op::Diagnostics, "diagnostics"},
 };
 
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, unsigned bytes) {

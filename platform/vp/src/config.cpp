@@ -59,7 +59,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction, Real };
+enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Hazards, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction, Real };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -273,6 +273,8 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "host_memory", hbm::dram_parameters(), [](auto& c) -> auto& { return c.host_memory; });
     add_module(t, "dma", dma::dma_parameters(), [](auto& c) -> auto& { return c.dma; });
     add_module(t, "energy", energy::energy_parameters(), [](auto& c) -> auto& { return c.energy; });
+    // What the VP does with a driver's hazard (pevp/platform/hazards.h, docs/sdk.md "What the VP checks for you").
+    t.push_back(named("checks", "hazards", Kind::Hazards));
     return t;
   }();
   return table;
@@ -524,6 +526,15 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       else bad(l.path(), shown, "unknown policy (error, read_zero_write_ignore)");
       return;
     }
+    case Kind::Hazards: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "off") c.hazards = HazardMode::Off;
+      else if (s == "warn") c.hazards = HazardMode::Warn;
+      else if (s == "error") c.hazards = HazardMode::Error;
+      else bad(l.path(), shown, "unknown hazard mode (off, warn, error)");
+      return;
+    }
     case Kind::CsrsImpl: {
       if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
       const std::string s = lower(v.get<std::string>());
@@ -579,6 +590,7 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
     case Kind::CsrsImpl: return c.csrs_impl == CsrsImpl::Rtl ? "rtl" : "tlm";
+    case Kind::Hazards: return std::string(name(c.hazards));
     case Kind::Rounding: return c.psum_rounding == pe::Bf16Rounding::Stochastic ? "stochastic" : "rne";
     case Kind::TimingModel: return c.timing_model == TimingModel::ScalesimWs ? "scalesim_ws" : "pevp";
     case Kind::Address:
@@ -806,6 +818,7 @@ json override_patch(std::string_view assignment) {
     case Kind::Mode:
     case Kind::Rounding:
     case Kind::TimingModel:
+    case Kind::Hazards:
     case Kind::CsrsImpl:
     case Kind::Unmapped: v = std::string(value); break;
     case Kind::Count:
@@ -920,7 +933,8 @@ void validate(const VpConfig& c) {
     switch (l.kind) {
       case Kind::Generation:
       case Kind::Unmapped:
-      case Kind::TimingModel: break;  // an enum always holds a valid value
+      case Kind::TimingModel:
+      case Kind::Hazards: break;  // an enum always holds a valid value
       case Kind::CsrsImpl:
         if (c.csrs_impl != CsrsImpl::Rtl) break;
         if (!regfile_rtl::rtl_available())

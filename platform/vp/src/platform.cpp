@@ -94,6 +94,8 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const H
       host_memory("host_memory", config.host_memory),
       semaphores_(std::make_unique<SeqSemaphores>(seq)),
       dma("dma", config.dma, *semaphores_, config.mode != SimMode::Timing),
+      hazards(config.hazards, config.gen(), config.geometry, config.platform.map,
+              [this](std::uint64_t address) { return debug_read_word(address); }),
       config_(config.platform),
       vp_config_(std::make_unique<const VpConfig>(config)),
       geometry_(config.geometry),
@@ -123,7 +125,14 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const H
     if (!dma_span_.used || t.start < dma_span_.first_start) dma_span_.first_start = t.start;
     dma_span_.last_end = std::max(dma_span_.last_end, t.end);
     dma_span_.used = true;
+    hazards.dma_write(t);
   });
+  if (hazards.mode() != HazardMode::Off) {
+    seq.queued_observer = [this](std::uint64_t index, const isa::RawInstruction& raw) { hazards.queued(index, raw); };
+    seq.issued_observer = [this](std::uint64_t index) { hazards.issued(index); };
+    seq.left_observer = [this](std::uint64_t index) { hazards.left(index); };
+    hazards.engine_stopped = [this] { return seq.error().has_value(); };
+  }
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);
   // Software sees the engine as of its own time: the SEQ runs ahead of
@@ -136,8 +145,21 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const H
     const std::uint64_t offset = trans.get_address() - config_.map.vp_seq();
     if (w.base == config_.map.apb && trans.get_address() >= config_.map.vp_seq() && offset >= 0x200 && offset < 0x260)
       arr_seq.publish_counters(arr_seq.now());
+    hazards.access(trans, w.name, w.base, delay);
     if (bus_observer) bus_observer(trans, w, delay);
   };
+}
+
+std::optional<std::uint32_t> Platform::debug_read_word(std::uint64_t address) {
+  std::uint32_t word = 0;
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(address);
+  t.set_data_ptr(reinterpret_cast<unsigned char*>(&word));
+  t.set_data_length(sizeof word);
+  t.set_streaming_width(sizeof word);
+  if (bus.target.get_base_interface().transport_dbg(t) != sizeof word) return std::nullopt;
+  return word;
 }
 
 Platform::~Platform() = default;

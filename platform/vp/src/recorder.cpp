@@ -517,6 +517,11 @@ nlohmann::json run_stats(const Platform& p) {
                 {"synchronisations", seq_stats.syncs},
                 {"semaphore_wait_cycles", seq_stats.semaphore_wait_cycles},
                 {"array_idle_on_semaphore_cycles", seq_stats.array_idle_on_semaphore_cycles}};
+  // The driver's hazards found so far, by class (checks.hazards; all 0 when it is off).
+  json hazards = {{"mode", std::string(name(p.hazards.mode()))}};
+  for (std::size_t c = 0; c < kHazardClasses; ++c)
+    hazards[std::string(name(static_cast<HazardClass>(c)))] = p.hazards.stats().by_class[c];
+  out["hazards"] = hazards;
   return out;
 }
 

@@ -29,7 +29,9 @@ typedef enum pevp_status {
   PEVP_ERR_INTERNAL = 6,  /* anything else; pevp_last_error() has the message */
   PEVP_ERR_PROTOCOL = 7,  /* a remote VP: a frame or payload broke the protocol (docs/protocol.md) */
   PEVP_ERR_CONNECTION = 8, /* a remote VP: the connection failed or closed (the handle is then unusable) */
-  PEVP_ERR_AUTH = 9        /* a remote VP over TCP refused this client's token (none, or not the server's) */
+  PEVP_ERR_AUTH = 9,       /* a remote VP over TCP refused this client's token (none, or not the server's) */
+  PEVP_ERR_HAZARD = 10     /* the call met a driver hazard with checks.hazards = error: pevp_last_error() is the
+                              report (docs/sdk.md "What the VP checks for you"); the access itself took effect */
 } pevp_status;
 
 typedef struct pevp_vp pevp_vp;
@@ -157,6 +159,13 @@ pevp_status pevp_micro_op_log_write(pevp_vp* vp, const char* path);
  * when `size` > *length, else nothing is written and the call is PEVP_ERR_ARGUMENT (ask again with a larger
  * buffer; a null buffer with size 0 asks for the length). */
 pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length);
+
+/* The VP's warnings since the last take, one a line, each ending in '\n': the hazards it found with checks.hazards =
+ * warn (the default; docs/sdk.md "What the VP checks for you"), which the library never prints. As
+ * pevp_micro_op_log_read: written with a terminating NUL when `size` > *length, and then gone; else nothing is
+ * written, the lines stay and the call is PEVP_ERR_ARGUMENT (a null buffer with size 0 asks for the length). The VP
+ * keeps at most a frame's worth of lines between takes and says how many it did not keep. */
+pevp_status pevp_diagnostics(pevp_vp* vp, char* buffer, size_t size, size_t* length);
 
 #ifdef __cplusplus
 }

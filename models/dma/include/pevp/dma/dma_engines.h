@@ -86,6 +86,9 @@ struct TransferRecord {
   std::uint32_t index = 0;
   std::uint64_t src = 0, dst = 0, bytes = 0;  // bytes written
   sc_core::sc_time start, end;                // after the fetch and the wait; at the completion
+  // Where it wrote: `planes` x `rows` rows of `dst_row_bytes` from dst, rows and planes these strides apart.
+  std::uint32_t dst_row_bytes = 0, rows = 0, planes = 0;
+  std::uint64_t dst_row_stride = 0, dst_plane_stride = 0;
 };
 
 // Any 32-bit base-protocol target socket (a simple_target_socket_optional included, whose binding policy makes it

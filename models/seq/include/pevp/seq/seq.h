@@ -199,6 +199,12 @@ class Seq : public sc_core::sc_module {
   // Called when the firmware names an instruction (its self-name line, "S: Matmul"), with the instruction's index
   // and the SEQ's own time then, in engine cycles (`--log-firmware`). Unset, dispatching pays one test.
   std::function<void(std::uint64_t index, const std::string& line, arrseq::Cycle at)> firmware_observer;
+  // An instruction's life, for the hazard checks (pevp/platform/hazards.h): its record entered the queue; it was
+  // issued (past its EVENTS wait, its micro-ops in the array); it left the SEQ (retired at its response, or taken
+  // out by its fault). Unset, each costs one test.
+  std::function<void(std::uint64_t index, const isa::RawInstruction& raw)> queued_observer;
+  std::function<void(std::uint64_t index)> issued_observer;
+  std::function<void(std::uint64_t index)> left_observer;
 
   // Applies every response due by now: retirements, EVENTS updates, done. The
   // platform calls it before a bus access so software sees the state at its time.

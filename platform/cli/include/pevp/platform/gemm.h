@@ -94,6 +94,8 @@ struct GemmRun {
   // The DMA data path: what stopped it ("" when nothing did) and the bytes its descriptors moved.
   std::string dma_failure;
   std::uint64_t dma_load_bytes = 0, dma_eviction_bytes = 0;
+  // checks.hazards = error: the first hazard the driver program met ("" when none; warnings went to stderr).
+  std::string hazard_error;
 };
 
 // The driver program of `pe-vp gemm` on a platform built from `config`: per step, load SBUF over the bus, submit

@@ -62,6 +62,7 @@ enum class Op : std::uint8_t {
   RestoreCheckpoint = 0x61,  // rest: a checkpoint's bytes, checked whole before anything changes
   MicroOpLog = 0x70,    // u8 on: start (1) or stop (0) keeping a JSON line per micro-op (docs/cosim-reference.md)
   MicroOpLogTake = 0x71,  // -> lstr the lines kept since the last take, whole lines, at most kMaxTransferBytes
+  Diagnostics = 0x72,   // -> lstr the VP's warnings since the last take (hazards, checks.hazards = warn), one a line
 };
 // The auth request: str token -> (nothing). TCP's credential, the first frame of a connection to a server that
 // takes one (docs/protocol.md "Authentication"); answered ok without a check where none is taken or once the
@@ -86,6 +87,7 @@ enum class Status : std::uint8_t {
   Protocol = 7,    // a malformed frame or payload
   Connection = 8,  // the connection failed or closed
   Auth = 9,        // a TCP server refused the client's credential (none, or not its token)
+  Hazard = 10,     // the call met a driver hazard and checks.hazards is error (the message is the report)
 };
 
 // A frame or payload that breaks the protocol: the message says which op, which field and which rule.

@@ -82,6 +82,9 @@ struct VpConfig {
   // pe::available_host_threads()). Not a model parameter: results and simulated time are the same for every value,
   // so it is no configuration key (a dumped configuration stays the same on every host); `--threads` sets it.
   unsigned host_threads = 0;
+  // checks.hazards: what the VP does with a driver's hazard -- a race with an instruction in flight, a read of an
+  // open accumulation group, a submit before arming, a write to read-only or reserved register bits (hazards.h).
+  HazardMode hazards = HazardMode::Warn;
 
   isa::Generation gen() const { return platform.gen; }
 };

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include <systemc>
@@ -25,6 +26,7 @@
 #include "pevp/dma/dma_engines.h"
 #include "pevp/hbm/dram.h"
 #include "pevp/platform/address_map.h"
+#include "pevp/platform/hazards.h"
 #include "pevp/isa/generation.h"
 #include "pevp/memory/memory.h"
 #include "pevp/pe_array/pe_array.h"
@@ -85,6 +87,8 @@ class Platform : public sc_core::sc_module {
 
  public:
   dma::DmaEngines dma;
+  // checks.hazards: every host access and every instruction's life judged in simulated time (hazards.h).
+  HazardChecker hazards;
 
   // From the full configuration (validated here; a ConfigError names the key).
   Platform(sc_core::sc_module_name name, const VpConfig& config);
@@ -115,6 +119,8 @@ class Platform : public sc_core::sc_module {
       bus_observer;
 
  private:
+  // A register's word read on the bus without side effects (transport_dbg), for the register hazard rule.
+  std::optional<std::uint32_t> debug_read_word(std::uint64_t address);
   PlatformConfig config_;
   std::unique_ptr<const VpConfig> vp_config_;
   isa::ArrayGeometry geometry_;
