@@ -81,23 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fds.emplace_back(::eventfd(0, EFD_CLOEXEC));
       raw.push_back(fds.back().get());
     }
-    // The proxy's bytes in one sendmsg with the fds; the socket buffer holds any input libFuzzer makes (-max_len).
-    iovec iov{const_cast<std::uint8_t*>(data + 1), size - 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (!raw.empty()) {
-      msg.msg_control = control;
-      msg.msg_controllen = CMSG_SPACE(sizeof(int) * raw.size());
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int) * raw.size());
-      std::memcpy(CMSG_DATA(c), raw.data(), sizeof(int) * raw.size());
-    }
-    if (size > 1 && ::sendmsg(proxy.get(), &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(size - 1))
-      fuzz::fail(kTarget, "sendmsg failed");
+    // The proxy's bytes with the fds; the socket buffer holds any input libFuzzer makes (-max_len).
+    if (size > 1 && !send_with_fds(proxy.get(), data + 1, size - 1, raw)) fuzz::fail(kTarget, "sendmsg failed");
     fds.clear();
     proxy.reset();  // the peer leaves after its bytes: every receive ends
     for (int i = 0; i < 64; ++i) {

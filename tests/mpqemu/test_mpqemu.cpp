@@ -53,21 +53,7 @@ UniqueFd memfd(std::uint64_t bytes) {
 
 // Raw bytes on the socket, bypassing Link::send (for frames Link would never write).
 void send_raw(int fd, const std::vector<std::uint8_t>& bytes, const std::vector<int>& fds = {}) {
-  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (!fds.empty()) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  ASSERT_EQ(::sendmsg(fd, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  ASSERT_TRUE(send_with_fds(fd, bytes.data(), bytes.size(), fds));
 }
 
 std::vector<std::uint8_t> header(std::int32_t cmd, std::uint64_t size) {

@@ -146,15 +146,13 @@ Link::Received Link::receive(int stop_fd) {
   return r;
 }
 
-bool Link::send(Command cmd, const std::vector<std::uint8_t>& payload, const std::vector<int>& fds) {
+bool send_with_fds(int socket, const std::uint8_t* bytes, std::size_t size, const std::vector<int>& fds) {
   if (fds.size() > kFdRoom) return false;
-  std::uint8_t header[kHeaderBytes];
-  encode_header({static_cast<std::int32_t>(cmd), payload.size()}, header);
-  iovec iov[2] = {{header, kHeaderBytes}, {const_cast<std::uint8_t*>(payload.data()), payload.size()}};
+  iovec iov{const_cast<std::uint8_t*>(bytes), size};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kFdRoom)] = {};
   msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = payload.empty() ? 1 : 2;
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
   if (!fds.empty()) {
     msg.msg_control = control;
     msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
@@ -164,33 +162,30 @@ bool Link::send(Command cmd, const std::vector<std::uint8_t>& payload, const std
     c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
     std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
   }
-  const std::size_t total = kHeaderBytes + payload.size();
   std::size_t sent = 0;
-  while (sent < total) {
-    const ssize_t n = ::sendmsg(socket_.get(), &msg, MSG_NOSIGNAL);
+  while (sent < size) {
+    const ssize_t n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
     }
     sent += static_cast<std::size_t>(n);
-    if (sent == total) break;
     // A short write: the rest without the fds (they went with the first bytes).
     msg.msg_control = nullptr;
     msg.msg_controllen = 0;
-    std::size_t skip = static_cast<std::size_t>(n);
-    while (skip > 0 && msg.msg_iovlen > 0) {
-      if (skip >= msg.msg_iov->iov_len) {
-        skip -= msg.msg_iov->iov_len;
-        ++msg.msg_iov;
-        --msg.msg_iovlen;
-      } else {
-        msg.msg_iov->iov_base = static_cast<std::uint8_t*>(msg.msg_iov->iov_base) + skip;
-        msg.msg_iov->iov_len -= skip;
-        skip = 0;
-      }
-    }
+    iov.iov_base = const_cast<std::uint8_t*>(bytes) + sent;
+    iov.iov_len = size - sent;
   }
   return true;
+}
+
+bool Link::send(Command cmd, const std::vector<std::uint8_t>& payload, const std::vector<int>& fds) {
+  // One buffer (a header and at most a payload's bytes) so the fds travel with the header's first byte.
+  std::uint8_t header[kHeaderBytes];
+  encode_header({static_cast<std::int32_t>(cmd), payload.size()}, header);
+  std::vector<std::uint8_t> frame(header, header + kHeaderBytes);
+  frame.insert(frame.end(), payload.begin(), payload.end());
+  return send_with_fds(socket_.get(), frame.data(), frame.size(), fds);
 }
 
 bool Link::reply(std::uint64_t value) {

@@ -34,6 +34,11 @@ struct LinkStats {
   std::uint64_t fds_closed_unused = 0;         // received with a refused message and closed
 };
 
+// Writes `size` bytes to the stream socket `socket`, `fds` riding with the first of them as SCM_RIGHTS (the rest
+// follows a short write without them); retries on EINTR. False on an error, when the peer is gone (no SIGPIPE), or
+// for more fds than a message has room for. Link::send frames its messages with it; tests write raw frames with it.
+bool send_with_fds(int socket, const std::uint8_t* bytes, std::size_t size, const std::vector<int>& fds = {});
+
 class Link {
  public:
   // Slack past which a peer that stopped in the middle of a message is taken as gone.
