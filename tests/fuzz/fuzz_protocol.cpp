@@ -90,9 +90,11 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
     case Op::Cycles:
       r.u64("now"), r.u64("busy"), r.u64("first start"), r.u64("last completion"), r.u64("clock GHz bits");
       break;
-    case Op::MicroOpLogTake: {
+    case Op::MicroOpLogTake:
+    case Op::Diagnostics: {
       const std::string lines = r.lstr("lines");
-      if (!lines.empty() && lines.back() != '\n') throw remote::ProtocolError("micro_op_log_take reply: a cut line");
+      if (!lines.empty() && lines.back() != '\n')
+        throw remote::ProtocolError(std::string(remote::name(op)) + " reply: a cut line");
       break;
     }
     case Op::Read32:
