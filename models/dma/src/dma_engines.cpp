@@ -448,10 +448,17 @@ bool DmaEngines::move_row(Engine& e, Endpoint& src, std::uint64_t src_local, End
   const std::uint32_t out_bytes = d.dst_row_bytes();
   std::vector<std::uint8_t>& row_in = e.row_in;
   std::vector<std::uint8_t>& row_out = e.row_out;
-  // The source row into row_in (always, so a cast or an overlap of src and dst reads the bytes before the write).
+  unsigned char* const src_dmi = dmi_pointer(src);
+  unsigned char* const dst_dmi = dmi_pointer(dst);
+  if (src_dmi != nullptr && dst_dmi != nullptr && !d.casts()) {
+    // memmove reads the whole row before it writes, as the staged copy below does when src and dst overlap.
+    std::memmove(dst_dmi + dst_local, src_dmi + src_local, d.row_bytes);
+    return true;
+  }
+  // The source row into row_in (so a cast or an overlap of src and dst reads the bytes before the write).
   row_in.resize(d.row_bytes);
-  if (unsigned char* p = dmi_pointer(src)) {
-    std::memcpy(row_in.data(), p + src_local, d.row_bytes);
+  if (src_dmi != nullptr) {
+    std::memcpy(row_in.data(), src_dmi + src_local, d.row_bytes);
   } else {
     tlm::tlm_generic_payload t;
     sc_time ignored;  // the time comes from the endpoint's TimedTarget (D-DMA-TIMING)
@@ -470,8 +477,8 @@ bool DmaEngines::move_row(Engine& e, Endpoint& src, std::uint64_t src_local, End
     cast_row(row_in.data(), row_out.data(), d);
     row = row_out.data();
   }
-  if (unsigned char* p = dmi_pointer(dst)) {
-    std::memcpy(p + dst_local, row, out_bytes);
+  if (dst_dmi != nullptr) {
+    std::memcpy(dst_dmi + dst_local, row, out_bytes);
     return true;
   }
   tlm::tlm_generic_payload t;

@@ -11,6 +11,7 @@
 
 #include "pevp/dma/address_space.h"
 #include "pevp/host/dma_plan.h"
+#include "pevp/pe_array/compute.h"
 
 namespace pevp::platform {
 
@@ -46,7 +47,9 @@ class DmaRunner {
                                std::to_string(kRingEntries) + " descriptors; available (hbm.bytes))");
     if (data_) {
       const std::uint64_t offset = rings_bytes(queues_);
-      lowering_.set_hbm_image(p_.hbm.data() + offset, p_.hbm.size() - offset);
+      const unsigned threads = p_.vp_config().host_threads;
+      lowering_.set_hbm_image(p_.hbm.data() + offset, p_.hbm.size() - offset,
+                              threads != 0 ? threads : pe::available_host_threads());
     }
     const host::DmaSemaphores& s = lowering_.semaphores();
     for (const unsigned i : s.copies) d_.set_semaphore(i, 0);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "pevp/pe_array/compute.h"
+
 namespace pevp::host {
 
 namespace {
@@ -81,7 +83,8 @@ void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, c
                           const EncodedOperand& b) {
   const std::size_t k0 = ktile * header_.k_tile;
   const SbufLoad full = whole_ktile(load, k0, std::min(header_.k_tile, header_.shape.k - k0), img.free);
-  const std::vector<std::uint8_t> rows = load_payload(full, a, b);
+  // The rows straight from the operand where it holds them (B), else gathered into a buffer kept across blocks.
+  const LoadRows rows = load_rows(full, a, b, gather_, host_threads_);
   const std::size_t n = full.partitions();
   const std::uint64_t first = img.base - hbm_base_;
   const std::uint64_t last_end = first + (n == 0 ? 0 : n * std::uint64_t{img.row_bytes});
@@ -89,11 +92,16 @@ void DmaGemm::write_block(Image& img, const SbufLoad& load, std::size_t ktile, c
     throw HostError("the operands' images need " + text(last_end) + " bytes of device memory, more than the " +
                     text(image_bytes_) + " available (hbm.bytes)");
   // Each row's block over the whole free range goes out chunk by chunk, to k-tile `ktile` of each chunk.
-  for (std::size_t c = 0; c < img.chunks(); ++c) {
-    const std::uint64_t to = first + img.chunk_start(c) + ktile * img.chunk_block(c), from = c * img.chunk * img.per_free;
-    for (std::size_t i = 0; i < n; ++i)
-      std::memcpy(image_ + to + i * img.row_bytes, rows.data() + i * img.block_bytes + from, img.chunk_block(c));
-  }
+  pe::for_each_share(n, kMinCopyShareBytes / std::max<std::uint64_t>(img.block_bytes, 1), host_threads_,
+                     [&](std::size_t i0, std::size_t i1) {
+                       for (std::size_t c = 0; c < img.chunks(); ++c) {
+                         const std::uint64_t to = first + img.chunk_start(c) + ktile * img.chunk_block(c),
+                                             from = c * img.chunk * img.per_free;
+                         for (std::size_t i = i0; i < i1; ++i)
+                           std::memcpy(image_ + to + i * img.row_bytes, rows.data + i * rows.stride + from,
+                                       img.chunk_block(c));
+                       }
+                     });
   img.written[ktile] = true;
 }
 

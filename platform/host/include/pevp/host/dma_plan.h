@@ -82,9 +82,12 @@ class DmaGemm {
 
   // Where the device memory's byte at DMA address hbm_base is in host memory (the HBM's backing store), for the
   // blocks lower() writes; null in a timing-only run (nothing is written).
-  void set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available) {
+  // The blocks are gathered and copied on up to `host_threads` host threads (pe::for_each_share; the same bytes for
+  // every count), as the host data path's loads are.
+  void set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available, unsigned host_threads = 1) {
     image_ = at_hbm_base;
     image_bytes_ = bytes_available;
+    host_threads_ = host_threads;
   }
 
   // C (M x N fp32, row-major) in device memory, once every step's evictions have completed.
@@ -146,6 +149,8 @@ class DmaGemm {
   std::map<std::pair<int, int>, Image> images_;  // by (operand, content)
   std::uint8_t* image_ = nullptr;
   std::uint64_t image_bytes_ = 0;
+  unsigned host_threads_ = 1;
+  std::vector<std::uint8_t> gather_;  // a block's rows where the operand does not hold them as rows (A's gather)
   std::size_t step_ = 0;
   unsigned buffers_ = 2;
   unsigned next_engine_ = 0;
