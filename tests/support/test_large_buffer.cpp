@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "pevp/buffers/large_buffer.h"
@@ -86,6 +89,53 @@ TEST(LargeBuffer, SparseBuffersAreZeroAndWritableToTheirLastByte) {
   EXPECT_EQ(b.data()[bytes - 1], 0);
   b.data()[bytes - 1] = 9;
   EXPECT_EQ(b.data()[bytes - 1], 9);
+}
+
+// "THPeligible" of the mapping (VMA) of /proc/self/smaps that holds address `at`: 1 where the kernel may back it with
+// huge pages, 0 where not, -1 when the kernel does not say.
+int thp_eligible_at(const void* at) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<std::uintptr_t>(at);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    if (inside && line.rfind("THPeligible:", 0) == 0) return std::stoi(line.substr(12));
+  }
+  return -1;
+}
+
+bool thp_enabled() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(f, modes);
+  return !modes.empty() && modes.find("[never]") == std::string::npos;
+}
+
+TEST(LargeBuffer, AdviseDenseKeepsTheBytesAndMakesOnlyTheWholeHugePagesInsideEligible) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t bytes = 64 * kHuge;
+  LargeBuffer b(bytes, pevp::buffers::Backing::Sparse);
+  b.data()[5 * kHuge + 7] = 42;
+  // From the middle of huge page 4 (relative to the buffer, which starts on one) to past the end of the buffer: the
+  // whole huge pages inside are 5..63; page 4 is only partly inside and stays small-paged.
+  b.advise_dense(4 * kHuge + 4096, 2 * bytes);
+  b.advise_dense(2 * bytes, 10);  // wholly outside: nothing
+  EXPECT_EQ(b.data()[5 * kHuge + 7], 42);
+  EXPECT_EQ(b.data()[4 * kHuge + 4096], 0);
+  b.data()[bytes - 1] = 3;
+  EXPECT_EQ(b.data()[bytes - 1], 3);
+  if (!thp_enabled() || thp_eligible_at(b.data()) < 0) GTEST_SKIP() << "no transparent huge pages to observe";
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % kHuge, 0u);
+  EXPECT_EQ(thp_eligible_at(b.data() + 4 * kHuge + 8192), 0);
+  EXPECT_EQ(thp_eligible_at(b.data() + 5 * kHuge), 1);
+  EXPECT_EQ(thp_eligible_at(b.data() + bytes - 1), 1);
+  EXPECT_EQ(thp_eligible_at(b.data()), 0);
 }
 
 }  // namespace

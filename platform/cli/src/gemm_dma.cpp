@@ -49,7 +49,10 @@ class DmaRunner {
       const std::uint64_t offset = rings_bytes(queues_);
       const unsigned threads = p_.vp_config().host_threads;
       lowering_.set_hbm_image(p_.hbm.data() + offset, p_.hbm.size() - offset,
-                              threads != 0 ? threads : pe::available_host_threads());
+                              threads != 0 ? threads : pe::available_host_threads(),
+                              [this, offset](std::uint64_t at, std::uint64_t bytes) {
+                                p_.hbm.advise_dense(offset + at, bytes);
+                              });
     }
     const host::DmaSemaphores& s = lowering_.semaphores();
     for (const unsigned i : s.copies) d_.set_semaphore(i, 0);

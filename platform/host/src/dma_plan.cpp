@@ -47,6 +47,15 @@ DmaGemm::DmaGemm(const GemmPlan& plan, std::uint64_t hbm_base, DmaQueueUse queue
   next_ = align_up(c_base_ + std::uint64_t{plan.shape.m} * plan.shape.n * sizeof(float), kImageAlign);
 }
 
+void DmaGemm::set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available, unsigned host_threads,
+                            DenseRange dense) {
+  image_ = at_hbm_base;
+  image_bytes_ = bytes_available;
+  host_threads_ = host_threads;
+  dense_ = std::move(dense);
+  if (dense_) dense_(c_base_ - hbm_base_, next_ - c_base_);  // C, laid out at construction
+}
+
 std::uint16_t DmaGemm::token(std::size_t step) const {
   return static_cast<std::uint16_t>((step / buffers_) % 65535 + 1);
 }
@@ -76,6 +85,7 @@ DmaGemm::Image& DmaGemm::image_of(const SbufLoad& load) {
   img.written.assign(ktiles, false);
   img.base = next_;
   next_ = align_up(next_ + std::uint64_t{img.rows_per_ktile} * row, kImageAlign);
+  if (dense_ && image_ != nullptr) dense_(img.base - hbm_base_, next_ - img.base);
   return images_.emplace(key, std::move(img)).first->second;
 }
 

@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -43,6 +44,17 @@ LargeBuffer::LargeBuffer(std::size_t bytes, Backing backing) : size_(bytes) {
 }
 
 LargeBuffer::~LargeBuffer() { release(); }
+
+void LargeBuffer::advise_dense(std::size_t offset, std::size_t bytes) {
+  if (offset >= size_) return;
+  bytes = std::min(bytes, size_ - offset);
+  const auto begin = reinterpret_cast<std::uintptr_t>(data_ + offset);
+  const std::uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t last = (begin + bytes) / kHugePage * kHugePage;
+#ifdef MADV_HUGEPAGE
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
 
 void LargeBuffer::zero() {
   if (size_ == 0) return;

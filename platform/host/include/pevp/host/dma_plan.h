@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -83,12 +84,12 @@ class DmaGemm {
   // Where the device memory's byte at DMA address hbm_base is in host memory (the HBM's backing store), for the
   // blocks lower() writes; null in a timing-only run (nothing is written).
   // The blocks are gathered and copied on up to `host_threads` host threads (pe::for_each_share; the same bytes for
-  // every count), as the host data path's loads are.
-  void set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available, unsigned host_threads = 1) {
-    image_ = at_hbm_base;
-    image_bytes_ = bytes_available;
-    host_threads_ = host_threads;
-  }
+  // every count), as the host data path's loads are. `dense`, when given, hears of each range of the image that the
+  // run will fill densely (C, then each operand image as it is laid out), as (offset from hbm_base, bytes), before
+  // anything is written there: the backing store may commit it in large pages.
+  using DenseRange = std::function<void(std::uint64_t offset, std::uint64_t bytes)>;
+  void set_hbm_image(std::uint8_t* at_hbm_base, std::uint64_t bytes_available, unsigned host_threads = 1,
+                     DenseRange dense = {});
 
   // C (M x N fp32, row-major) in device memory, once every step's evictions have completed.
   std::uint64_t c_address() const { return c_base_; }
@@ -150,6 +151,7 @@ class DmaGemm {
   std::uint8_t* image_ = nullptr;
   std::uint64_t image_bytes_ = 0;
   unsigned host_threads_ = 1;
+  DenseRange dense_;
   std::vector<std::uint8_t> gather_;  // a block's rows where the operand does not hold them as rows (A's gather)
   std::size_t step_ = 0;
   unsigned buffers_ = 2;

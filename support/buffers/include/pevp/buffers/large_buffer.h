@@ -37,6 +37,10 @@ class LargeBuffer {
   std::uint8_t* data() { return data_; }
   const std::uint8_t* data() const { return data_; }
   std::size_t size() const { return size_; }
+  // Advises the 2 MiB pages wholly inside [offset, offset + bytes) onto huge pages: for a range of a sparse buffer
+  // that its user is about to fill densely (a GEMM's operands and result in device memory), where one fault per small
+  // page would cost more than the data. Advice only, as at construction; the rest of the buffer stays sparse.
+  void advise_dense(std::size_t offset, std::size_t bytes);
   // Every byte zero again, at the same address (pointers into the buffer stay valid); the pages go back to the
   // kernel, so a sparse buffer costs nothing again until touched.
   void zero();
