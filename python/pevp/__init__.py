@@ -15,6 +15,7 @@ docs/getting-started.md has a walk-through; docs/protocol.md the frames this mod
 """
 
 from .client import (
+    FP8_FORMATS,
     Completion,
     ErrorRecord,
     Map,
@@ -23,11 +24,15 @@ from .client import (
     Vp,
     connect,
     default_token_path,
+    from_bf16_bits,
+    from_fp8_bits,
     serve,
     to_bf16_bits,
+    to_fp8_bits,
 )
 
 __all__ = [
+    "FP8_FORMATS",
     "Completion",
     "ErrorRecord",
     "Map",
@@ -36,6 +41,9 @@ __all__ = [
     "Vp",
     "connect",
     "default_token_path",
+    "from_bf16_bits",
+    "from_fp8_bits",
     "serve",
     "to_bf16_bits",
+    "to_fp8_bits",
 ]
