@@ -606,11 +606,16 @@ Machine::Impl* the_impl = nullptr;  // the_machine's, for the report handler
 void route_report(const sc_core::sc_report& report, const sc_core::sc_actions& actions) {
   constexpr sc_core::sc_actions kShow = sc_core::SC_DISPLAY | sc_core::SC_LOG;
   if ((actions & kShow) != 0 && (actions & sc_core::SC_THROW) == 0) {
-    const std::string line = sc_core::sc_report_compose_message(report);
-    if (report.get_severity() == sc_core::SC_FATAL || the_impl == nullptr)
-      std::fprintf(stderr, "%s\n", line.c_str());
-    else
+    if (report.get_severity() == sc_core::SC_FATAL || the_impl == nullptr) {
+      std::fprintf(stderr, "%s\n", sc_core::sc_report_compose_message(report).c_str());
+    } else {
+      // One line, "Info: /pevp/seq: ...", without the file and process lines SystemC adds to a warning.
+      static const char* const kSeverity[] = {"Info", "Warning", "Error", "Fatal"};
+      std::string line = std::string(kSeverity[report.get_severity()]) + ": " + report.get_msg_type() + ": " +
+                         report.get_msg();
+      std::replace(line.begin(), line.end(), '\n', ' ');
       the_impl->keep_diagnostic(line);
+    }
   }
   sc_core::sc_report_handler::default_handler(report, actions & ~kShow);
 }
