@@ -104,13 +104,20 @@ static void check_map(const pevp_map* map) {
         "the PEVP_PRESET_*_BASE constants are the preset VP's map");
 }
 
-/* The VP's reports since the last take, as pevp_diagnostics gives them. */
-static void check_diagnostics(pevp_vp* vp) {
+/* The VP's reports since the last take, as pevp_diagnostics gives them: the fault's Info, and the Warning of a read
+ * from the write-only instruction-queue window (a bus error for the caller too), each one line. */
+static void check_diagnostics(pevp_vp* vp, const pevp_map* map) {
   static char lines[1 << 16];
+  const char* warning;
   size_t length = 0;
+  uint32_t value = 0;
+  CHECK(pevp_read32(vp, map->iq, 0, &value) == PEVP_ERR_BUS, "a read of the queue: %s", pevp_last_error(vp));
   CHECK(pevp_diagnostics(vp, lines, sizeof lines, &length) == PEVP_OK, "diagnostics: %s", pevp_last_error(vp));
   CHECK(strstr(lines, "Info: /pevp/seq: instruction 0 (LDWEIGHTS): events.update_value = 1") != NULL,
         "the fault's report is a diagnostics line: '%s'", lines);
+  warning = strstr(lines, "\nWarning: /pevp/seq: instruction queue: reads are not supported (write-only window)\n");
+  CHECK(warning != NULL, "the queue's warning is one diagnostics line: '%s'", lines);
+  CHECK(strstr(lines, "In file") == NULL, "no SystemC file lines: '%s'", lines);
 }
 
 int main(int argc, char** argv) {
@@ -136,7 +143,7 @@ int main(int argc, char** argv) {
   check_map(&map);
   check_fault_record(vp);
   check_privilege(vp, &map);
-  check_diagnostics(vp);
+  check_diagnostics(vp, &map);
   pevp_close(vp);
 
   /* Everything the library wrote on stdout (nothing is the rule). */
