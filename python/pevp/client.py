@@ -212,11 +212,12 @@ def _read_token(path):
 
 
 def to_bf16_bits(values):
-    """fp32 values -> bf16 bit patterns (uint16), rounded to nearest even, NaN kept quiet (as the VP's numerics)."""
+    """fp32 values -> bf16 bit patterns (uint16), rounded to nearest even; NaN -> the canonical 0x7FC0, whatever its
+    sign and payload (as the VP's numerics, docs/numerics.md)."""
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
     rounded = ((bits.astype(np.uint64) + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     nan = np.isnan(np.asarray(values, dtype=np.float32))
-    return np.where(nan, ((bits >> 16) | 0x0040).astype(np.uint16), rounded)
+    return np.where(nan, np.uint16(0x7FC0), rounded)
 
 
 def from_bf16_bits(bits):

@@ -7,7 +7,11 @@ The fp8 expectations are worked out by hand from docs/numerics.md's tables (each
 matmul multiplies the loaded values by a one-hot weight matrix, so PSUM holds exactly the values the VP decoded from
 the bytes the client wrote.
 
-Environment: PEVP_BIN (pe-vp), PEVP_DIAG_DRIVER (the capi_diagnostics binary), PYTHONPATH with the pevp package.
+The client's own fp8 and bf16 rounding is checked against the C API's (pevp/pevp_numerics.h, the VP's conversions)
+on a sweep of fp32 values with every fp8 tie and its neighbours.
+
+Environment: PEVP_BIN (pe-vp), PEVP_DIAG_DRIVER (the capi_diagnostics binary), PEVP_NUMERICS_TABLE (the
+capi_numerics_table filter), PYTHONPATH with the pevp package.
 Run with /usr/bin/python3 -m unittest (ctest: remote.diagnostics)."""
 
 import os
@@ -20,6 +24,7 @@ import pevp
 
 PEVP_BIN = os.environ["PEVP_BIN"]
 DIAG_DRIVER = os.environ["PEVP_DIAG_DRIVER"]
+NUMERICS_TABLE = os.environ["PEVP_NUMERICS_TABLE"]
 
 UNDERFLOW = (".gen MARIANA\nldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=64 num_active_cols=32 "
              "row_grp=0xF col_grp=0xF events.update_mode=DECREMENT events.update_sem=0 events.update_value=1\n")
@@ -101,6 +106,33 @@ class Fp8(unittest.TestCase):
             back = pevp.to_fp8_bits(values, fmt)
             keep = ~np.isnan(values)
             np.testing.assert_array_equal(back[keep], codes[keep], fmt)
+
+    def test_rounding_is_the_c_apis(self):
+        """Every fp8 code's value, each tie between neighbouring codes (and past the largest) with the fp32 values
+        either side of it, both signs, specials, and a stride through all fp32 patterns: the client's codes are the
+        C API's, which are the VP's own conversions."""
+        values = [np.arange(0, 1 << 32, 65521, dtype=np.uint64).astype(np.uint32).view(np.float32)]
+        for fmt in pevp.FP8_FORMATS:
+            decoded = pevp.from_fp8_bits(np.arange(128, dtype=np.uint8), fmt).astype(np.float64)
+            finite = np.sort(decoded[np.isfinite(decoded)])
+            ties = (finite[:-1] + finite[1:]) / 2
+            ties = np.append(ties, finite[-1] + (finite[-1] - finite[-2]) / 2).astype(np.float32)
+            values += [finite.astype(np.float32), ties, np.nextafter(ties, np.float32(0)),
+                       np.nextafter(ties, np.float32(np.inf))]
+        values.append(np.array([0.0, np.inf, np.nan, 1e30, 2.0 ** -149], dtype=np.float32))
+        x = np.concatenate(values)
+        x = np.concatenate([x, -x])
+        run = subprocess.run([NUMERICS_TABLE], input=x.astype("<f4").tobytes(), capture_output=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        table = np.frombuffer(run.stdout, dtype=np.uint8).reshape(len(x), 9)
+        for column, fmt in enumerate(("fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "fp8_e3m4", "fp8_e2m5")):
+            mine = pevp.to_fp8_bits(x, fmt)
+            differ = np.nonzero(mine != table[:, column])[0]
+            self.assertEqual(len(differ), 0, "%s: %d values differ, first %r: client 0x%02x, C API 0x%02x" % (
+                fmt, len(differ), *(x[differ[:1]].tolist() or [None]), *(mine[differ[:1]].tolist() or [0]),
+                *(table[differ[:1], column].tolist() or [0])))
+        bf16 = table[:, 5].astype(np.uint16) | table[:, 6].astype(np.uint16) << 8
+        np.testing.assert_array_equal(pevp.to_bf16_bits(x), bf16)
 
     def test_unknown_format(self):
         with self.assertRaises(pevp.PevpError) as caught:
