@@ -636,6 +636,8 @@ def emit_c_header(rf):
     w(f" * {top}_<BUNDLE>_<REGISTER>_<WHAT> (offsets absolute in the register file's window; an arrayed")
     w(" * bundle's registers also have _OFFSET_AT(i) and _COUNT), and per field _SHIFT, _WIDTH, _MASK (in")
     w(" * place), _RESET (right-aligned), and static inline _get(reg) / _set(reg, value). Only <stdint.h>.")
+    w(" * On the pe-vp platform bus an arr_seq face's register lies at the face's base plus its offset: pevp_map's")
+    w(" * top, cluster, protect or vp_seq (pevp_get_map, pevp/pevp.h), or the preset's PEVP_PRESET_<FACE>_BASE.")
     w(" */")
     w(f"#ifndef {guard}")
     w(f"#define {guard}")

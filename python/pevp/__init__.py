@@ -11,10 +11,13 @@ A pure-Python client of the protocol `pe-vp serve` speaks, on the standard libra
         c = vp.read_psum(partitions=32, elements=48)   # fp32 numpy array
         print(vp.stats()["cycles"])
 
+load_sbuf and read_sbuf take dtype "bf16", "fp16", "fp32" or an fp8 format of FP8_FORMATS ("fp8_e4m3fn" is
+FP8_EXP4 from MARIANA on, "fp8_e4m3" on CAYMAN, "fp8_e5m2" FP8_EXP5), rounded as the VP rounds (to_fp8_bits).
 docs/getting-started.md has a walk-through; docs/protocol.md the frames this module sends.
 """
 
 from .client import (
+    FP8_FORMATS,
     Completion,
     ErrorRecord,
     Map,
@@ -23,11 +26,15 @@ from .client import (
     Vp,
     connect,
     default_token_path,
+    from_bf16_bits,
+    from_fp8_bits,
     serve,
     to_bf16_bits,
+    to_fp8_bits,
 )
 
 __all__ = [
+    "FP8_FORMATS",
     "Completion",
     "ErrorRecord",
     "Map",
@@ -36,6 +43,9 @@ __all__ = [
     "Vp",
     "connect",
     "default_token_path",
+    "from_bf16_bits",
+    "from_fp8_bits",
     "serve",
     "to_bf16_bits",
+    "to_fp8_bits",
 ]

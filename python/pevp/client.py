@@ -44,6 +44,7 @@ STATUS_NAMES = {
     8: "connection",
     9: "auth",
     10: "hazard",
+    11: "privilege",
 }
 
 # TCP's credential (docs/protocol.md "Authentication"): the environment variable naming the token file, and the
@@ -53,20 +54,28 @@ MAX_TOKEN_FILE_BYTES = 4096
 
 
 class PevpError(Exception):
-    """A request the VP refused, or a broken connection: `status` is pevp_status's number, `kind` its name."""
+    """A request the VP refused, or a broken connection: `status` is pevp_status's number, `kind` its name.
+    Raised by Vp.raise_fault, `record` is the SEQ's ErrorRecord (else None)."""
 
-    def __init__(self, status, message):
+    def __init__(self, status, message, record=None):
         self.status = status
         self.kind = STATUS_NAMES.get(status, str(status))
         self.message = message
+        self.record = record
         super().__init__("%s: %s" % (self.kind, message))
 
 
+# The bus map as pevp_map gives it: the windows, then each register face's bus base (the arr_seq faces lie at fixed
+# offsets in the apb window, pevp/platform/address_map.h), so a generated register offset plus its face's base is
+# the register's bus address.
 Map = collections.namedtuple(
-    "Map", "sbuf psum apb iq sbuf_partition_bytes psum_partition_bytes partitions")
+    "Map", "sbuf psum apb iq sbuf_partition_bytes psum_partition_bytes partitions top cluster protect vp_seq")
+_FACE_OFFSETS = (0x0000, 0x1000, 0x2000, 0x3000)  # top, cluster, protect, vp_seq from apb
 Completion = collections.namedtuple("Completion", "done error timed_out retired")
+# `field` is the instruction field's name ("" for the instruction as a whole), `message` the VP's full sentence
+# ("instruction 3 (MATMUL): in_dtype = 12: ... [mm.in_dtype]"); both "" from a VP that predates them.
 ErrorRecord = collections.namedtuple(
-    "ErrorRecord", "index opcode field_offset rule_number value rule description")
+    "ErrorRecord", "index opcode field_offset rule_number value rule description field message")
 
 
 class _Payload:
@@ -203,18 +212,109 @@ def _read_token(path):
 
 
 def to_bf16_bits(values):
-    """fp32 values -> bf16 bit patterns (uint16), rounded to nearest even, NaN kept quiet (as the VP's numerics)."""
+    """fp32 values -> bf16 bit patterns (uint16), rounded to nearest even; NaN -> the canonical 0x7FC0, whatever its
+    sign and payload (as the VP's numerics, docs/numerics.md)."""
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
     rounded = ((bits.astype(np.uint64) + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     nan = np.isnan(np.asarray(values, dtype=np.float32))
-    return np.where(nan, ((bits >> 16) | 0x0040).astype(np.uint16), rounded)
+    return np.where(nan, np.uint16(0x7FC0), rounded)
 
 
-_ELEMENT = {
-    "bf16": (np.uint16, to_bf16_bits),
-    "fp16": (np.float16, lambda a: np.asarray(a, dtype=np.float16)),
-    "fp32": (np.float32, lambda a: np.asarray(a, dtype=np.float32)),
+def from_bf16_bits(bits):
+    """bf16 bit patterns -> fp32 values, exact."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+# The 8-bit float formats of docs/numerics.md: exponent bits, mantissa bits, bias, whether the top exponent holds
+# Inf and NaN (IEEE-like) or the format has no Inf and one NaN pattern S.1..1 and saturates (e4m3fn), and the code
+# a NaN encodes to. FP8_EXP4 is e4m3 on CAYMAN and e4m3fn from MARIANA on; FP8_EXP5 is e5m2.
+_Fp8 = collections.namedtuple("_Fp8", "exponent_bits mantissa_bits bias ieee_like nan_code")
+FP8_FORMATS = {
+    "fp8_e4m3": _Fp8(4, 3, 7, True, 0x7C),
+    "fp8_e4m3fn": _Fp8(4, 3, 7, False, 0x7F),
+    "fp8_e5m2": _Fp8(5, 2, 15, True, 0x7E),
+    "fp8_e3m4": _Fp8(3, 4, 3, True, 0x78),
+    "fp8_e2m5": _Fp8(2, 5, 1, True, 0x70),
 }
+
+
+def _fp8_format(name):
+    if not isinstance(name, str) or name not in FP8_FORMATS:
+        raise PevpError(1, "fp8 format %r: %s" % (name, ", ".join(FP8_FORMATS)))
+    return FP8_FORMATS[name]
+
+
+def _fp8_max(f):
+    top = (1 << f.exponent_bits) - 1  # the exponent field's all-ones value
+    if f.ieee_like:  # the largest finite has the exponent below all-ones and a full mantissa
+        return (2.0 - 2.0 ** -f.mantissa_bits) * 2.0 ** (top - 1 - f.bias)
+    return (2.0 - 2.0 ** (1 - f.mantissa_bits)) * 2.0 ** (top - f.bias)  # all-ones, mantissa one below NaN's
+
+
+def from_fp8_bits(codes, fmt):
+    """8-bit codes of `fmt` ("fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "fp8_e3m4", "fp8_e2m5") -> fp32 values, exact (NaN
+    codes decode to NaN, Inf codes to +-Inf)."""
+    f = _fp8_format(fmt)
+    c = np.asarray(codes, dtype=np.uint8).astype(np.int64)
+    sign = np.where(c & 0x80, -1.0, 1.0)
+    exponent = (c >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1)
+    mantissa = c & ((1 << f.mantissa_bits) - 1)
+    top = (1 << f.exponent_bits) - 1
+    scale = 2.0 ** -f.mantissa_bits
+    value = np.where(exponent == 0, mantissa * scale * 2.0 ** (1 - f.bias),
+                     (1.0 + mantissa * scale) * np.exp2(exponent.astype(np.float64) - f.bias))
+    if f.ieee_like:
+        value = np.where(exponent == top, np.where(mantissa == 0, np.inf, np.nan), value)
+    else:
+        value = np.where((exponent == top) & (mantissa == (1 << f.mantissa_bits) - 1), np.nan, value)
+    return (sign * value).astype(np.float32)
+
+
+def to_fp8_bits(values, fmt):
+    """fp32 values -> 8-bit codes of `fmt`, as the VP converts (docs/numerics.md): rounded to nearest, ties to even,
+    subnormals and the sign of zero kept; NaN -> the format's canonical NaN; IEEE-like formats overflow to +-Inf at
+    max + half an ulp, e4m3fn saturates overflow and +-Inf to +-448. The values are fp32 first (as for bf16)."""
+    f = _fp8_format(fmt)
+    x = np.asarray(np.asarray(values, dtype=np.float32), dtype=np.float64)
+    negative = np.signbit(x)
+    a = np.abs(x)
+    min_exponent = 1 - f.bias
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        _, e = np.frexp(a)  # a = m * 2^e, m in [0.5, 1): the binade's exponent is e - 1
+        binade = np.maximum(e.astype(np.int64) - 1, min_exponent)
+        quantum = np.exp2((binade - f.mantissa_bits).astype(np.float64))
+        rounded = np.rint(a / quantum) * quantum  # exact scaling by powers of two; rint rounds ties to even
+    biggest = _fp8_max(f)
+    if f.ieee_like:  # a result of 2^(emax+1) or more is Inf (IEEE 754 overflow)
+        overflow = rounded > biggest
+    else:
+        overflow = np.zeros_like(a, dtype=bool)
+        rounded = np.minimum(rounded, biggest)  # saturate, Inf included
+    finite = np.where(np.isfinite(rounded) & ~overflow, rounded, 0.0)
+    _, e = np.frexp(finite)
+    binade = e.astype(np.int64) - 1
+    subnormal = (finite == 0) | (binade < min_exponent)
+    with np.errstate(invalid="ignore"):
+        exponent = np.where(subnormal, 0, binade + f.bias)
+        mantissa = np.where(subnormal, finite / 2.0 ** (min_exponent - f.mantissa_bits),
+                            finite / np.exp2((binade - f.mantissa_bits).astype(np.float64)) - (1 << f.mantissa_bits))
+    code = (exponent << f.mantissa_bits) | mantissa.astype(np.int64)
+    if f.ieee_like:
+        code = np.where(overflow | np.isinf(a), ((1 << f.exponent_bits) - 1) << f.mantissa_bits, code)
+    code = code | np.where(negative, 0x80, 0)
+    code = np.where(np.isnan(x), f.nan_code, code)
+    return code.astype(np.uint8)
+
+
+# dtype -> (the element's numpy type in SBUF, fp32 -> elements, elements -> fp32)
+_ELEMENT = {
+    "bf16": (np.uint16, to_bf16_bits, from_bf16_bits),
+    "fp16": (np.float16, lambda a: np.asarray(a, dtype=np.float16), lambda a: a.astype(np.float32)),
+    "fp32": (np.float32, lambda a: np.asarray(a, dtype=np.float32), lambda a: a),
+}
+for _name in FP8_FORMATS:
+    _ELEMENT[_name] = (np.uint8, lambda a, n=_name: to_fp8_bits(a, n), lambda c, n=_name: from_fp8_bits(c, n))
+_DTYPES = ", ".join(_ELEMENT)
 
 
 class Vp:
@@ -253,7 +353,8 @@ class Vp:
         if version != PROTOCOL_VERSION:
             raise PevpError(7, "the VP speaks protocol version %d, this client %d" % (version, PROTOCOL_VERSION))
         self.generation = reply.str("generation")
-        self.map = Map(*reply.unpack("QQQQIII", "map"))
+        windows = reply.unpack("QQQQIII", "map")
+        self.map = Map(*windows, *(windows[2] + offset for offset in _FACE_OFFSETS))
         self.version = reply.str("pe-vp version")
         reply.end()
 
@@ -411,8 +512,18 @@ class Vp:
         reply = _Payload(self._call(ERROR_RECORD), "error_record reply")
         valid, index, opcode, field, rule_number, value = reply.unpack("BIBBHq", "record")
         rule, description = reply.str("rule"), reply.str("description")
+        # A VP that predates the field's name and the sentence ends its reply here (docs/protocol.md).
+        name, message = ("", "") if reply.pos == len(reply.data) else (reply.str("field"), reply.str("message"))
         reply.end()
-        return ErrorRecord(index, opcode, field, rule_number, value, rule, description) if valid else None
+        return ErrorRecord(index, opcode, field, rule_number, value, rule, description, name, message) \
+            if valid else None
+
+    def raise_fault(self):
+        """Raises PevpError (state) with the VP's sentence for the SEQ's recorded fault and the record as its
+        `record`; returns None when there is none."""
+        record = self.error_record()
+        if record is not None:
+            raise PevpError(2, record.message or record.description, record)
 
     def stats(self):
         """The run statistics (docs/timing.md): cycles, utilisation, TFLOPS, stalls, instructions by opcode."""
@@ -489,7 +600,7 @@ class Vp:
     # ---- numpy -----------------------------------------------------------------------------------------
     def load_sbuf(self, array, partition=0, offset=0, dtype="bf16"):
         """Row r of the 2-D `array` into SBUF partition `partition` + r at byte `offset`, as `dtype`
-        (bf16, fp16 or fp32; bf16 rounds to nearest even)."""
+        (bf16, fp16, fp32 or an fp8 format of FP8_FORMATS; each rounds to nearest even as the VP converts)."""
         partition, offset = _uint(partition, 32, "partition"), _uint(offset, 32, "offset")
         try:
             array = np.asarray(array)
@@ -501,8 +612,8 @@ class Vp:
             raise PevpError(1, "load_sbuf: an array of %s; it takes real numbers (bool, integer or floating point)"
                             % array.dtype)
         if not isinstance(dtype, str) or dtype not in _ELEMENT:
-            raise PevpError(1, "dtype %r: bf16, fp16 or fp32" % (dtype,))
-        _, convert = _ELEMENT[dtype]
+            raise PevpError(1, "dtype %r: %s" % (dtype, _DTYPES))
+        _, convert, _ = _ELEMENT[dtype]
         rows = np.ascontiguousarray(convert(array))
         if rows.shape[0] == 0:
             return
@@ -514,6 +625,28 @@ class Vp:
                             % (rows[0].nbytes, offset, self.map.sbuf_partition_bytes))
         for r, row in enumerate(rows):
             self.write(self.map.sbuf + (partition + r) * self.map.sbuf_partition_bytes + offset, row.tobytes())
+
+    def read_sbuf(self, partitions, elements, partition=0, offset=0, dtype="bf16"):
+        """`partitions` x `elements` elements of `dtype` (as load_sbuf takes) from SBUF partition `partition` on, at
+        byte `offset` of each, as fp32 values (exact). A range past the partitions is PevpError (argument)."""
+        partitions, elements = _uint(partitions, 32, "partitions"), _uint(elements, 32, "elements")
+        partition, offset = _uint(partition, 32, "partition"), _uint(offset, 32, "offset")
+        if not isinstance(dtype, str) or dtype not in _ELEMENT:
+            raise PevpError(1, "dtype %r: %s" % (dtype, _DTYPES))
+        element, _, widen = _ELEMENT[dtype]
+        m = self.map
+        if partition + partitions > m.partitions:
+            raise PevpError(1, "%d partitions from partition %d pass the last of %d" % (partitions, partition,
+                                                                                       m.partitions))
+        size = elements * np.dtype(element).itemsize
+        if offset > m.sbuf_partition_bytes or size > m.sbuf_partition_bytes - offset:
+            raise PevpError(1, "SBUF bytes %d + %d: past the partition's %d" % (offset, size, m.sbuf_partition_bytes))
+        out = np.empty((partitions, elements), dtype=np.float32)
+        for r in range(partitions):
+            raw = np.frombuffer(self.read(m.sbuf + (partition + r) * m.sbuf_partition_bytes + offset, size),
+                                dtype=element)
+            out[r] = widen(raw)
+        return out
 
     def read_psum(self, partitions, elements, partition=0, offset=0, dtype=np.float32):
         """`partitions` x `elements` of PSUM from partition `partition`, byte `offset`, as a numpy array. Every row
@@ -587,8 +720,8 @@ class Server:
     """A `pe-vp serve` process on a private Unix socket, ended with the context (or stop()).
 
     The server's stdout and stderr go to files in a private directory, opened for appending: after its first line
-    the server keeps writing (an Info line per fault on stdout, --log-firmware on stderr), and a pipe nobody drains
-    would fill and stop it mid-request. stdout() and stderr() read them, also after stop()."""
+    the server may keep writing (--log-firmware on stderr; the VP's own reports are diagnostics lines), and a pipe
+    nobody drains would fill and stop it mid-request. stdout() and stderr() read them, also after stop()."""
 
     START_SECONDS = 60
 

@@ -44,8 +44,17 @@ static_assert(static_cast<int>(Status::Ok) == PEVP_OK && static_cast<int>(Status
                   static_cast<int>(Status::Protocol) == PEVP_ERR_PROTOCOL &&
                   static_cast<int>(Status::Connection) == PEVP_ERR_CONNECTION &&
                   static_cast<int>(Status::Auth) == PEVP_ERR_AUTH &&
-                  static_cast<int>(Status::Hazard) == PEVP_ERR_HAZARD,
+                  static_cast<int>(Status::Hazard) == PEVP_ERR_HAZARD &&
+                  static_cast<int>(Status::Privilege) == PEVP_ERR_PRIVILEGE,
               "the protocol's status numbers are pevp_status's");
+
+// pevp.h's preset bases are the address map's (pevp/platform/address_map.h), which the presets use.
+constexpr platform::AddressMap kPresetMap{};
+static_assert(kPresetMap.sbuf == PEVP_PRESET_SBUF_BASE && kPresetMap.psum == PEVP_PRESET_PSUM_BASE &&
+                  kPresetMap.apb == PEVP_PRESET_APB_BASE && kPresetMap.iq == PEVP_PRESET_IQ_BASE &&
+                  kPresetMap.top() == PEVP_PRESET_TOP_BASE && kPresetMap.cluster() == PEVP_PRESET_CLUSTER_BASE &&
+                  kPresetMap.protect() == PEVP_PRESET_PROTECT_BASE && kPresetMap.vp_seq() == PEVP_PRESET_VP_SEQ_BASE,
+              "pevp.h's PEVP_PRESET_*_BASE are the preset address map's");
 
 // Where a handle's requests go.
 class Backend {
@@ -97,7 +106,7 @@ class RemoteBackend : public Backend {
       Reader r(reply->payload.data(), reply->payload.size(), "error reply");
       const std::uint8_t status = r.u8("status");
       std::string message = r.str("message");
-      if (status == 0 || status > static_cast<std::uint8_t>(Status::Hazard))
+      if (status == 0 || status > static_cast<std::uint8_t>(Status::Privilege))
         throw remote::ProtocolError("an error reply with status " + std::to_string(status));
       return {static_cast<Status>(status), std::move(message), {}};
     } catch (const remote::ConnectionError& e) {
@@ -210,6 +219,13 @@ pevp_status introduce(pevp_vp* vp) {
     m.psum_partition_bytes = r.u32("psum_partition_bytes");
     m.partitions = r.u32("partitions");
     r.str("pe-vp version");
+    // The faces lie at fixed offsets in the apb window (the configuration refuses others, D-PLATFORM-MAP).
+    platform::AddressMap faces;
+    faces.apb = m.apb;
+    m.top = faces.top();
+    m.cluster = faces.cluster();
+    m.protect = faces.protect();
+    m.vp_seq = faces.vp_seq();
   });
   if (s != PEVP_OK) return s;
   const auto gen = isa::parse_generation(gen_name);
@@ -529,6 +545,10 @@ pevp_status pevp_error_record(pevp_vp* vp, pevp_error_info* info) {
     e.value = static_cast<int64_t>(r.u64("value"));
     copy_text(e.rule, sizeof e.rule, r.str("rule"));
     copy_text(e.description, sizeof e.description, r.str("description"));
+    // A server that predates the field and the sentence ends its reply here (docs/protocol.md).
+    if (r.left() == 0) return;
+    copy_text(e.field, sizeof e.field, r.str("field"));
+    copy_text(e.message, sizeof e.message, r.str("message"));
   });
   if (s == PEVP_OK) *info = e;
   return s;

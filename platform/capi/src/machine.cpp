@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -100,6 +101,9 @@ class Host : public sc_core::sc_module {
   const sc_core::sc_signal<bool>& irq_;
   platform::Driver driver_;
 };
+
+// The error record's sentence travels as a protocol str; the SEQ's sentences are far shorter than this.
+constexpr std::size_t kMaxFaultMessageBytes = 4096;
 
 sc_core::sc_time nanoseconds(std::uint64_t ns) { return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS); }
 
@@ -233,13 +237,16 @@ struct Machine::Impl {
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
     host.socket.bind(platform.bus.target);
-    platform.hazards.sink = [this](const platform::HazardReport& r) {
-      if (diagnostics.size() + r.text.size() + 1 > remote::kMaxTransferBytes / 2) {
-        ++diagnostics_dropped;
-        return;
-      }
-      diagnostics += r.text + "\n";
-    };
+    platform.hazards.sink = [this](const platform::HazardReport& r) { keep_diagnostic(r.text); };
+  }
+
+  // One line for the client's next diagnostics take, or counted when the kept lines are full.
+  void keep_diagnostic(const std::string& line) {
+    if (diagnostics.size() + line.size() + 1 > remote::kMaxTransferBytes / 2) {
+      ++diagnostics_dropped;
+      return;
+    }
+    diagnostics += line + "\n";
   }
 
   // Executes one request on the host thread, in simulated time: the simulation runs until the host has answered
@@ -330,6 +337,8 @@ struct Machine::Impl {
       return {Status::State, e.what(), {}};
     } catch (const std::bad_alloc&) {
       throw;  // parse_and_execute's: "out of host memory", the reserve taken again
+    } catch (const platform::PrivilegeError& e) {
+      return {Status::Privilege, e.what(), {}};
     } catch (const platform::BusError& e) {
       return {Status::Bus, e.what(), {}};
     } catch (const std::invalid_argument& e) {
@@ -533,6 +542,11 @@ struct Machine::Impl {
           }
           w.u8(1).u32(e->index).u8(e->opcode).u8(e->field_offset).u16(e->rule_number);
           w.u64(static_cast<std::uint64_t>(e->value)).str(e->rule).str(e->describe());
+          // The CSRs hold numbers; the SEQ's own record (the one they were set from) has the field's name and the
+          // sentence it would otherwise only have said as a SystemC report.
+          const std::optional<seq::ErrorRecord>& full = platform.seq.error();
+          w.str(full ? remote::printable_message(full->field) : "");
+          w.str(full ? remote::printable_message(full->message.substr(0, kMaxFaultMessageBytes)) : "");
         });
       case Op::ClearError:
         in.end();
@@ -581,6 +595,30 @@ struct Machine::Impl {
 
 namespace {
 Machine* the_machine = nullptr;  // lives until the process ends (see Machine::open)
+Machine::Impl* the_impl = nullptr;  // the_machine's, for the report handler
+
+// Where the SystemC reports raised in this process go (docs/errors.md "Where the VP's messages go"): the library
+// prints nothing on its driver's stdout. A report that throws (an error's default action) becomes the failing
+// call's message through the exception; a fatal one, or one raised before the VP exists (while it elaborates), is
+// written on stderr; any other shown report -- an info such as a fault's sentence (also in the error record), a
+// warning -- is a line of the diagnostics (pevp_diagnostics). The actions other than showing (throw, stop, abort)
+// are SystemC's own.
+void route_report(const sc_core::sc_report& report, const sc_core::sc_actions& actions) {
+  constexpr sc_core::sc_actions kShow = sc_core::SC_DISPLAY | sc_core::SC_LOG;
+  if ((actions & kShow) != 0 && (actions & sc_core::SC_THROW) == 0) {
+    if (report.get_severity() == sc_core::SC_FATAL || the_impl == nullptr) {
+      std::fprintf(stderr, "%s\n", sc_core::sc_report_compose_message(report).c_str());
+    } else {
+      // One line, "Info: /pevp/seq: ...", without the file and process lines SystemC adds to a warning.
+      static const char* const kSeverity[] = {"Info", "Warning", "Error", "Fatal"};
+      std::string line = std::string(kSeverity[report.get_severity()]) + ": " + report.get_msg_type() + ": " +
+                         report.get_msg();
+      std::replace(line.begin(), line.end(), '\n', ' ');
+      the_impl->keep_diagnostic(line);
+    }
+  }
+  sc_core::sc_report_handler::default_handler(report, actions & ~kShow);
+}
 }  // namespace
 
 bool Machine::exists() { return the_machine != nullptr; }
@@ -594,7 +632,9 @@ Machine* Machine::open(const platform::VpConfig& config, std::string* error) {
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     // The normal end of a request pauses the simulation; the kernel's info messages about it are not news.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_handler(route_report);
     the_machine = new Machine(std::make_unique<Impl>(config));
+    the_impl = the_machine->impl_.get();
     return the_machine;
   } catch (const std::exception& e) {
     if (error) *error = e.what();

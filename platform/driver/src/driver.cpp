@@ -124,6 +124,22 @@ RegisterRef resolve_register(const AddressMap& map, std::string_view face, std::
 BusError::BusError(std::uint64_t a, tlm::tlm_response_status s, const std::string& what)
     : std::runtime_error(what + " at " + hex(a) + ": " + status_text(s)), address(a), status(s) {}
 
+std::uint64_t Driver::protected_face_bytes() { return desc_of("protected").size_bytes; }
+
+std::string Driver::privilege_refusal(tlm::tlm_command cmd, std::uint64_t address, std::size_t bytes) const {
+  const regfile::RegFileDesc& d = desc_of("protected");
+  const std::uint64_t offset = address - map_.protect();
+  std::string reg = "no register";
+  for (std::size_t i = 0; i < d.num_registers; ++i)
+    if (d.registers[i].offset == (offset & ~std::uint64_t{3}))
+      reg = "protected:" + std::string(d.registers[i].bundle) + "." + std::string(d.registers[i].name);
+  return std::string("unprivileged ") + (cmd == tlm::TLM_READ_COMMAND ? "read" : "write") + " of " +
+         std::to_string(bytes) + " bytes at " + hex(address) + " (" + reg + ", offset " + hex(offset) +
+         " of the protected face at " + hex(map_.protect()) + "): the protected face answers only privileged "
+         "accesses (PPROT[0] = 1, spec 003 section 7); nothing was read or written. Pass privileged = 1 "
+         "(pevp_read32 / pevp_write32) or name the register on face \"protected\" (pevp_read_reg / pevp_write_reg)";
+}
+
 std::string ErrorInfo::describe() const {
   return "instruction " + std::to_string(index) + ": opcode " + hex(opcode) + ", field at byte " +
          (field_offset == 0xFF ? std::string("-") : std::to_string(field_offset)) + ", value " +
@@ -154,6 +170,10 @@ void Driver::access(tlm::tlm_command cmd, std::uint64_t address, void* data, std
   if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
     // The time the failed access took still passes.
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    // The protected face judges privilege before anything else (regfile_target.cpp, rtl_regfile.cpp), so any
+    // refusal of an unprivileged access inside it is for want of privilege.
+    if (!privileged && address >= map_.protect() && address - map_.protect() < protected_face_bytes())
+      throw PrivilegeError(address, trans.get_response_status(), privilege_refusal(cmd, address, bytes));
     throw BusError(address, trans.get_response_status(),
                    std::string(cmd == tlm::TLM_READ_COMMAND ? "read" : "write") + " of " + std::to_string(bytes) +
                        " bytes");

@@ -23,15 +23,18 @@ typedef enum pevp_status {
   PEVP_ERR_ARGUMENT = 1,  /* a null pointer, an unknown generation, face or register, a value out of range */
   PEVP_ERR_STATE = 2,     /* a second VP in this process, a server serving another client, or a VP broken by an
                              earlier deadlock */
-  PEVP_ERR_BUS = 3,       /* the bus answered with an error (an unmapped address, a privilege violation) */
+  PEVP_ERR_BUS = 3,       /* the bus answered with an error (an unmapped address, a bad width or alignment) */
   PEVP_ERR_ASSEMBLY = 4,  /* pevp_assemble: the text has errors */
   PEVP_ERR_TIMEOUT = 5,   /* pevp_wait_idle: the SEQ did not settle in time */
   PEVP_ERR_INTERNAL = 6,  /* anything else; pevp_last_error() has the message */
   PEVP_ERR_PROTOCOL = 7,  /* a remote VP: a frame or payload broke the protocol (docs/protocol.md) */
   PEVP_ERR_CONNECTION = 8, /* a remote VP: the connection failed or closed (the handle is then unusable) */
   PEVP_ERR_AUTH = 9,       /* a remote VP over TCP refused this client's token (none, or not the server's) */
-  PEVP_ERR_HAZARD = 10     /* the call met a driver hazard with checks.hazards = error: pevp_last_error() is the
+  PEVP_ERR_HAZARD = 10,    /* the call met a driver hazard with checks.hazards = error: pevp_last_error() is the
                               report (docs/sdk.md "What the VP checks for you"); the access itself took effect */
+  PEVP_ERR_PRIVILEGE = 11  /* an unprivileged access to the protected face, which answers only privileged ones
+                              (PPROT[0] = 1, spec 003 section 7): pevp_last_error() names the address and the
+                              register; nothing was read or written */
 } pevp_status;
 
 typedef struct pevp_vp pevp_vp;
@@ -45,7 +48,12 @@ typedef struct pevp_error_info {
   uint16_t rule_number;
   int64_t value;
   char rule[64];             /* "mm.in_dtype", "exec.no_stationary", ... */
-  char description[256];     /* the whole record in words */
+  char description[256];     /* the record's CSRs in words (index, opcode byte, field offset, value, rule) */
+  /* What the VP knows beyond the CSRs (empty when not valid, or for a VP that predates them): */
+  char field[64];            /* the instruction field's name ("in_dtype", "events.update_value"; "" for the whole
+                                instruction) */
+  char message[512];         /* the full sentence: "instruction 3 (MATMUL): in_dtype = 12: ... [mm.in_dtype]"
+                                (cut at 511 bytes; docs/errors.md) */
 } pevp_error_info;
 
 typedef struct pevp_completion {
@@ -57,7 +65,22 @@ typedef struct pevp_completion {
 typedef struct pevp_map {
   uint64_t sbuf, psum, apb, iq;
   uint32_t sbuf_partition_bytes, psum_partition_bytes, partitions;
+  /* Each register face's bus base (absolute: a generated <name>_regs_c.h offset added to it is the register's bus
+   * address): the arr_seq faces top (tpb_arr_seq_top_host_visible), cluster (tpb_arr_seq_cluster_host_visible),
+   * protect (tpb_arr_seq_top_protected; privileged accesses only) and vp_seq, each inside the apb window. */
+  uint64_t top, cluster, protect, vp_seq;
 } pevp_map;
+
+/* The same bases in the preset address map, for code that needs them as constants (every generation's preset;
+ * pevp_map has the VP's own). */
+#define PEVP_PRESET_SBUF_BASE UINT64_C(0x0000000)
+#define PEVP_PRESET_PSUM_BASE UINT64_C(0x2000000)
+#define PEVP_PRESET_APB_BASE UINT64_C(0x3000000)
+#define PEVP_PRESET_IQ_BASE UINT64_C(0x3010000)
+#define PEVP_PRESET_TOP_BASE UINT64_C(0x3000000)
+#define PEVP_PRESET_CLUSTER_BASE UINT64_C(0x3001000)
+#define PEVP_PRESET_PROTECT_BASE UINT64_C(0x3002000)
+#define PEVP_PRESET_VP_SEQ_BASE UINT64_C(0x3003000)
 
 /* Opens the in-process VP of `generation` ("CAYMAN", "MARIANA", "MARIANA_PLUS", "MAVERICK"), timing and data. */
 pevp_status pevp_open(const char* generation, pevp_vp** vp);

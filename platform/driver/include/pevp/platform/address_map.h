@@ -22,10 +22,10 @@ struct AddressMap {
   std::uint64_t hbm_window = 0x40000000;
   std::uint64_t hbm_window_size = 0x4000000;  // 64 MiB, or all of hbm.bytes when it is smaller
   // The four APB faces, as absolute addresses.
-  std::uint64_t top() const { return apb + 0x0000; }
-  std::uint64_t cluster() const { return apb + 0x1000; }
-  std::uint64_t protect() const { return apb + 0x2000; }
-  std::uint64_t vp_seq() const { return apb + 0x3000; }
+  constexpr std::uint64_t top() const { return apb + 0x0000; }
+  constexpr std::uint64_t cluster() const { return apb + 0x1000; }
+  constexpr std::uint64_t protect() const { return apb + 0x2000; }
+  constexpr std::uint64_t vp_seq() const { return apb + 0x3000; }
 };
 
 }  // namespace pevp::platform

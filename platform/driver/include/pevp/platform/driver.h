@@ -47,6 +47,18 @@ class BusError : public std::runtime_error {
   tlm::tlm_response_status status;
 };
 
+// An unprivileged access refused by the protected face, which answers only privileged ones (PPROT[0] = 1, spec 003
+// section 7): the message names the access, the address, the face and the register there, and the rule.
+class PrivilegeError : public BusError {
+ public:
+  PrivilegeError(std::uint64_t address, tlm::tlm_response_status status, std::string message)
+      : BusError(address, status, message), message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
 // A wait of this driver ended early because cancel() was called (its host's client left, or the host must stop).
 class Cancelled : public std::runtime_error {
  public:
@@ -210,6 +222,8 @@ class Driver {
   void access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes, bool privileged,
               sc_core::sc_time& delay, seq::IqWriteStatus* iq_status = nullptr);
   RegisterRef field_ref(std::string_view face, std::string_view reg, std::string_view field) const;
+  static std::uint64_t protected_face_bytes();
+  std::string privilege_refusal(tlm::tlm_command cmd, std::uint64_t address, std::size_t bytes) const;
   void feed();  // the feeder thread's body: writes pending_ in bursts
   void rethrow_feeder_failure();
 

@@ -54,7 +54,7 @@ enum class Op : std::uint8_t {
   WaitIrq = 0x33,       // u64 timeout ns -> u8 raised, u64 picoseconds when it was seen (or the timeout's end)
   ClearDone = 0x34,     //
   ErrorRecord = 0x35,   // -> u8 valid, u32 index, u8 opcode, u8 field offset, u16 rule number, i64 value, str rule,
-                        //    str description
+                        //    str description, str field, str message (the VP's sentence)
   ClearError = 0x36,    //
   Assemble = 0x40,      // lstr source -> n x 64-byte records
   Stats = 0x50,         // -> lstr statistics JSON (docs/timing.md "Statistics")
@@ -88,6 +88,7 @@ enum class Status : std::uint8_t {
   Connection = 8,  // the connection failed or closed
   Auth = 9,        // a TCP server refused the client's credential (none, or not its token)
   Hazard = 10,     // the call met a driver hazard and checks.hazards is error (the message is the report)
+  Privilege = 11,  // an unprivileged access to the protected face (the message names the address and register)
 };
 
 // A frame or payload that breaks the protocol: the message says which op, which field and which rule.
