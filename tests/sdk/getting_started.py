@@ -21,6 +21,8 @@ import numpy as np
 
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PAGE = os.path.join(SRC, "docs", "getting-started.md")
+COMMANDS = {"gemm", "sweep", "run", "serve", "qemu-device", "asm", "disasm", "calibrate", "demo", "regs",
+            "cosim-check"}
 
 
 def page_commands(text):
@@ -38,8 +40,9 @@ def page_commands(text):
                 commands.append(current)
                 current = None
             continue
-        word = code.split(" ", 1)[0]
-        if word not in ("pe-vp", "cd"):
+        words = code.split()
+        # A command, not a line of output ("pe-vp gemm: MARIANA, ...", "pe-vp run: the program faulted ...").
+        if not words or words[0] not in ("pe-vp", "cd") or (words[0] == "pe-vp" and words[1] not in COMMANDS):
             continue
         code = re.sub(r"\s+#.*$", "", code)  # the page's comments
         if code.rstrip().endswith("\\"):
