@@ -349,8 +349,8 @@ int run_command(int argc, char* argv[]) {
   // the command exists to print (a report, a listing, a register read) stays.
   bool quiet = false;
   for (const auto& [sub, what] : std::initializer_list<std::pair<CLI::App*, const char*>>{
-           {gemm, "No progress on stderr (shown for runs longer than a second), no notes"},
-           {sweep, "No progress on stderr, no notes"},
+           {gemm, "No progress on stderr (shown for runs longer than a second) and no notes"},
+           {sweep, "No progress on stderr"},
            {run, "No summary (counts, timing, 'wrote ...') and no notes; script reads and dumps still print"},
            {assemble, "No 'wrote ...' line (warnings and errors still print)"},
            {demo, "Only the verdict line, and what fails"},
