@@ -157,7 +157,9 @@ int run_demo(const std::string& self, const std::string& out_dir, bool quiet, st
       out << "  # " << stream[i].comment << (stream[i].not_run.empty() ? "" : " (not run: " + stream[i].not_run + ")")
           << '\n';
       out << "  [" << i << "] " << isa::to_text(d) << '\n';
-      for (const auto& v : d.violations) fails << "  [" << i << "] ! " << v.describe() << '\n', ++failures;
+      // Quiet, the instruction line above went nowhere: the rule's line names the instruction itself.
+      for (const auto& v : d.violations)
+        fails << (quiet ? "  [" + std::to_string(i) + "] ! " : "      ! ") << v.describe() << '\n', ++failures;
       bytes.insert(bytes.end(), stream[i].bytes.begin(), stream[i].bytes.end());
       if (stream[i].not_run.empty())
         runnable.insert(runnable.end(), stream[i].bytes.begin(), stream[i].bytes.end());
@@ -199,7 +201,7 @@ int run_demo(const std::string& self, const std::string& out_dir, bool quiet, st
     out << '\n';
   }
   fails << (failures ? "demo: FAILED, a sample stream breaks a rule or does not run\n"
-                   : "demo: every sample instruction is valid, and every stream runs to completion on the platform\n");
+                     : "demo: every sample instruction is valid, and every stream runs to completion on the platform\n");
   return finish(failures ? 1 : 0);
 }
 
