@@ -569,7 +569,7 @@ int run_command(int argc, char* argv[]) {
     return platform::run_sweep(sweep_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
-    // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.
+    // Timing only: the streams carry no data (a transpose is timed whatever its stationary holds, docs/timing.md).
     config.mode = platform::SimMode::Timing;
     try {
       const auto results = platform::measure_streams(config, platform::calibration_table_streams(config.gen()));
