@@ -120,6 +120,23 @@ class GenDirective(unittest.TestCase):
         self.assertIn("2 instructions, 2 retired", r.stdout)
 
 
+class MissingField(unittest.TestCase):
+    def test_a_field_left_out_is_one_error_in_asm_and_run(self):
+        """The example's matmul without its dst: one error naming matmul, line 8 and dst, for asm as for run."""
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "nodst.pes")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(example_source().replace(" dst=psum[0]:[1,N]", ""))
+            line = ("%s:8:1: error: dst_mem_pattern: missing: matmul needs dst=ADDR:[step,num]...; left out, its "
+                    "default breaks dst_mem_pattern.start_addr = 0: destination must lie in PSUM [0x2000000, "
+                    "0x2200000) (rule mempattern.dst_psum) [asm.missing]" % src)
+            r = run(["asm", src, "-o", os.path.join(d, "x.bin")])
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.stderr, line + "\npe-vp asm: 1 error(s); '%s' not written\n" % os.path.join(d, "x.bin"))
+            r = run(["run", src, *LOADS])
+            self.assertEqual((r.returncode, r.stderr), (2, "pe-vp run: " + line + "\n"))
+
+
 class RegfileDefault(unittest.TestCase):
     def test_regs_and_cosim_check_default_to_top_and_say_so(self):
         plain, top = run(["regs"]), run(["regs", "--regfile", "top"])
