@@ -55,6 +55,11 @@ install(FILES ${PROJECT_SOURCE_DIR}/scripts/sweep_plots.py ${PROJECT_SOURCE_DIR}
         DESTINATION ${CMAKE_INSTALL_DATADIR}/pevp/scripts
         PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
+# The example programs of docs/getting-started.md and docs/running.md (sources, operands, scripts, sweep specs), so
+# the page's commands work from an installed SDK as from a checkout.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/platform/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/pevp/examples
+        PATTERN __pycache__ EXCLUDE)
+
 # The Python client of the MMIO protocol (docs/protocol.md), where Debian's python3 finds it for a /usr/local prefix.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/pevp DESTINATION lib/python3/dist-packages
         PATTERN __pycache__ EXCLUDE)

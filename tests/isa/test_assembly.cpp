@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <optional>
+#include <set>
 #include <iterator>
 #include <vector>
 
@@ -379,6 +380,86 @@ TEST(AsmErrors, StreamRulesAreCheckedAcrossLines) {
   ASSERT_NE(d, nullptr) << diags(r);
   EXPECT_EQ(d->line, 2u);
   EXPECT_EQ(r.diagnostics.size(), 1u) << diags(r);
+}
+
+// A field left out whose default breaks rules is one error naming the instruction, the line and the field -- not
+// one per rule its default breaks (a pattern left out breaks num_elem once per dimension, and its address).
+TEST(AsmErrors, AFieldLeftOutIsOneErrorNamingInstructionLineAndField) {
+  const std::string lw =
+      "ldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF\n";
+  const std::string mm_operands =
+      "in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF psum_accumulate_flags=SINGLE";
+  struct Case {
+    std::string second_line, field, mention, first_rule;
+  };
+  const std::vector<Case> cases{
+      // dst left out: its start address 0 is not in PSUM and its three dimensions hold 0 elements (4 rules).
+      {"matmul src=sbuf[0]+0x1000:[1,48] " + mm_operands, "dst_mem_pattern", "matmul needs dst=ADDR:[step,num]",
+       "mempattern.dst_psum"},
+      // src left out: three dimensions of 0 elements.
+      {"matmul " + mm_operands + " dst=psum[0]:[1,48]", "src_mem_pattern", "matmul needs src=ADDR:[step,num]",
+       "mempattern.num_elem"},
+      // A scalar left out: its default 0 breaks the tile rule.
+      {"matmul src=sbuf[0]+0x1000:[1,48] in_dtype=bf16 num_active_cols=32 row_grp=0xF col_grp=0xF "
+       "psum_accumulate_flags=SINGLE dst=psum[0]:[1,48]",
+       "num_active_rows", "matmul needs num_active_rows=VALUE", "tile.num_active_rows"},
+  };
+  for (const Case& c : cases) {
+    const AsmResult r = assemble(G::MARIANA, lw + c.second_line + "\n");
+    ASSERT_EQ(r.diagnostics.size(), 1u) << c.second_line << "\n" << diags(r);
+    const AsmDiagnostic& d = r.diagnostics[0];
+    EXPECT_EQ(d.severity, AsmDiagnostic::Severity::Error);
+    EXPECT_EQ(d.rule, "asm.missing");
+    EXPECT_EQ(d.line, 2u);
+    EXPECT_EQ(d.column, 1u);
+    EXPECT_EQ(d.field, c.field);
+    EXPECT_NE(d.message.find(c.mention), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("(rule " + c.first_rule + ")"), std::string::npos) << d.message;
+    EXPECT_FALSE(r.ok());
+  }
+  // The whole line as the command line prints it.
+  const AsmResult r = assemble(G::MARIANA, lw + cases[0].second_line + "\n");
+  EXPECT_EQ(r.diagnostics[0].describe("p.pes"),
+            "p.pes:2:1: error: dst_mem_pattern: missing: matmul needs dst=ADDR:[step,num]...; left out, its default "
+            "breaks dst_mem_pattern.start_addr = 0: destination must lie in PSUM [0x2000000, 0x2200000) (rule "
+            "mempattern.dst_psum) [asm.missing]");
+  // With --allow-invalid it is one warning, and the record is written with the default.
+  const AsmResult lenient = assemble(G::MARIANA, lw + cases[0].second_line + "\n", {true});
+  ASSERT_EQ(lenient.diagnostics.size(), 1u) << diags(lenient);
+  EXPECT_EQ(lenient.diagnostics[0].severity, AsmDiagnostic::Severity::Warning);
+  EXPECT_TRUE(lenient.ok());
+  EXPECT_EQ(lenient.records.size(), 2u);
+  // A field that is written keeps its own precise error: nothing is missing, the value breaks the rule.
+  const AsmResult written =
+      assemble(G::MARIANA, lw + "matmul src=sbuf[0]+0x1000:[1,48] in_dtype=int8 num_active_rows=64 "
+                                "num_active_cols=32 row_grp=0xF col_grp=0xF psum_accumulate_flags=SINGLE "
+                                "dst=psum[0]:[1,48]\n");
+  ASSERT_EQ(written.diagnostics.size(), 1u) << diags(written);
+  EXPECT_EQ(written.diagnostics[0].rule, "mm.in_dtype");
+  EXPECT_EQ(written.diagnostics[0].field, "in_dtype");
+  // Two fields left out: one error each, on their line.
+  const AsmResult two = assemble(G::MARIANA, lw + "matmul " + mm_operands + "\n");
+  std::set<std::string> fields;
+  for (const auto& d : two.diagnostics) {
+    EXPECT_EQ(d.rule, "asm.missing") << diags(two);
+    fields.insert(d.field);
+  }
+  EXPECT_EQ(fields, (std::set<std::string>{"src_mem_pattern", "dst_mem_pattern"})) << diags(two);
+  EXPECT_EQ(two.diagnostics.size(), 2u) << diags(two);
+}
+
+// "key=" with nothing after it: one error at the operand, not an unknown name (the next key) and a syntax error.
+TEST(AsmErrors, AnEmptyValueIsOneErrorAtItsOperand) {
+  const AsmResult r = assemble(
+      G::MARIANA,
+      "ldweights src= in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF\n"
+      "matmul src=sbuf[0]:[1,48] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF "
+      "psum_accumulate_flags=SINGLE dst=\n");
+  ASSERT_EQ(r.diagnostics.size(), 2u) << diags(r);
+  EXPECT_EQ(r.diagnostics[0].describe("p.pes"),
+            "p.pes:1:11: error: src_mem_pattern: missing value: 'src=' is followed by nothing [asm.missing]");
+  EXPECT_EQ(r.diagnostics[1].describe("p.pes"),
+            "p.pes:2:132: error: dst_mem_pattern: missing value: 'dst=' is followed by nothing [asm.missing]");
 }
 
 TEST(AsmErrors, MnemonicOfAnotherGenerationAndDuplicateSymbols) {

@@ -506,6 +506,7 @@ void parse_operand(InstrCtx& x, Cursor& c) {
   if (key.empty()) syntax(c, "", std::string("expected an operand key=value at '") + c.s[c.pos] + "'");
   if (c.pos >= c.s.size() || c.s[c.pos] != '=') syntax(c, key, "expected '=' after '" + key + "'");
   ++c.pos;
+  const std::string written = key;
   const std::size_t cut = key.find_first_of(".[");
   std::string top = key.substr(0, cut);
   const FieldDesc* f = x.layout->find(top);
@@ -525,6 +526,11 @@ void parse_operand(InstrCtx& x, Cursor& c) {
     return unknown(x.layout->c_name + " has no field '" + top + "' (fields: " + fields + ")");
   }
   x.columns.emplace(top, col);
+  // "key=" with nothing after it: the value is missing, and the next operand is not it.
+  if (c.pos >= c.s.size() || std::isspace(static_cast<unsigned char>(c.s[c.pos]))) {
+    x.errors.push_back({col, key, "asm.missing", "missing value: '" + written + "=' is followed by nothing"});
+    return;
+  }
   if (key == top && is_pattern(f->part)) return parse_pattern(x, c, *f, col);
   const Leaf* leaf = any_leaf(*x.layout, key);
   if (leaf == nullptr) {
@@ -628,6 +634,22 @@ std::string violation_text(const Violation& v) {
   std::string s;
   if (!v.field.empty()) s = v.field + " = " + std::to_string(v.value) + ": ";
   return s + v.message;
+}
+
+// The one diagnostic for a field the line leaves out whose default breaks a rule (`first`, the first it breaks).
+LineError missing_field(Opcode op, const StructLayout& layout, const std::string& top, const Violation& first,
+                        unsigned column) {
+  const FieldDesc* f = layout.find(top);
+  const bool pattern = f != nullptr && is_pattern(f->part);
+  // The shorthand key of a pattern (src= for src_mem_pattern=), as the operands accept it.
+  const std::string suffix = "_mem_pattern";
+  const bool shorthand =
+      pattern && top.size() > suffix.size() && top.compare(top.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string key = shorthand ? top.substr(0, top.size() - suffix.size()) : top;
+  const std::string form = key + (pattern ? "=ADDR:[step,num]..." : "=VALUE");
+  return {column, top, "asm.missing",
+          "missing: " + mnemonic(op) + " needs " + form + "; left out, its default breaks " + violation_text(first) +
+              " (rule " + first.rule + ")"};
 }
 
 // ---- lines ------------------------------------------------------------------------
@@ -875,8 +897,17 @@ AsmResult assemble(Generation g, std::string_view source, const AsmOptions& opti
       }
       Decoded d = decode(g, geo, raw);
       for (auto& v : stream.check(d)) d.violations.push_back(std::move(v));
-      for (const Violation& v : d.violations)
+      // A field the line never names breaks its rules only through its default: one diagnostic says it is missing
+      // (a pattern left out would otherwise break num_elem once per dimension, and its address too).
+      std::set<std::string> missing;
+      for (const Violation& v : d.violations) {
+        const std::string top = v.field.substr(0, v.field.find_first_of(".["));
+        if (!top.empty() && x.columns.count(top) == 0) {
+          if (missing.insert(top).second) report(l.number, missing_field(*op, *x.layout, top, v, head_col), true);
+          continue;
+        }
         report(l.number, {column_of(x, v.field, head_col), v.field, v.rule, violation_text(v)}, true);
+      }
       result.records.push_back(raw);
     } catch (const LineError& e) {
       report(l.number, e);

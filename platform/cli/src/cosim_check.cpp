@@ -814,7 +814,7 @@ int run_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::ostrea
     if (result) *result = r;
     return kCosimMismatch;
   }
-  print_summary(cmd, face, r, out);
+  if (!cmd.quiet || r.mismatches > 0 || r.violations > 0) print_summary(cmd, face, r, out);
   for (const auto& line : r.reports) out << line << '\n';
   if (r.mismatches > r.reports.size()) out << "(" << r.mismatches - r.reports.size() << " more mismatches)\n";
   if (r.first_mismatch_cycle) {

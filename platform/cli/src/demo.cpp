@@ -93,9 +93,42 @@ std::string hex_address(std::uint32_t a) {
   return o.str();
 }
 
+// Makes `dir` and its missing parents; "" when it is a folder now, else why not (naming --out-dir and the path).
+std::string make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st))
+    return "--out-dir " + dir + ": exists and is not a folder (give a folder, or a path that does not exist yet)";
+  if (fs::exists(st)) return "";
+  // The longest existing prefix must be a folder: create_directories would name a file in the way only as "File
+  // exists" or "Not a directory".
+  for (fs::path p = fs::path(dir).parent_path(); !p.empty(); p = p.parent_path()) {
+    const fs::file_status ps = fs::status(p, ec);
+    if (fs::exists(ps)) {
+      if (!fs::is_directory(ps))
+        return "--out-dir " + dir + ": " + p.string() + " exists and is not a folder, so nothing can be created in it";
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return "--out-dir " + dir + ": cannot create the folder: " + ec.message();
+  return "";
+}
+
 }  // namespace
 
-int run_demo(const std::string& self, const std::string& out_dir, std::ostream& out, std::ostream& err) {
+int run_demo(const std::string& self, const std::string& out_dir, bool quiet, std::ostream& out_stream,
+             std::ostream& err) {
+  if (!out_dir.empty())
+    if (const std::string bad = make_out_dir(out_dir); !bad.empty()) {
+      err << "pe-vp demo: " << bad << '\n';
+      return 2;
+    }
+  // --quiet: the listing goes nowhere (a stream without a buffer drops it); failures go to `fails` either way.
+  std::ostream discard(nullptr);
+  std::ostream& out = quiet ? discard : out_stream;
+  std::ostream& fails = out_stream;
   int failures = 0;
   char scratch_template[] = "/tmp/pevp_demo_XXXXXX";
   if (mkdtemp(scratch_template) == nullptr) {
@@ -124,7 +157,9 @@ int run_demo(const std::string& self, const std::string& out_dir, std::ostream& 
       out << "  # " << stream[i].comment << (stream[i].not_run.empty() ? "" : " (not run: " + stream[i].not_run + ")")
           << '\n';
       out << "  [" << i << "] " << isa::to_text(d) << '\n';
-      for (const auto& v : d.violations) out << "      ! " << v.describe() << '\n', ++failures;
+      // Quiet, the instruction line above went nowhere: the rule's line names the instruction itself.
+      for (const auto& v : d.violations)
+        fails << (quiet ? "  [" + std::to_string(i) + "] ! " : "      ! ") << v.describe() << '\n', ++failures;
       bytes.insert(bytes.end(), stream[i].bytes.begin(), stream[i].bytes.end());
       if (stream[i].not_run.empty())
         runnable.insert(runnable.end(), stream[i].bytes.begin(), stream[i].bytes.end());
@@ -155,17 +190,18 @@ int run_demo(const std::string& self, const std::string& out_dir, std::ostream& 
       err << "pe-vp demo: " << error << '\n';
       return finish(2);
     }
-    out << "  on the platform (" << runnable.size() / isa::kInstructionBytes << " instructions"
-        << (left_out ? ", " + std::to_string(left_out) + " not run" : "") << "):"
-        << (r->status == 0 ? "" : " FAILED, exit status " + std::to_string(r->status)) << '\n';
+    std::ostream& run_out = r->status == 0 ? out : fails;
+    run_out << "  on the platform (" << runnable.size() / isa::kInstructionBytes << " instructions"
+            << (left_out ? ", " + std::to_string(left_out) + " not run" : "") << "):"
+            << (r->status == 0 ? "" : " FAILED, exit status " + std::to_string(r->status)) << '\n';
     std::istringstream lines(r->output);
     for (std::string line; std::getline(lines, line);)
-      if (!line.empty()) out << "    " << line << '\n';
+      if (!line.empty()) run_out << "    " << line << '\n';
     if (r->status != 0) ++failures;
     out << '\n';
   }
-  out << (failures ? "demo: FAILED, a sample stream breaks a rule or does not run\n"
-                   : "demo: every sample instruction is valid, and every stream runs to completion on the platform\n");
+  fails << (failures ? "demo: FAILED, a sample stream breaks a rule or does not run\n"
+                     : "demo: every sample instruction is valid, and every stream runs to completion on the platform\n");
   return finish(failures ? 1 : 0);
 }
 

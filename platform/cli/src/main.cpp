@@ -1,9 +1,5 @@
-// pe-vp: the command line of the PE matrix-engine virtual platform.
-//   pe-vp demo [--out-dir DIR]          the README's main job (for now: decode a
-//                                       sample stream for every generation)
-//   pe-vp disasm --gen G FILE [--json]  decode a binary stream of 64-byte records
-//   pe-vp regs [--regfile R] [--json]   print a register file (top, cluster, protected, vp)
-//   pe-vp cosim-check --regfile R ...   the TLM register file against its RTL, in lock-step
+// pe-vp: the command line of the PE matrix-engine virtual platform: gemm, sweep, run, serve, qemu-device, asm,
+// disasm, calibrate, demo, regs, cosim-check (`pe-vp --help`, README.md, docs/running.md).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <systemc>
@@ -73,6 +69,11 @@ int run_disasm(const std::string& gen, const std::string& path, bool json, const
   return static_cast<int>(status);
 }
 
+// The line that says the CSR block is the register RTL, and which faces (D-CSR-RTL-FACES).
+constexpr const char* kRegisterRtlNote =
+    "pe-vp: register RTL in use (csrs.impl = rtl): the CSR block's top, cluster and protected faces are the "
+    "Verilated register files behind TLM-to-APB bridges; vp_seq is the TLM model";
+
 // Every option naming a file or folder: an empty value is refused with the option's name ("--out: an empty
 // path ..."), status 2. It is what an unset shell variable gives (--out "$OUT"), and a command that took it as
 // "no file" went on, wrote nothing and said nothing.
@@ -111,10 +112,11 @@ int run_command(int argc, char* argv[]) {
       "demo", "Decode, check and run a sample instruction stream for every generation (each in a pe-vp run process)");
   demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here")->check(kPath);
 
-  std::string regfile_name = "top";
+  std::string regfile_name{platform::kDefaultRegfile};
   bool regs_json = false;
   auto* regs = app.add_subcommand("regs", "Print an arr_seq register file from its generated tables");
   regs->add_option("--regfile", regfile_name, "top | cluster | protected | vp")
+      ->capture_default_str()
       ->check(CLI::IsMember({"top", "cluster", "protected", "vp"}));
   regs->add_flag("--json", regs_json, "JSON instead of text");
 
@@ -184,8 +186,6 @@ int run_command(int argc, char* argv[]) {
   gemm->add_option("--csr", gemm_cmd.csr_writes,
                    "FACE:REGISTER[.FIELD]=VALUE: a register write after arming, e.g. "
                    "cluster:arr_cluster_cfg.inter_instr_dly_cnt=32 (repeatable; `pe-vp regs` lists them)");
-  bool gemm_quiet = false;
-  gemm->add_flag("--quiet", gemm_quiet, "No progress on stderr (shown for runs longer than a second)");
   // Shared by gemm and run: what to simulate and what to record (docs/timing.md).
   std::string mode;
   unsigned threads = 0;  // 0: not given (every CPU the process may use)
@@ -234,7 +234,6 @@ int run_command(int argc, char* argv[]) {
   calibrate->add_option("--gen", calibrate_gen, "Generation: CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK")->capture_default_str();
 
   platform::SweepCommand sweep_cmd;
-  bool sweep_quiet = false;
   auto* sweep = app.add_subcommand(
       "sweep", "Run an exploration sweep: every point of SPEC as its own simulation, merged into CSV, JSON and plots");
   sweep->add_option("spec", sweep_cmd.spec_path, "The sweep spec (.toml or .json; docs/sweeps.md)")->check(kPath);
@@ -258,7 +257,6 @@ int run_command(int argc, char* argv[]) {
   sweep->add_option("--chunk-size", sweep_cmd.chunk_size, "slurm: points per array task (default: about 32 tasks)")
       ->check(integer_in(1, 1000000));
   sweep->add_flag("--wait", sweep_cmd.wait, "slurm: wait for the job array, then collect");
-  sweep->add_flag("--quiet", sweep_quiet, "No progress on stderr");
 
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
@@ -347,6 +345,21 @@ int run_command(int argc, char* argv[]) {
   serve->add_flag("--insecure-no-auth", serve_options.insecure_no_auth,
                   "TCP: take every connection without a token (any local user then drives the VP)");
 
+  // --quiet: every command that prints progress, a summary or a note takes it; errors still go to stderr, and what
+  // the command exists to print (a report, a listing, a register read) stays.
+  bool quiet = false;
+  for (const auto& [sub, what] : std::initializer_list<std::pair<CLI::App*, const char*>>{
+           {gemm, "No progress on stderr (shown for runs longer than a second) and no notes"},
+           {sweep, "No progress on stderr"},
+           {run, "No summary (counts, timing, 'wrote ...') and no notes; script reads and dumps still print"},
+           {assemble, "No 'wrote ...' line (warnings and errors still print)"},
+           {demo, "Only the verdict line, and what fails"},
+           {cosim, "Print nothing when every comparison holds (the whole report when one fails)"},
+           {calibrate, "No notes on stderr (the table still prints)"},
+           {serve, "No notes on stderr (the listening line still prints)"},
+           {qemu, "No notes on stderr"}})
+    sub->add_flag("--quiet", quiet, what);
+
   // The options every command takes, in every command's --help (CLI11 lists only a command's own).
   for (CLI::App* sub : app.get_subcommands({}))
     sub->footer(
@@ -411,34 +424,43 @@ int run_command(int argc, char* argv[]) {
       return 2;
     }
   }
-  // pe-vp asm reads its source once, for the .gen directive and the records alike (a FIFO can be read only once).
-  // Without --gen, the directive chooses the generation and the preset (its geometry) the configuration applies on,
-  // so the source is read here; with --gen, only when it is assembled.
+  // Every command that reads assembly (asm, and run given a .pes program) reads it once, for the .gen directive and
+  // the records alike (a FIFO can be read only once). Without --gen, the directive chooses the generation and the
+  // preset (its geometry) the configuration applies on, so the source is read here; with --gen, only when it is
+  // assembled, where a .gen that contradicts --gen is an error naming both.
+  const bool reads_assembly = *assemble || (*run && platform::is_assembly_path(run_cmd.program));
+  const std::string& source_path = *assemble ? asm_in : run_cmd.program;
+  const std::string source_command = *assemble ? "pe-vp asm" : "pe-vp run";
   std::string asm_source;
   const auto read_asm_source = [&] {
     std::string error;
-    std::optional<std::string> text = files::read_file(asm_in, &error);
+    std::optional<std::string> text = files::read_file(source_path, &error);
     if (!text) {
-      std::cerr << "pe-vp asm: " << error << '\n';
+      std::cerr << source_command << ": " << error << '\n';
       return false;
     }
     asm_source = std::move(*text);
     return true;
   };
-  const bool gen_from_source = *assemble && !gen_given;
-  if (gen_from_source) {
+  bool gen_from_source = false;
+  if (reads_assembly && !gen_given) {
     if (!read_asm_source()) return 2;
+    if (*run) run_cmd.program_source = asm_source;
     const std::optional<std::string> directive = isa::gen_directive(asm_source);
-    if (!directive) {
+    // pe-vp asm needs a generation; pe-vp run has a default one (its --gen's), as for a .bin program.
+    if (!directive && *assemble) {
       std::cerr << "pe-vp asm: " << asm_in << ": no --gen and no .gen directive in the source\n";
       return 2;
     }
-    if (!isa::parse_generation(*directive)) {
-      std::cerr << "pe-vp asm: " << asm_in << ": .gen names an unknown generation '" << *directive
+    if (directive && !isa::parse_generation(*directive)) {
+      std::cerr << source_command << ": " << source_path << ": .gen names an unknown generation '" << *directive
                 << "' (CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK)\n";
       return 2;
     }
-    gen_text = *directive;
+    if (directive) {
+      gen_text = *directive;
+      gen_from_source = true;
+    }
   }
   platform::VpConfig config;
   try {
@@ -458,7 +480,7 @@ int run_command(int argc, char* argv[]) {
                                     std::string(platform::name(set_mode)) + ": give one of them");
     }
     if ((gen_given || gen_from_source) && config.gen() != generation_or_exit(gen_text))
-      throw std::invalid_argument((gen_from_source ? asm_in + ": .gen " : std::string("--gen ")) + gen_text +
+      throw std::invalid_argument((gen_from_source ? source_path + ": .gen " : std::string("--gen ")) + gen_text +
                                   " disagrees with the configuration's generation " +
                                   std::string(isa::name(config.gen())));
   } catch (const std::bad_alloc&) {
@@ -476,11 +498,18 @@ int run_command(int argc, char* argv[]) {
   if (*assemble) {
     if (!gen_from_source && !read_asm_source()) return 2;
     asm_options.geometry = config.geometry;
-    return platform::assemble_source(config.gen(), asm_in, asm_source, asm_out, asm_options, std::cout, std::cerr);
+    std::ostream discard(nullptr);  // --quiet: the 'wrote' line goes nowhere (a stream without a buffer drops it)
+    return platform::assemble_source(config.gen(), asm_in, asm_source, asm_out, asm_options, quiet ? discard : std::cout,
+                                     std::cerr);
   }
+  // The commands that build a platform say when its CSR block is the Verilated register RTL: it runs slower, and
+  // its faces' behaviour is the RTL's (docs/cosim.md).
+  if (!quiet && (*run || *gemm || *serve || *qemu || *calibrate) && config.csrs_impl == platform::CsrsImpl::Rtl)
+    std::cerr << kRegisterRtlNote << '\n';
   if (*run) {
     run_cmd.gen = config.gen();
     run_cmd.config = config;
+    run_cmd.quiet = quiet;
     try {
       for (const auto& l : run_loads) run_cmd.loads.push_back(platform::parse_load(l));
       for (const auto& d : run_dumps) run_cmd.dumps.push_back(platform::parse_dump(d));
@@ -525,7 +554,7 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.check = !no_check;
     gemm_cmd.b_panels = !no_b_panels;
     gemm_cmd.data_path = data_path == "host" ? platform::DataPath::Host : platform::DataPath::Dma;
-    gemm_cmd.progress = platform::Progress::for_stderr(gemm_quiet);
+    gemm_cmd.progress = platform::Progress::for_stderr(quiet);
     gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;
     gemm_cmd.n_given = gemm->get_option("--n")->count() > 0;
@@ -536,11 +565,11 @@ int run_command(int argc, char* argv[]) {
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
     sweep_cmd.pe_vp = ec ? std::string(argv[0]) : self.string();
     sweep_cmd.plots = !no_plots;
-    sweep_cmd.progress = platform::Progress::for_stderr(sweep_quiet);
+    sweep_cmd.progress = platform::Progress::for_stderr(quiet);
     return platform::run_sweep(sweep_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
-    // Timing only: the streams carry no data, and fp8 double_row has no functional model yet.
+    // Timing only: the streams carry no data (a transpose is timed whatever its stationary holds, docs/timing.md).
     config.mode = platform::SimMode::Timing;
     try {
       const auto results = platform::measure_streams(config, platform::calibration_table_streams(config.gen()));
@@ -558,6 +587,7 @@ int run_command(int argc, char* argv[]) {
   }
   if (*cosim) {
     if (cosim->get_option("--inject-mismatch")->count() > 0) cosim_cmd.inject_cycle = cosim_inject;
+    cosim_cmd.quiet = quiet;
     return platform::run_cosim_check(cosim_cmd, std::cout, std::cerr);
   }
   if (*regs) {
@@ -569,7 +599,7 @@ int run_command(int argc, char* argv[]) {
     // The runs start this same executable (pe-vp run); /proc/self/exe is it whatever argv[0] says.
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, std::cout, std::cerr);
+    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, quiet, std::cout, std::cerr);
   }
   return 2;
 }

@@ -96,10 +96,10 @@ std::string read_text(const std::string& path) {
   return std::move(*text);
 }
 
-std::vector<isa::RawInstruction> read_program(const std::string& path, isa::Generation gen,
-                                              const isa::ArrayGeometry& geo) {
-  const std::string bytes = read_text(path);
-  if (path.size() >= 4 && path.substr(path.size() - 4) == ".pes") {
+std::vector<isa::RawInstruction> read_program(const std::string& path, const std::optional<std::string>& source,
+                                              isa::Generation gen, const isa::ArrayGeometry& geo) {
+  const std::string bytes = source ? *source : read_text(path);
+  if (is_assembly_path(path)) {
     // Assembly: the first error is the one line reported (all of them with `pe-vp asm`).
     const isa::AsmResult r = isa::assemble(gen, std::string_view(bytes.data(), bytes.size()), isa::AsmOptions(false, geo));
     for (const isa::AsmDiagnostic& d : r.diagnostics)
@@ -125,6 +125,10 @@ struct RunFailure : std::runtime_error {
 };
 
 }  // namespace
+
+bool is_assembly_path(std::string_view path) {
+  return path.size() >= 4 && path.substr(path.size() - 4) == ".pes";
+}
 
 LoadSpec parse_load(std::string_view text) {
   const auto at = text.rfind('@');
@@ -261,7 +265,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         throw std::invalid_argument("--checkpoint " + bad);
     for (const DumpSpec& d : cmd.dumps)
       if (const std::string bad = files::check_output(d.file); !bad.empty()) throw std::invalid_argument("--dump " + bad);
-    program = read_program(cmd.program, cmd.gen, vpc.geometry);
+    program = read_program(cmd.program, cmd.program_source, cmd.gen, vpc.geometry);
     if (!cmd.regs.empty()) {
       script = parse_script(read_text(cmd.regs), cmd.regs);
       for (const ScriptLine& s : script) {
@@ -477,26 +481,29 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     write_outputs();
     return 1;
   }
-  out << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
-      << " retired, done at " << completed_at.to_string() << " simulated (the simulation ended at "
-      << sc_core::sc_time_stamp().to_string() << ", after the read-back)\n";
-  if (vpc.mode != SimMode::Functional) out << format_timing_summary(run_stats(vp.platform()));
+  // --quiet: the summary goes nowhere (a stream without a buffer drops what it is given).
+  std::ostream discard(nullptr);
+  std::ostream& summary = cmd.quiet ? discard : out;
+  summary << "pe-vp run: " << cmd.program << ": " << program.size() << " instructions, " << last.retired
+          << " retired, done at " << completed_at.to_string() << " simulated (the simulation ended at "
+          << sc_core::sc_time_stamp().to_string() << ", after the read-back)\n";
+  if (vpc.mode != SimMode::Functional) summary << format_timing_summary(run_stats(vp.platform()));
   if (!write_outputs()) return 2;
-  if (!cmd.restore.empty()) out << "  restored " << cmd.restore << " (at " << restored->time().to_string() << ")\n";
+  if (!cmd.restore.empty()) summary << "  restored " << cmd.restore << " (at " << restored->time().to_string() << ")\n";
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
                                    {"vcd", cmd.outputs.vcd_path},
                                    {"stats", cmd.outputs.stats_json_path},
                                    {"micro-op log", cmd.outputs.micro_op_log_path},
                                    {"checkpoint", cmd.checkpoint}})
-    if (!path.empty()) out << "  wrote " << path << " (" << what << ")\n";
+    if (!path.empty()) summary << "  wrote " << path << " (" << what << ")\n";
   for (std::size_t i = 0; i < dumped.size(); ++i) {
     std::string error;
     if (!host::write_npy(cmd.dumps[i].file, dumped[i], &error)) {
       err << "pe-vp run: " << error << '\n';
       return 2;
     }
-    out << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
-        << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
+    summary << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
+            << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
   }
   return 0;
 }

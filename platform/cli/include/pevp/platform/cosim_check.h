@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "pevp/platform/regs.h"
+
 namespace pevp::platform {
 
 // Exit statuses of `pe-vp cosim-check` (docs/cosim-check.md).
@@ -22,7 +24,7 @@ inline constexpr int kCosimUsage = 2;     // bad arguments (unknown register fil
 inline constexpr int kCosimNoRtl = 77;    // this build has no Verilated RTL (Verilator was not found)
 
 struct CosimCheckCommand {
-  std::string regfile = "top";  // top | cluster | protected | vp
+  std::string regfile{kDefaultRegfile};  // top | cluster | protected | vp
   std::uint64_t cycles = 100000;  // PCLK cycles (rising edges) to run, >= 1
   std::uint64_t seed = 1;
   std::string fst;  // the waveform written on a mismatch; "" = cosim-check-<regfile>-seed<S>.fst
@@ -31,6 +33,7 @@ struct CosimCheckCommand {
   // next state comparison must fail.
   std::optional<std::uint64_t> inject_cycle;
   std::size_t max_reported = 20;  // mismatch lines printed (all are counted)
+  bool quiet = false;  // --quiet: the report only when a comparison fails (then the whole of it)
 };
 
 // What a run did and found.

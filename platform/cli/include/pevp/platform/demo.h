@@ -8,9 +8,11 @@
 
 namespace pevp::platform {
 
-// `self`: the pe-vp executable the runs are started with. `out_dir` (optional): where sample_<GEN>.bin are written.
-// Exit status: 0 when every stream decodes valid and runs to completion, 1 when one does not, 2 when a file cannot
-// be written or a run cannot be started.
-int run_demo(const std::string& self, const std::string& out_dir, std::ostream& out, std::ostream& err);
+// `self`: the pe-vp executable the runs are started with. `out_dir` (optional): where sample_<GEN>.bin are written,
+// created with its parents when missing (a path that exists and is not a folder is refused before anything runs).
+// `quiet`: only the verdict line and what fails (a rule a sample breaks, a run's output when it fails).
+// Exit status: 0 when every stream decodes valid and runs to completion, 1 when one does not, 2 when a file or
+// folder cannot be written or a run cannot be started.
+int run_demo(const std::string& self, const std::string& out_dir, bool quiet, std::ostream& out, std::ostream& err);
 
 }  // namespace pevp::platform

@@ -10,6 +10,9 @@
 
 namespace pevp::platform {
 
+// The register file `pe-vp regs` and `pe-vp cosim-check` take without --regfile: the one a driver programs first.
+inline constexpr std::string_view kDefaultRegfile = "top";
+
 // "top", "cluster", "protected", "vp" (or the schema's full name) -> its tables.
 std::optional<const regfile::RegFileDesc*> regfile_by_name(std::string_view name);
 

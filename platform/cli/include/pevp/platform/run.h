@@ -66,6 +66,11 @@ std::vector<ScriptLine> parse_script(const std::string& text, const std::string&
 struct RunCommand {
   isa::Generation gen = isa::Generation::MARIANA;
   std::string program;  // .bin (64-byte records) or .pes (assembly)
+  // The program's text when the command line has already read it (a .pes whose .gen directive chose the
+  // generation): a pipe holds its bytes once, so it is not read again.
+  std::optional<std::string> program_source;
+  // --quiet: no summary lines (the program's counts and timing, "wrote ..."); script reads and dumps still print.
+  bool quiet = false;
   std::vector<LoadSpec> loads;
   std::vector<DumpSpec> dumps;
   std::string regs;     // register script file ("" = none)
@@ -83,5 +88,8 @@ struct RunCommand {
 // Exit status: 0 success; 1 the program faulted or an expectation failed; 2 bad
 // arguments, files or program text, or a checkpoint that cannot be read, restored or written.
 int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err);
+
+// True when `path` names an assembly source (.pes) rather than 64-byte records.
+bool is_assembly_path(std::string_view path);
 
 }  // namespace pevp::platform
