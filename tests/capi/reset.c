@@ -72,7 +72,7 @@ static size_t assemble(pevp_vp* vp, const char* source, unsigned char* records) 
 }
 
 /* Runs kProgram to completion; the number of PSUM elements that differ from the integer product. */
-static int run_matmul(pevp_vp* vp, const pevp_map* map) {
+static int run_matmul(pevp_vp* vp) {
   unsigned char records[4 * 64];
   pevp_completion done;
   float row[N];
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   CHECK(pevp_write_reg(vp, "cluster", "arr_cluster_cfg.inter_instr_dly_cnt", 32) == PEVP_OK, "delay: %s",
         pevp_last_error(vp));
   load_operands(vp, &map);
-  wrong = run_matmul(vp, &map);
+  wrong = run_matmul(vp);
   CHECK(wrong == 0, "before the reset: %d of %d elements differ from the integer product", wrong, M * N);
 
   /* The stuck program: its wait never ends, the SEQ stays busy with both instructions. */
@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   /* A fresh program runs bit-exactly. */
   CHECK(pevp_arm(vp, 0, 0, 0) == PEVP_OK, "arm again: %s", pevp_last_error(vp));
   load_operands(vp, &map);
-  wrong = run_matmul(vp, &map);
+  wrong = run_matmul(vp);
   CHECK(wrong == 0, "after the reset: %d of %d elements differ from the integer product", wrong, M * N);
   CHECK(pevp_read_counter48(vp, "vp", "retired_cnt_lsb", &retired) == PEVP_OK && retired == 2,
         "retired after the fresh program %llu, not 2", (unsigned long long)retired);

@@ -92,9 +92,11 @@ TEST(HardReset, WhileIdleLeavesThePowerOnState) {
     std::uint32_t back = 1;
     d.read(d.map().hbm_window + 0x100, &back, sizeof back);
     EXPECT_EQ(back, 0u);
-    // A second reset of the reset platform changes nothing either.
+    // A second reset of the reset platform (the bus read above took time) changes nothing but the time either.
     platform::hard_reset(p, power_on);
-    EXPECT_EQ(platform::save_checkpoint(p), after);
+    const std::vector<std::uint8_t> again = platform::save_checkpoint(p);
+    EXPECT_EQ(differing(after, again), std::vector<std::string>{});
+    EXPECT_EQ(time_of(again), sc_core::sc_time_stamp().value());
   });
 }
 
