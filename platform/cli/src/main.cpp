@@ -349,8 +349,8 @@ int run_command(int argc, char* argv[]) {
   serve->add_flag("--reset-between-clients", serve_options.reset_between_clients,
                   "Hard-reset the VP to its power-on state when a client leaves (default off: the next client "
                   "inherits the VP as the last one left it -- a program queued or blocked on a semaphore, an error "
-                  "record that stops its own program until cleared, armed registers, semaphores, memory contents, "
-                  "DMA queues)");
+                  "record that stops the next client's program until it clears it, armed registers, semaphores, "
+                  "memory contents, DMA queues)");
 
   // The options every command takes, in every command's --help (CLI11 lists only a command's own).
   for (CLI::App* sub : app.get_subcommands({}))
