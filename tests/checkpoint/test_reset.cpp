@@ -83,9 +83,11 @@ TEST(HardReset, WhileIdleLeavesThePowerOnState) {
     const std::uint32_t word = 0xC0FFEE;
     d.write(d.map().hbm_window + 0x100, &word, sizeof word);
 
+    EXPECT_TRUE(p.hazards.armed());  // run_a armed the engine
     const sc_core::sc_time t = sc_core::sc_time_stamp();
     platform::hard_reset(p, power_on);
     EXPECT_EQ(sc_core::sc_time_stamp(), t) << "the reset let simulated time pass";
+    EXPECT_FALSE(p.hazards.armed()) << "after a reset the engine is unarmed, as at power-on";
     const std::vector<std::uint8_t> after = platform::save_checkpoint(p);
     EXPECT_EQ(differing(at_power_on, after), std::vector<std::string>{});
     EXPECT_EQ(time_of(after), t.value());

@@ -37,6 +37,7 @@ void hard_reset(Platform& p, const CheckpointImage& power_on) {
   CheckpointImage now = power_on;
   now.time_value = sc_core::sc_time_stamp().value();
   apply_checkpoint(p, now);
+  p.hazards.powered_on();  // the checkpoint's restore counts the engine as armed; at power-on it is not
 }
 
 }  // namespace pevp::platform
