@@ -89,6 +89,33 @@ class Reset(unittest.TestCase):
         run = subprocess.run([RESET_DRIVER, server.endpoint], capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
+    def test_a_vp_without_a_power_on_state_refuses_the_reset_and_goes_on(self):
+        """csrs.impl = rtl: the register RTL's flops cannot be restored (D-CSR-RTL-CKPT), so there is no power-on state
+        to return to: the reset is refused with status 2 naming why, changes nothing, and the VP still runs."""
+        server = pevp.serve(pe_vp=PEVP_BIN, settings=["csrs.impl=rtl"])
+        self.addCleanup(server.stop)
+        with server.connect() as vp:
+            vp.write_reg("vp", "semaphore_5", 3)
+            with self.assertRaises(pevp.PevpError) as refused:
+                vp.reset()
+            self.assertEqual(refused.exception.status, 2)
+            self.assertIn("no power-on state", str(refused.exception))
+            self.assertIn("csrs.impl = rtl", str(refused.exception))
+            self.assertEqual(vp.read_reg("vp", "semaphore_5"), 3)
+            completion, psum, want = self.run_program(vp)
+            self.assertTrue(completion.done and not completion.error, completion)
+            np.testing.assert_array_equal(psum, want)
+
+    def test_a_reset_between_clients_that_fails_is_reported_and_the_server_goes_on(self):
+        server = pevp.serve(pe_vp=PEVP_BIN, settings=["csrs.impl=rtl"], args=["--reset-between-clients"])
+        self.addCleanup(server.stop)
+        with server.connect() as vp:
+            vp.write_reg("vp", "semaphore_5", 3)
+        with server.connect() as vp:  # served, with the VP as the first client left it
+            self.assertEqual(vp.read_reg("vp", "semaphore_5"), 3)
+        self.assertIn("client 1 left; the reset before the next client failed: reset: no power-on state",
+                      server.stderr())
+
     def leave_an_error(self, server):
         """The first client: its program faults (an unknown opcode) and it leaves without clearing the error."""
         with server.connect() as vp:
