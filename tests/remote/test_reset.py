@@ -84,6 +84,33 @@ class Reset(unittest.TestCase):
             self.assertEqual(completion.retired, 2)
             np.testing.assert_array_equal(psum, want)
 
+    def test_reset_drops_records_still_waiting_for_room_in_the_queue(self):
+        """400 stuck instructions: 256 fill the queue, the driver's feeder waits inside a queue write with the rest.
+        The reset refuses that write and forgets the rest: nothing of the 400 runs afterwards, and no failure of the
+        feeder surfaces in a later wait."""
+        server = self.serve()
+        with server.connect() as vp:
+            vp.arm()
+            stuck = vp.assemble(".gen MARIANA\n" + LDWEIGHTS +
+                                " events.wait_mode=WAIT_GE events.wait_sem=5 events.wait_value=1\n")
+            vp.submit(stuck * 400)
+            with self.assertRaises(pevp.PevpError):
+                vp.wait_idle(TIMEOUT_NS)
+            self.assertEqual(vp.read_reg("vp", "iq_status.level"), 256)  # full, the feeder waits for room
+            vp.reset()
+            self.assertEqual(vp.read_reg("vp", "iq_status.level"), 0)
+            vp.write_reg("vp", "semaphore_5", 1)
+            with self.assertRaises(pevp.PevpError):  # nothing left to run: the wait times out
+                vp.wait_idle(TIMEOUT_NS)
+            self.assertEqual(vp.counter48("vp", "retired_cnt_lsb"), 0)
+            self.assertEqual(vp.read_reg("vp", "iq_status.level"), 0)
+            vp.write_reg("vp", "semaphore_5", 0)
+            completion, psum, want = self.run_program(vp)
+            self.assertTrue(completion.done and not completion.error, completion)
+            self.assertEqual(completion.retired, 2)
+            np.testing.assert_array_equal(psum, want)
+        self.assertIn("reset while a queue write waited for room", server.stderr() + server.stdout())
+
     def test_the_c_driver_resets_a_server_vp(self):
         server = self.serve()
         run = subprocess.run([RESET_DRIVER, server.endpoint], capture_output=True, text=True, timeout=300)
