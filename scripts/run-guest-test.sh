@@ -3,8 +3,9 @@
 # guest test program (tests/guest), packs them with busybox into an initramfs, and boots the kernel in a stock
 # QEMU whose pe-vp device is `pe-vp qemu-device` (docs/qemu.md). The guest loads the module, runs the test,
 # unloads and reloads the module, runs it again, runs a program that waits on a semaphore (the timeout, then the
-# release), reboots (QEMU resets the device), checks the device is at its power-on state and runs the GEMM
-# again, and powers off.
+# release), leaves that program stuck on the semaphore once more, reboots (QEMU resets the stuck device: the
+# platform's hard reset drops the program), checks the device is at its power-on state and runs the GEMM
+# again bit-exact, and powers off.
 #
 #   scripts/run-guest-test.sh [BUILD_DIR]      (default: ./build, which must hold a built pe-vp)
 #
@@ -133,7 +134,7 @@ case "$boot" in
     run /gemm.bin /dev/pevp0 || status=1
     echo "pevp-init: run 2, after unloading and reloading the module"
     run /gemm.bin /dev/pevp0 || status=1
-    echo "pevp-init: a program waiting on a semaphore: the timeout, then the release"
+    echo "pevp-init: a program waiting on a semaphore: the timeout, the release, then stuck again for the reset"
     run --stuck /stuck.bin /dev/pevp0 || status=1
     if ! dmesg | grep -q "faulted: rule 0x001 opcode.unknown"; then
       echo "guest test: FAIL: no dmesg line names the faulting instruction's rule"; status=1
@@ -141,7 +142,7 @@ case "$boot" in
     dmesg | grep -E "pevp|pe-vp" | sed 's/^/pevp-init: dmesg: /'
     echo "pevp-init: status $status"
     if [ "$status" = 0 ]; then
-      echo "pevp-init: rebooting: QEMU resets the device"
+      echo "pevp-init: rebooting: QEMU resets the device, stuck on a semaphore"
       reboot -f
     fi
     cmos_set 0
@@ -192,5 +193,7 @@ grep -q "guest test: FAIL" "$log" && fail "inside the guest: $(grep -m1 "guest t
 [ "$(grep -c "^pevp-init: status 0" "$log")" = 2 ] || fail "the guest did not finish both boots (see $log)"
 [ "$(grep -c "^guest test: PASS" "$log")" = 4 ] ||
   fail "expected four passing runs (before and after the reload, the stuck program, after the reset; see $log)"
+grep -q "DEVICE_RESET: " "$log" && fail "the device reset failed: $(grep -m1 "DEVICE_RESET: " "$log")"
+grep -q "left waiting on semaphore" "$log" || fail "the device was not left stuck before the reboot (see $log)"
 [ "$status" -eq 0 ] || fail "pe-vp qemu-device exited with $status"
 echo "guest test: PASS"

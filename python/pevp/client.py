@@ -30,6 +30,7 @@ READ_REG, WRITE_REG, COUNTER48 = 0x20, 0x21, 0x22
 ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36
 ASSEMBLE, STATS = 0x40, 0x50
 SAVE_CHECKPOINT, RESTORE_CHECKPOINT = 0x60, 0x61
+RESET = 0x62
 MICRO_OP_LOG, MICRO_OP_LOG_TAKE, DIAGNOSTICS = 0x70, 0x71, 0x72
 REPLY_OK, REPLY_ERROR = 0x80, 0x81
 
@@ -589,6 +590,12 @@ class Vp:
         if len(data) > MAX_TRANSFER_BYTES:
             raise PevpError(1, "checkpoint: more than the %d bytes a frame carries" % MAX_TRANSFER_BYTES)
         self._call(RESTORE_CHECKPOINT, data)
+
+    def reset(self):
+        """The hard reset (docs/sdk.md "Reset"): the VP as at power-on, at once, whatever it was doing -- a program
+        queued or blocked on a semaphore, DMA queues, an error record -- dropped; every register, counter, semaphore,
+        SBUF, PSUM and device memory as at power-on, in no simulated time. Arm again before the next program."""
+        self._call(RESET)
 
     def shutdown(self):
         """Ends the server (after its reply); the connection closes."""

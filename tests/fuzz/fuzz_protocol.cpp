@@ -136,6 +136,7 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
     case Op::ClearDone:
     case Op::ClearError:
     case Op::RestoreCheckpoint:
+    case Op::Reset:
     case Op::MicroOpLog:
       break;
   }

@@ -15,11 +15,13 @@
  * and prints figures for docs/performance.md. With --stuck (stuck.pes: an
  * instruction waiting on a semaphore nothing sets) it checks that a submit
  * ends at its timeout with -ETIMEDOUT, the next one gets -EBUSY, and setting
- * the semaphore (PEVP_IOC_SEMAPHORE) lets the SEQ finish and run again. With
- * --after-reset (run after the guest rebooted, which makes QEMU send
- * DEVICE_RESET) it checks that the device is at its power-on state -- no
- * instruction retired since the reset, PSUM (which held the GEMM's results)
- * all zeros -- and that the GEMM runs again.
+ * the semaphore (PEVP_IOC_SEMAPHORE) lets the SEQ finish and run again;
+ * then it submits the program once more and leaves the device stuck on it for
+ * the reboot. With --after-reset (run after the guest rebooted, which makes
+ * QEMU send DEVICE_RESET to the stuck device) it checks that the device is at
+ * its power-on state -- no instruction retired since the reset, the stuck
+ * program gone, PSUM (which held the GEMM's results) all zeros -- and that the
+ * GEMM runs again, bit-exact.
  * Ends with "guest test: PASS" (exit 0) or one "guest test: FAIL: ..." line
  * per failed check (exit 1).
  *
@@ -383,6 +385,18 @@ static int stuck(const char *path, const char *device)
 	sem.index = PEVP_VP_SEMAPHORES;
 	if (ioctl(fd, PEVP_IOC_SEMAPHORE, &sem) != -1 || errno != EINVAL)
 		fail("PEVP_IOC_SEMAPHORE %u: expected EINVAL", PEVP_VP_SEMAPHORES);
+
+	/* Stuck again, and left so: the reboot's DEVICE_RESET must drop the program (--after-reset checks). */
+	memset(&s, 0, sizeof s);
+	s.records = (uintptr_t)record;
+	s.count = 1;
+	s.timeout_ms = 100;
+	r = ioctl(fd, PEVP_IOC_SUBMIT, &s) ? -errno : 0;
+	if (r != -ETIMEDOUT)
+		fail("the stuck program once more: %s, expected ETIMEDOUT", r ? strerror(-r) : "success");
+	else
+		printf("guest test: stuck program submitted again and left waiting on semaphore %u for the reset\n",
+		       STUCK_SEMAPHORE);
 	close(fd);
 	if (failures)
 		return 1;
@@ -423,7 +437,7 @@ static int after_reset(const char *gemm_path, const char *device)
 	if (!r && nonzero)
 		fail("after the device reset: %ld PSUM elements of the GEMM's output are not +0", nonzero);
 	if (!failures)
-		printf("guest test: device reset: retired_cnt 0 and the GEMM's PSUM rows zero\n");
+		printf("guest test: device reset of the stuck device: retired_cnt 0 and the GEMM's PSUM rows zero\n");
 	gemm_make(&g, 1);
 	if (run_gemm(fd, &g, records, got, &dma_irqs, &seq_irqs) >= 0)
 		check_gemm(&g, (const float(*)[GEMM_N])got, "GEMM after the device reset");

@@ -20,6 +20,7 @@
 #include "vp_seq_regs_c.h"
 #include "pevp/dma/address_space.h"
 #include "pevp/dma/descriptor.h"
+#include "pevp/isa/builders.h"
 #include "pevp/mpqemu/link.h"
 #include "pevp/qemu_device/device.h"
 #include "pevp/qemu_device/serve.h"
@@ -400,6 +401,45 @@ TEST(QemuDevice, DeviceResetReturnsToThePowerOnState) {
   EXPECT_EQ(irq_enable, PEVP_VP_SEQ_SEQ_CTRL_IRQ_ENABLE_RESET);
   EXPECT_EQ(sbuf_word, 0u);
   EXPECT_EQ(hbm_word, 0u);
+}
+
+// DEVICE_RESET of a device whose SEQ is blocked: a Ldweights waiting for semaphore 7 to reach 1, which nothing sets,
+// is dropped by the reset (it used to wait for the SEQ to drain and answer all-ones); setting the semaphore after
+// the reset retires nothing, and the SEQ is idle with an empty queue.
+TEST(QemuDevice, DeviceResetDropsAProgramBlockedOnASemaphore) {
+  constexpr unsigned kSemaphore = 7;
+  isa::LdweightsArgs l;
+  l.src = isa::Pattern::row(0, 128);
+  l.in_dtype = isa::Dtype::BFLOAT16;
+  l.num_active_rows = 128;
+  l.num_active_cols = 128;
+  l.events.wait_mode = isa::WaitMode::WAIT_GE;
+  l.events.wait_sem = kSemaphore;
+  l.events.wait_value = 1;
+  const isa::RawInstruction stuck = isa::encode_ldweights(isa::Generation::MARIANA, l);
+  Rig rig;
+  std::uint64_t busy_before = 0, reset_ret = 1, status_after = 1, level_after = 1, retired_after = 1;
+  rig.run([&](Proxy& p) {
+    p.place_and_enable();
+    for (unsigned i = 0; i < stuck.size(); i += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, stuck.data() + i, 8);
+      p.write(kBar0 + kIq + i, word, 8);
+    }
+    const std::uint64_t status = kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_OFFSET;
+    busy_before = poll(p, status, [](std::uint64_t v) { return (v & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_BUSY_MASK) != 0; });
+    reset_ret = p.request(Command::DeviceReset, {});
+    p.place_and_enable();
+    p.write(kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_SEMAPHORE_SEMAPHORE_OFFSET_AT(kSemaphore), 1);
+    for (int i = 0; i < 20; ++i) retired_after = p.read(kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_CTRL_RETIRED_CNT_LSB_OFFSET);
+    status_after = p.read(status);
+    level_after = p.read(kBar0 + kVpSeq + PEVP_VP_SEQ_SEQ_CTRL_IQ_STATUS_OFFSET) & PEVP_VP_SEQ_SEQ_CTRL_IQ_STATUS_LEVEL_MASK;
+  });
+  EXPECT_NE(busy_before & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_BUSY_MASK, 0u) << "the program did not block";
+  EXPECT_EQ(reset_ret, 0u) << "DEVICE_RESET failed";
+  EXPECT_EQ(status_after & PEVP_VP_SEQ_SEQ_CTRL_SEQ_STATUS_BUSY_MASK, 0u);
+  EXPECT_EQ(level_after, 0u);
+  EXPECT_EQ(retired_after, 0u) << "the dropped instruction ran once its semaphore was set";
 }
 
 TEST(QemuDevice, MalformedMessagesAreAnsweredAllOnesAndTheLinkGoesOn) {

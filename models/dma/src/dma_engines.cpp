@@ -143,9 +143,11 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, DmaConfig config, Semaphore
     for (unsigned q = 0; q < config_.queues_per_engine; ++q) engine->queues[q].id = {e, q};
     engines_.push_back(std::move(engine));
     sc_core::sc_spawn_options opts;
-    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"), &opts);
+    engine_threads_.push_back(
+        sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"), &opts));
   }
   attach_face();
+  power_on_face_ = face_.state();
   sc_core::sc_spawn_options method;
   method.spawn_method();
   method.set_sensitivity(&irq_changed_);
@@ -266,6 +268,31 @@ void DmaEngines::reset_queue(QueueId id) {
   q.waiting = false;
   q.stats = {};
   ++q.epoch;
+}
+
+void DmaEngines::hard_reset() {
+  for (auto& e : engines_) {
+    for (Queue& q : e->queues) {
+      const QueueId id = q.id;
+      const unsigned epoch = q.epoch + 1;
+      q = Queue{};
+      q.id = id;
+      q.epoch = epoch;
+    }
+    e->next = 0;
+    e->stats = {};
+    e->work.cancel();
+  }
+  for (auto& ep : endpoints_) ep->bytes_read = ep->bytes_written = 0;
+  // An engine may be inside a descriptor -- fetching it, waiting for its booking horizon or for its completion
+  // time. Its thread is reset (IEEE 1666 sc_process_handle::reset), as the SEQ's dispatcher is: the stack unwinds,
+  // dropping the descriptor, and engine_thread() starts again, finds no queue enabled and waits for work, before
+  // this call returns. No reset event threads through every wait of the descriptor's path.
+  for (sc_core::sc_process_handle& h : engine_threads_) h.reset();
+  irq_status_ = irq_enable_ = 0;
+  face_.restore(power_on_face_);
+  publish();
+  update_irq();
 }
 
 QueueStatus DmaEngines::status(QueueId id) const {

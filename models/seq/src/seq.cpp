@@ -96,6 +96,7 @@ Seq::Seq(sc_core::sc_module_name name, isa::Generation gen, regfile::ArrSeqCsrs&
   tlm_utils::tlm_quantumkeeper::set_global_quantum(config_.quantum);
   restart_quantum();
   SC_THREAD(run);
+  dispatcher_ = sc_core::sc_get_current_process_handle();  // during elaboration: the process just made
   SC_METHOD(drive_irq);
   sensitive << irq_changed_;
   dont_initialize();
@@ -196,6 +197,7 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
     }
   }
   const unsigned char* data = trans.get_data_ptr();
+  const std::uint64_t dropped_at_entry = work_dropped_;
   for (unsigned i = 0; i < n; ++i) {
     isa::RawInstruction raw;
     std::memcpy(raw.data(), data + std::size_t{i} * isa::kInstructionBytes, raw.size());
@@ -220,6 +222,14 @@ void Seq::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) 
         return;  // TLM_GENERIC_ERROR_RESPONSE, set on entry
       }
       sc_core::wait(space_freed_ | stopped_);
+      if (work_dropped_ != dropped_at_entry) {
+        // A hard reset dropped the records this write queued: the rest belong to the program it dropped too.
+        if (status != nullptr) status->queued = i;
+        SC_REPORT_WARNING(kMsgType, ("the SEQ was reset while a queue write waited for room: " + std::to_string(i) +
+                                     " of the write's " + std::to_string(n) + " instructions were queued (and dropped)")
+                                        .c_str());
+        return;  // TLM_GENERIC_ERROR_RESPONSE, set on entry
+      }
     }
   }
   // The write itself takes no time of its own here (the bus and the driver
@@ -579,6 +589,32 @@ bool Seq::update_may_fault(const Events& e) const {
   for (const Pending& p : pending_)
     if (!step(p.instr->fw.events)) return true;
   return !step(e);
+}
+
+// ---- hard reset -------------------------------------------------------------------------------
+
+void Seq::drop_work() {
+  queue_.clear();
+  pending_.clear();
+  error_.reset();
+  deferred_faults_.clear();
+  done_ = false;
+  ++work_dropped_;
+  // Nothing that was due for the old program may fire into the new one.
+  for (sc_core::sc_event* e : {&queued_, &semaphore_changed_, &resumed_, &settled_, &retired_ev_, &stopped_,
+                               &retire_due_})
+    e->cancel();
+  // The dispatcher may be anywhere inside an instruction: blocked on its EVENTS wait, synchronising to a response,
+  // or between the two. Rather than a reset event every one of its waits also waits on -- and a check after each
+  // of them that the instruction it holds still exists -- the thread is reset (IEEE 1666 sc_process_handle::reset):
+  // its stack unwinds, dropping the instruction it held, and it starts run() again at once, finds no work and
+  // parks -- before this call returns, or, when the thread was already runnable in this delta, when the kernel runs it
+  // next (pevp/platform/reset.h waits a delta for that). The dispatch code stays as it reads, with no reset path
+  // through it.
+  dispatcher_.reset();
+  // A queue write waiting for room wakes to find the reset (b_transport) and refuses the rest of its records.
+  space_freed_.notify(sc_core::SC_ZERO_TIME);
+  update_status();
 }
 
 // ---- checkpoints ---------------------------------------------------------------------------

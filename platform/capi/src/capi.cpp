@@ -605,6 +605,15 @@ pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path) {
   return s;
 }
 
+// ---- the hard reset ------------------------------------------------------------------------------------------------
+
+pevp_status pevp_reset(pevp_vp* vp) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  return call(vp, Op::Reset, {});
+}
+
+// --------------------------------------------------------------------------------------------------------------------
+
 pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;
   if (pevp_status s = need(vp, length, "length"); s != PEVP_OK) return s;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <streambuf>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "pevp/platform/micro_op_log.h"
 #include "pevp/platform/platform.h"
 #include "pevp/platform/recorder.h"
+#include "pevp/platform/reset.h"
 
 #ifndef PEVP_VERSION
 #define PEVP_VERSION "unknown"
@@ -114,7 +116,7 @@ const std::string kTimeLimitText = platform::kMaxSimulatedText;
 bool takes_no_simulated_time(Op op) {
   switch (op) {
     case Op::Hello: case Op::Time: case Op::Shutdown: case Op::Cycles: case Op::Assemble: case Op::Stats:
-    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake: case Op::Diagnostics:
+    case Op::SaveCheckpoint: case Op::MicroOpLog: case Op::MicroOpLogTake: case Op::Diagnostics: case Op::Reset:
       return true;
     default:
       return false;
@@ -220,6 +222,7 @@ struct Machine::Impl {
   platform::Platform platform;
   Host host;
   bool started = false, broken = false;
+  bool started_requests = false;  // the host ran a request: the platform is no longer as at power-on
   std::unique_ptr<platform::FirmwareLog> firmware_log;
   // The micro-op lines kept for the client (micro_op_log / micro_op_log_take); the log is made at the first
   // micro_op_log request, after any firmware log, and lives as long as the VP (it is switched, never unhooked).
@@ -233,6 +236,10 @@ struct Machine::Impl {
   // frame's worth of whole lines between takes; the rest are counted and said with the next take.
   std::string diagnostics;
   std::uint64_t diagnostics_dropped = 0;
+  // What the reset request returns the platform to: taken on the host thread before the first request touches it,
+  // or why it cannot be (csrs.impl = rtl).
+  std::optional<platform::CheckpointImage> power_on;
+  std::string power_on_error;
 
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
@@ -261,6 +268,8 @@ struct Machine::Impl {
               {}};
     Outcome out;
     host.request = [&](platform::Driver& d) {
+      if (!started_requests) take_power_on_state();
+      started_requests = true;
       driver = &d;
       out = parse_and_execute(op, payload);
       driver = nullptr;
@@ -285,6 +294,22 @@ struct Machine::Impl {
     // (D-HAZARD-ERROR).
     if (std::optional<platform::HazardReport> h = platform.hazards.take_error()) return {Status::Hazard, h->text, {}};
     return out;
+  }
+
+  void take_power_on_state() {
+    try {
+      power_on = platform::power_on_state(platform);
+    } catch (const std::exception& e) {
+      power_on_error = e.what();
+    }
+  }
+
+  // The hard reset (pevp/platform/reset.h), with what the host itself holds of the old program: the records its
+  // feeder had not written yet, and a failure the feeder met that no wait reported.
+  void reset(platform::Driver& d) {
+    if (!power_on) throw Refusal(Status::State, "reset: no power-on state to return to: " + power_on_error);
+    d.forget_program();
+    platform::hard_reset(platform, *power_on);
   }
 
   // Runs the simulation slice by slice until the host answered; false when it ran out of events first (a
@@ -577,6 +602,9 @@ struct Machine::Impl {
         if (o.ok()) o.payload = std::move(bytes);
         return o;
       }
+      case Op::Reset:
+        in.end();
+        return run([&](platform::Driver& d) { reset(d); });
       case Op::RestoreCheckpoint: {
         const std::vector<std::uint8_t> bytes = in.rest();
         return run([&](platform::Driver&) {

@@ -344,6 +344,13 @@ int serve(const platform::VpConfig& config, const ServeOptions& options, std::os
       return 0;
     }
     if (options.once || end == ClientEnd::Stopped) break;
+    if (options.reset_between_clients) {
+      // The next client starts from the power-on state, whatever this one left queued, blocked or failed.
+      const Outcome reset = machine->execute(remote::Op::Reset, {});
+      if (!reset.ok())
+        err << "pe-vp serve: client " << clients << " left; the reset before the next client failed: "
+            << reset.message << '\n';
+    }
   }
   out << "pe-vp serve: stopped" << std::endl;
   return 0;

@@ -344,6 +344,11 @@ int run_command(int argc, char* argv[]) {
       ->check(kPath);
   serve->add_flag("--insecure-no-auth", serve_options.insecure_no_auth,
                   "TCP: take every connection without a token (any local user then drives the VP)");
+  serve->add_flag("--reset-between-clients", serve_options.reset_between_clients,
+                  "Hard-reset the VP to its power-on state when a client leaves (default off: the next client "
+                  "inherits the VP as the last one left it -- a program queued or blocked on a semaphore, an error "
+                  "record that stops the next client's program until it clears it, armed registers, semaphores, "
+                  "memory contents, DMA queues)");
 
   // --quiet: every command that prints progress, a summary or a note takes it; errors still go to stderr, and what
   // the command exists to print (a report, a listing, a register read) stays.

@@ -349,8 +349,10 @@ void Driver::feed() {
         refused = std::current_exception();  // handled below: no wait() inside a handler
       }
       if (!refused && delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);  // a failed access has waited its own
-      const std::size_t queued = refused ? std::min<std::size_t>(status.queued, n) : n;
+      // discard_unwritten() may have emptied pending_ while the burst waited for room (a reset).
+      const std::size_t queued = std::min(refused ? std::min<std::size_t>(status.queued, n) : n, pending_.size());
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(queued));
+      if (pending_.empty()) break;  // written, or discarded: nothing to hold
       if (!refused) continue;
       // The SEQ stopped on a fault with the queue full: the fault is the news,
       // which wait_idle() reports; the feeder holds the rest until it is cleared.
@@ -379,6 +381,11 @@ std::size_t Driver::discard_unwritten() {
   // A held feeder finds nothing left when it wakes and ends.
   if (holding_) error_cleared_.notify(sc_core::SC_ZERO_TIME);
   return n;
+}
+
+void Driver::forget_program() {
+  discard_unwritten();
+  feeder_failure_ = nullptr;
 }
 
 void Driver::rethrow_feeder_failure() {

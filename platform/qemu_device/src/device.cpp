@@ -11,6 +11,7 @@
 #include "pevp/dma/dma_engines.h"
 #include "pevp/isa/layout.h"
 #include "pevp/platform/checkpoint.h"
+#include "pevp/platform/reset.h"
 
 namespace pevp::qemu_device {
 
@@ -186,7 +187,7 @@ pcie::BarStatus QemuDevice::host_access(bool write, std::uint64_t address, unsig
 void QemuDevice::worker() {
   // The power-on state, before the host's first access (D-PCI-RESET).
   try {
-    power_on_ = platform::save_checkpoint(platform);
+    power_on_ = platform::power_on_state(platform);
   } catch (const std::exception& e) {
     power_on_error_ = e.what();
   }
@@ -232,34 +233,17 @@ void QemuDevice::after_host_write(const pcie::BarRecord& r) {
 
 std::string QemuDevice::reset() {
   function.reset();
-  // Stop the DMA engines first: a queue finishes the descriptor in flight and starts no other.
-  dma::DmaEngines& d = platform.dma;
-  for (unsigned e = 0; e < d.config().engines; ++e)
-    for (unsigned q = 0; q < d.config().queues_per_engine; ++q) {
-      d.reset_queue({e, q});
-      d.set_ring({e, q}, 0, 0);
-    }
-  d.set_irq_enable(0);
-  d.clear_irq_status(~std::uint32_t{0});
-  if (!power_on_error_.empty()) return "no power-on state to return to: " + power_on_error_;
-  // Wait for the engine's work in flight to drain (bounded: a program blocked on a semaphore never drains).
-  const sc_time step(1, sc_core::SC_US);
-  const sc_time give_up = sc_core::sc_time_stamp() + sc_time(10, sc_core::SC_MS);
-  std::string busy;
-  while (!(busy = platform::idle_point_violation(platform) + platform.dma.idle_violation()).empty() &&
-         sc_core::sc_time_stamp() < give_up)
-    sc_core::wait(step);
-  if (!busy.empty()) return "the platform did not reach an idle point within 10 ms of simulated time: " + busy;
+  if (!power_on_) {
+    // No power-on state to apply (csrs.impl = rtl): at least no DMA goes on reaching guest memory.
+    dma::DmaEngines& d = platform.dma;
+    d.hard_reset();
+    return "no power-on state to return to: " + power_on_error_;
+  }
   try {
-    platform::CheckpointImage image =
-        platform::read_checkpoint(power_on_.data(), power_on_.size(), platform.vp_config(), "(power-on state)");
-    // The power-on state as of now: an idle platform is the same at every time.
-    image.time_value = sc_core::sc_time_stamp().value();
-    platform::apply_checkpoint(platform, image);
+    platform::hard_reset(platform, *power_on_);
   } catch (const std::exception& e) {
     return e.what();
   }
-  platform.hbm.import_pages({});
   return {};
 }
 

@@ -21,7 +21,7 @@ constexpr OpName kOps[] = {
     {Op::ClearDone, "clear_done"}, {Op::ErrorRecord, "error_record"},
     {Op::ClearError, "clear_error"}, {Op::Assemble, "assemble"},
     {Op::Stats, "stats"},         {Op::SaveCheckpoint, "save_checkpoint"},
-    {Op::RestoreCheckpoint, "restore_checkpoint"},
+    {Op::RestoreCheckpoint, "restore_checkpoint"}, {Op::Reset, "reset"},
     {Op::Cycles, "cycles"},       {Op::MicroOpLog, "micro_op_log"},
     {Op::MicroOpLogTake, "micro_op_log_take"}, {Op::Diagnostics, "diagnostics"},
 };

@@ -182,6 +182,13 @@ void HazardChecker::restored() {
   armed_ = true;
 }
 
+void HazardChecker::powered_on() {
+  in_flight_.clear();
+  open_groups_.clear();
+  armed_ = false;
+  unarmed_reported_ = false;
+}
+
 std::string HazardChecker::where(isa::Memory m, std::uint64_t offset, std::uint64_t bytes) const {
   const std::uint64_t pb = isa::partition_bytes(m, geo_);
   const std::uint64_t last = offset + bytes - 1;

@@ -89,7 +89,8 @@ pevp_status pevp_open(const char* generation, pevp_vp** vp);
 pevp_status pevp_open_config(const char* generation, const char* const* settings, size_t count, pevp_vp** vp);
 /* Connects to a VP that `pe-vp serve --listen ENDPOINT` runs: "unix:PATH", "tcp:PORT" (127.0.0.1) or
  * "tcp:HOST:PORT". PEVP_ERR_CONNECTION when nothing answers, PEVP_ERR_STATE when the server is serving another
- * client. The server's VP keeps its state from client to client (a device, not a session).
+ * client. The server's VP keeps its state from client to client (a device, not a session), unless the server runs
+ * with --reset-between-clients (then each client finds it at its power-on state).
  * Over TCP the server takes a client only with the token it wrote to its token file (docs/protocol.md,
  * Authentication): pevp_connect presents the one in the file $PEVP_TOKEN_FILE names, else in the server's default
  * token file (~/.pe-vp/tcp-HOST-PORT.token) when there is one; a refused or missing token is PEVP_ERR_AUTH. */
@@ -163,6 +164,15 @@ pevp_status pevp_assemble(pevp_vp* vp, const char* source, void* records, size_t
  * Saving away from an idle point is PEVP_ERR_STATE. */
 pevp_status pevp_save_checkpoint(pevp_vp* vp, const char* path);
 pevp_status pevp_restore_checkpoint(pevp_vp* vp, const char* path);
+
+/* The hard reset (docs/sdk.md "Reset"): the VP as at power-on, at once, whatever it was doing. Everything queued,
+ * blocked or in flight is dropped -- the SEQ's queue, an instruction waiting on a semaphore nothing will set, the
+ * instructions in the array, the DMA queues and their descriptors, records submitted and not yet written, the
+ * interrupts -- and every register, counter, semaphore, SBUF, PSUM and device memory (HBM) is as at power-on; the
+ * host's memory stays (D-RESET-MEMORY). Simulated time does not move (the reset takes no simulated time) and the
+ * statistics start again. Arm the VP again before the next program. PEVP_ERR_STATE when the VP has no power-on
+ * state to return to (csrs.impl = rtl: D-CSR-RTL-CKPT). */
+pevp_status pevp_reset(pevp_vp* vp);
 
 /* The micro-op log (docs/cosim-reference.md): one JSON line per micro-op the sequencer schedules -- instruction,
  * opcode, kind, tile, PSUM banks, ready / issue / start / end / complete / done / response cycles, stalls -- for a

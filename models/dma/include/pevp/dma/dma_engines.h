@@ -158,6 +158,15 @@ class DmaEngines : public sc_core::sc_module {
   std::string idle_violation() const;
   bool busy() const;
 
+  // ---- hard reset (pevp/platform/reset.h) ----
+  // Returns the engines to their state at construction at the current simulated time, without waiting for
+  // anything: every queue disabled with its ring, head, tail, error record and counters zero, a descriptor being
+  // fetched, waiting for its semaphore or moving data dropped (a row already read or written stays so; its
+  // semaphore update, interrupt and observers never happen), the interrupt causes and enables clear, the register
+  // face at its reset values, the statistics and traffic counts zero. Takes no simulated time; needs the
+  // simulation running. The memories' channel bookings already made are theirs and stay (D-RESET-MEMORY).
+  void hard_reset();
+
  private:
   struct Endpoint;
   struct Queue;
@@ -198,6 +207,8 @@ class DmaEngines : public sc_core::sc_module {
   bool move_data_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<sc_core::sc_process_handle> engine_threads_;  // one per engine; hard_reset() restarts them
+  regfile::RegFileTarget::State power_on_face_;               // the register face as constructed
   std::uint32_t irq_status_ = 0, irq_enable_ = 0;
   regfile::RegFileTarget face_;
   tlm_utils::simple_initiator_socket<DmaEngines> face_port_;

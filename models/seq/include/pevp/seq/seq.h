@@ -194,6 +194,15 @@ class Seq : public sc_core::sc_module {
   // anything.
   void restore(const State& s);
 
+  // ---- hard reset (pevp/platform/reset.h) ------------------------------------------------------
+  // Drops, at the current simulated time and without waiting for anything, every instruction queued, held at the
+  // head on its EVENTS wait or in the array waiting for its response, and any fault reported or deferred: the SEQ is
+  // then (at once, or a delta later if its thread was runnable) idle and parked, nothing left to retire. A write
+  // into the queue waiting for room is refused with the records it queued before the reset. The registers,
+  // semaphores, counts and caches are left as they are: the platform's hard reset restores them from its power-on
+  // state next. Takes no simulated time; needs the simulation running (an SC_THREAD or SC_METHOD calls it).
+  void drop_work();
+
   // Called when seq_status busy/done/error change (the VCD recorder).
   std::function<void(bool busy, bool done, bool error)> status_observer;
   // Called when the firmware names an instruction (its self-name line, "S: Matmul"), with the instruction's index
@@ -300,6 +309,9 @@ class Seq : public sc_core::sc_module {
   sc_core::sc_event queued_, space_freed_, semaphore_changed_, resumed_, settled_, irq_changed_, retired_ev_;
   sc_core::sc_event stopped_;  // an error record was published: the queue stops
   sc_core::sc_event retire_due_;
+  // The dispatcher thread (run()); drop_work() restarts it from the top, which unwinds whatever it was waiting for.
+  sc_core::sc_process_handle dispatcher_;
+  std::uint64_t work_dropped_ = 0;  // drop_work() calls: a queue write waiting for room notices one happened
   bool irq_level_ = false;
   int last_status_ = -1;  // busy | done << 1 | error << 2, for status_observer
   regfile::FieldRef f_busy_, f_idle_, f_done_, f_error_, f_irq_done_, f_irq_error_, f_en_done_, f_en_error_;

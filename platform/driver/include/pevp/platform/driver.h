@@ -188,6 +188,10 @@ class Driver {
   // Forgets every instruction not yet written (a held remainder included), so
   // that clear_error() resumes only what the queue holds; returns how many.
   std::size_t discard_unwritten();
+  // After the engine's hard reset (pevp/platform/reset.h): discard_unwritten(), and a failure the feeder met that no
+  // wait reported yet is forgotten too -- nothing of the old program is left to write or to report. A burst the
+  // feeder is writing into a full queue is refused by the reset and the feeder ends.
+  void forget_program();
   // Waits until seq_status shows error, or done with every submitted
   // instruction written (interrupt, else polling every poll_interval), at most
   // `timeout` of simulated time. A bus error of the feeder is rethrown here. A timeout whose end would not fit

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <systemc>
@@ -21,6 +22,7 @@
 #include "pevp/pcie/host_memory.h"
 #include "pevp/pcie/pci_function.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/checkpoint.h"
 #include "pevp/platform/platform.h"
 
 namespace pevp::qemu_device {
@@ -68,8 +70,10 @@ class QemuDevice : public sc_core::sc_module {
   // One host BAR access (pcie::PciFunction::access), then the vector signal a write to an interrupt's register face
   // owes while its line stays high.
   pcie::BarStatus host_access(bool write, std::uint64_t address, unsigned size, std::uint64_t& value);
-  // The power-on state (D-PCI-RESET): the configuration header, every platform register, memory and queue. "" or
-  // why not (the platform could not reach an idle point; it is then left as it was).
+  // The power-on state (D-PCI-RESET): the configuration header, then the platform's hard reset
+  // (pevp/platform/reset.h): the work queued, blocked or in flight dropped, every register, memory and queue as at
+  // power-on, at the current simulated time. "" or why not (a platform that cannot be checkpointed, csrs.impl = rtl:
+  // then only the header and the DMA queues were reset).
   std::string reset();
 
   // Runs the simulation until stop() (call from the thread that elaborated). Rethrows what the simulation threw;
@@ -88,7 +92,7 @@ class QemuDevice : public sc_core::sc_module {
   std::unique_ptr<Inbox> inbox_;
   std::array<bool, kVectors> level_{};
   InterruptStats irq_stats_;
-  std::vector<std::uint8_t> power_on_;  // the platform's checkpoint at elaboration (D-PCI-RESET)
+  std::optional<platform::CheckpointImage> power_on_;  // taken before the host's first access (D-PCI-RESET)
   std::string power_on_error_;
 };
 

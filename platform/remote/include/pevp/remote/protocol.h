@@ -60,6 +60,7 @@ enum class Op : std::uint8_t {
   Stats = 0x50,         // -> lstr statistics JSON (docs/timing.md "Statistics")
   SaveCheckpoint = 0x60,     // -> the checkpoint's bytes (docs/checkpoint.md); the VP must be at an idle point
   RestoreCheckpoint = 0x61,  // rest: a checkpoint's bytes, checked whole before anything changes
+  Reset = 0x62,         // the hard reset: the work queued, blocked or in flight dropped, the VP at its power-on state
   MicroOpLog = 0x70,    // u8 on: start (1) or stop (0) keeping a JSON line per micro-op (docs/cosim-reference.md)
   MicroOpLogTake = 0x71,  // -> lstr the lines kept since the last take, whole lines, at most kMaxTransferBytes
   Diagnostics = 0x72,   // -> lstr the VP's warnings since the last take (hazards, checks.hazards = warn), one a line

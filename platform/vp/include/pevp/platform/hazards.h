@@ -84,6 +84,9 @@ class HazardChecker {
   void left(std::uint64_t index);    // retired at its response, or taken out by its fault
   // A checkpoint was restored: nothing is in flight, and the engine is armed as it was saved.
   void restored();
+  // A hard reset (reset.h) returned the platform to its power-on state: nothing is in flight, and the engine is
+  // unarmed again, as at power-on (an instruction submitted before the next arm sequence is unarmed_submit).
+  void powered_on();
 
   // ---- what the bus tells -----------------------------------------------------------------------------------------
   // A host access about to reach `window` ("sbuf", "psum", "apb", "iq", ...) whose base is `base`, at simulated

@@ -112,6 +112,8 @@ class Platform : public sc_core::sc_module {
     sc_core::sc_time first_start, last_end;
   };
   const DmaSpan& dma_span() const { return dma_span_; }
+  // A hard reset (reset.h) starts the figures again: no transfer since power-on.
+  void forget_dma_span() { dma_span_ = {}; }
 
   // Sees every system-bus access (after the engine caught up with it); the
   // trace recorder draws APB accesses from it.
