@@ -67,6 +67,7 @@ void integrate(std::vector<Recorder::Delta> steps, Emit emit) {
 
 Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), options_(std::move(options)) {
   if (!options_.trace_path.empty()) trace_ = std::make_unique<trace::TraceEventWriter>();
+  if (trace_ && !options_.trace_window.empty()) trace_->set_window(trace::parse_trace_window(options_.trace_window));
   if (!options_.vcd_path.empty()) {
     vcd_ = std::make_unique<trace::VcdWriter>();
     sig_busy_ = vcd_->signal("pe_vp.seq", "busy", 1);
@@ -287,6 +288,14 @@ std::string Recorder::check_config(const RecorderOptions& o, const VpConfig& c) 
 }
 
 std::string Recorder::check_paths(const RecorderOptions& o) {
+  if (!o.trace_window.empty()) {
+    if (o.trace_path.empty()) return "--trace-window " + o.trace_window + ": it keeps a window of the trace, and no --trace was given";
+    try {
+      trace::parse_trace_window(o.trace_window);
+    } catch (const std::invalid_argument& e) {
+      return std::string("--trace-window ") + e.what();
+    }
+  }
   std::vector<std::string> paths = {o.trace_path, o.vcd_path, o.stats_json_path, o.micro_op_log_path};
   if (!o.csr_fst_prefix.empty())
     for (const std::string& f : regfile_rtl::RtlCsrs::trace_paths(o.csr_fst_prefix)) paths.push_back(f);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "pevp/platform/config.h"
+#include "pevp/platform/interrupt.h"
 
 namespace pevp::platform {
 
@@ -36,6 +37,24 @@ class Host : public sc_core::sc_module {
   Driver driver_;
 };
 
+// Simulates as sc_start() does, in slices of this much simulated time, so that a watched signal (interrupt.h) is seen
+// between two of them. A slice is a few milliseconds of wall time in a timing run (docs/running.md, "Interrupting a
+// run"); slicing changes no event's order or time.
+sc_core::sc_time interrupt_slice() { return sc_core::sc_time(10, sc_core::SC_US); }
+
+void simulate_in_slices() {
+  while (true) {
+    sc_core::sc_start(interrupt_slice(), sc_core::SC_EXIT_ON_STARVATION);
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) return;  // the driver program's end: sc_stop()
+    if (const int signal = interrupt_signal()) {
+      const sc_core::sc_time at = sc_core::sc_time_stamp();
+      sc_core::sc_stop();  // the kernel ends here: no later sc_start resumes the suspended driver program
+      throw Interrupted(signal, at);
+    }
+    if (!sc_core::sc_pending_activity()) return;  // starved: the deadlock run() reports
+  }
+}
+
 }  // namespace
 
 struct VirtualPlatform::Impl {
@@ -61,7 +80,10 @@ sc_core::sc_time VirtualPlatform::run(std::function<void(Driver&)> program) {
   // The host ends the simulation with sc_stop(); the kernel's "Simulation stopped
   // by user" info (type /OSCI/SystemC) is the normal end of a program, not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_start();
+  if (interrupt_watched())
+    simulate_in_slices();
+  else
+    sc_core::sc_start();
   if (impl_->host.failure) std::rethrow_exception(impl_->host.failure);
   if (!impl_->host.finished)
     throw std::runtime_error("the simulation stopped before the driver program finished (deadlock: no events left)");

@@ -1,0 +1,39 @@
+#include "interrupted.h"
+
+#include "pevp/platform/interrupt.h"
+
+namespace pevp::platform {
+
+void mark_interrupted(nlohmann::json& stats, const InterruptedProgress& p) {
+  nlohmann::json what = {{"signal", signal_name(p.signal)},
+                         {"simulated_time_ns", p.at.to_seconds() * 1e9},
+                         {"instructions_retired", p.instructions_retired},
+                         {"instructions_total", p.instructions_total}};
+  if (p.steps) {
+    what["steps_done"] = p.steps->done;
+    what["steps_total"] = p.steps->total;
+  }
+  stats["interrupted"] = true;
+  stats["interruption"] = std::move(what);
+}
+
+std::string describe(const InterruptedProgress& p) {
+  std::string text = "interrupted by " + signal_name(p.signal) + " at " + p.at.to_string() + " simulated, " +
+                     std::to_string(p.instructions_retired) + " of " + std::to_string(p.instructions_total) +
+                     " instructions retired";
+  if (p.steps) text += ", " + std::to_string(p.steps->done) + " of " + std::to_string(p.steps->total) + " steps done";
+  return text;
+}
+
+std::string interrupted_line(std::string_view command, const InterruptedProgress& p,
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             const std::string& output_error) {
+  std::string line = std::string(command) + ": " + describe(p);
+  if (!output_error.empty()) return line + "; " + output_error;
+  std::string wrote;
+  for (const auto& [what, path] : outputs)
+    if (!path.empty()) wrote += (wrote.empty() ? "; wrote " : ", ") + path + " (" + what + ")";
+  return line + (wrote.empty() ? "; no output file was asked for" : wrote);
+}
+
+}  // namespace pevp::platform
