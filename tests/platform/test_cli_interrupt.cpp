@@ -59,7 +59,10 @@ struct Child {
   std::string out, err;
 };
 
-Child start(const std::vector<std::string>& args, const std::string& dir, const std::string& name) {
+// own_group: the child leads a process group of its own, as a shell's foreground job does (a terminal's Ctrl-C goes
+// to the whole group).
+Child start(const std::vector<std::string>& args, const std::string& dir, const std::string& name,
+            bool own_group = false) {
   Child c;
   c.out = dir + "/" + name + ".out";
   c.err = dir + "/" + name + ".err";
@@ -82,7 +85,8 @@ Child start(const std::vector<std::string>& args, const std::string& dir, const 
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | (own_group ? POSIX_SPAWN_SETPGROUP : 0));
   EXPECT_EQ(posix_spawn(&c.pid, PEVP_CLI, &actions, &attr, raw.data(), environ), 0);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
@@ -347,15 +351,18 @@ TEST(CliInterrupt, BadTraceWindowsAreRefusedBeforeSimulating) {
   }
 }
 
-// Six points of about a second each, one at a time: SIGINT after the first is recorded.
-TEST(CliInterrupt, SweepStopsAndItsResumeCommandFinishesIt) {
-  const std::string dir = scratch("sweep");
+// Six timing-only points of about a second each (an 8192^3 GEMM), one at a time: SIGINT once the first is recorded
+// reaches the sweep while the second runs.
+// terminal: SIGINT to the sweep's whole process group, as Ctrl-C sends it (its point in flight gets it too and ends
+// 130); else to the sweep alone, as `kill -INT` does (the sweep ends its point with SIGTERM).
+void interrupt_and_resume_a_sweep(const std::string& name, bool terminal) {
+  const std::string dir = scratch(name);
   std::ofstream(dir + "/s.toml") << "name = \"six\"\n[[workload]]\nname = \"w\"\n"
-                                    "gemms = [ { name = \"g\", m = 1024, k = 1024, n = 1024 } ]\n"
+                                    "gemms = [ { name = \"g\", m = 8192, k = 8192, n = 8192 } ]\n"
                                     "[grid]\ntile_n = [128, 256, 512]\n\"geometry.pe_rows\" = [64, 128]\n";
   const std::string out_dir = dir + "/out";
   const Child c = start({"sweep", dir + "/s.toml", "--out", out_dir, "--jobs", "1", "--no-plots", "--quiet"}, dir,
-                        "sweep");
+                        "sweep", terminal);
   const auto deadline = Clock::now() + std::chrono::seconds(120);
   const auto records = [&] {
     std::map<std::string, std::string> r;  // record file -> its bytes
@@ -364,13 +371,21 @@ TEST(CliInterrupt, SweepStopsAndItsResumeCommandFinishesIt) {
         if (e.path().extension() == ".json") r[e.path().filename().string()] = slurp(e.path().string());
     return r;
   };
-  while (records().empty() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (records().empty()) {
+  // A point in flight has its stderr file, KEY.json.err, beside the records.
+  const auto in_flight = [&] {
+    if (fs::exists(out_dir + "/points"))
+      for (const auto& e : fs::directory_iterator(out_dir + "/points"))
+        if (e.path().extension() == ".err") return true;
+    return false;
+  };
+  while ((records().empty() || !in_flight()) && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (records().empty() || !in_flight()) {
     ::kill(c.pid, SIGKILL);
     finish(c);
-    FAIL() << "no point was recorded in 120 s: " << slurp(c.err);
+    FAIL() << "no point recorded with the next one running in 120 s: " << slurp(c.err);
   }
-  ::kill(c.pid, SIGINT);  // the sweep alone, as `kill -INT` does: it ends the point in flight itself
+  ::kill(terminal ? -c.pid : c.pid, SIGINT);
   const int status = finish(c);
   const std::string err = slurp(c.err);
   EXPECT_EQ(exit_code(status), 130) << err;
@@ -398,6 +413,12 @@ TEST(CliInterrupt, SweepStopsAndItsResumeCommandFinishesIt) {
   EXPECT_EQ(all.size(), 6u);
   for (const auto& [file, bytes] : kept) EXPECT_EQ(all.at(file), bytes) << file << " was run again";
   EXPECT_TRUE(fs::exists(out_dir + "/results.csv"));
+}
+
+TEST(CliInterrupt, SweepStopsOnKillAndItsResumeCommandFinishesIt) { interrupt_and_resume_a_sweep("sweep_kill", false); }
+
+TEST(CliInterrupt, SweepStopsOnCtrlCAndItsResumeCommandFinishesIt) {
+  interrupt_and_resume_a_sweep("sweep_ctrl_c", true);
 }
 
 }  // namespace
