@@ -39,10 +39,21 @@ class Host : public sc_core::sc_module {
 
 // Simulates as sc_start() does, in slices of this much simulated time, so that a watched signal (interrupt.h) is seen
 // between two of them. A slice is a few milliseconds of wall time in a timing run (docs/running.md, "Interrupting a
-// run"); slicing changes no event's order or time.
+// run"); slicing changes no event's order or time. A run whose simulated time hardly moves (a functional one) is
+// paused instead at the first instruction that leaves the SEQ after the signal.
 sc_core::sc_time interrupt_slice() { return sc_core::sc_time(10, sc_core::SC_US); }
 
-void simulate_in_slices() {
+void simulate_in_slices(seq::Seq& seq) {
+  const auto previous = seq.left_observer;
+  seq.left_observer = [previous](std::uint64_t index) {
+    if (previous) previous(index);
+    if (interrupt_signal() != 0) sc_core::sc_pause();  // ends the current delta cycle's sc_start
+  };
+  struct Restore {
+    seq::Seq& seq;
+    std::function<void(std::uint64_t)> previous;
+    ~Restore() { seq.left_observer = previous; }
+  } restore{seq, previous};
   while (true) {
     sc_core::sc_start(interrupt_slice(), sc_core::SC_EXIT_ON_STARVATION);
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED) return;  // the driver program's end: sc_stop()
@@ -81,7 +92,7 @@ sc_core::sc_time VirtualPlatform::run(std::function<void(Driver&)> program) {
   // by user" info (type /OSCI/SystemC) is the normal end of a program, not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   if (interrupt_watched())
-    simulate_in_slices();
+    simulate_in_slices(impl_->platform.seq);
   else
     sc_core::sc_start();
   if (impl_->host.failure) std::rethrow_exception(impl_->host.failure);
