@@ -28,7 +28,7 @@ struct InterruptedProgress {
 // instructions_retired, instructions_total[, steps_done, steps_total]}.
 void mark_interrupted(nlohmann::json& stats, const InterruptedProgress& p);
 
-// "interrupted by SIGINT at 12.5 us simulated, 1200 of 4096 instructions retired[, 3 of 16 steps done]"
+// "interrupted by SIGINT at 12.500 us simulated, 1200 of 4096 instructions retired[, 3 of 16 steps done]"
 std::string describe(const InterruptedProgress& p);
 
 // The one stderr line: "<command>: <describe>; wrote <path> (<what>), ..." or "; no output file was asked for",
