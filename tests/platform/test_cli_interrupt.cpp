@@ -308,7 +308,7 @@ TEST(CliInterrupt, TraceWindowKeepsExactlyTheEventsInIt) {
   const std::vector<std::string> gemm = {"gemm", "--m", "256", "--k", "512", "--n", "512", "--no-check", "--quiet"};
   const auto traced = [&](const std::string& name, const std::vector<std::string>& extra) {
     std::vector<std::string> args = gemm;
-    args.insert(args.end(), {"--trace", dir + "/" + name + ".json"});
+    args.insert(args.end(), {"--trace", dir + "/" + name + ".json", "--vcd", dir + "/" + name + ".vcd"});
     args.insert(args.end(), extra.begin(), extra.end());
     const Child c = start(args, dir, name);
     EXPECT_EQ(exit_code(finish(c)), 0) << slurp(c.err);
@@ -317,20 +317,45 @@ TEST(CliInterrupt, TraceWindowKeepsExactlyTheEventsInIt) {
   const std::multiset<Event> full = events_of(traced("full", {}));
   ASSERT_GT(full.size(), 100u);
 
-  // Time: [1 us, 2 us): a slice overlapping it, an instant or a counter sample in it (ts and dur in us).
-  const json time_doc = traced("time", {"--trace-window", "1us:2us"});
-  EXPECT_EQ(time_doc["otherData"]["window"], "1us:2us");
+  // Time: [4.4 us, 5.5 us), where the array is busy: a slice overlapping it, an instant or a counter sample in it
+  // (ts and dur in us).
+  const json time_doc = traced("time", {"--trace-window", "4.4us:5.5us"});
+  EXPECT_EQ(time_doc["otherData"]["window"], "4.4us:5.5us");
   std::multiset<Event> expected;
   for (const Event& e : full) {
     const double ts = std::get<4>(e), dur = std::get<5>(e);
-    if (ts < 2.0 && (ts >= 1.0 || ts + dur > 1.0)) expected.insert(e);
+    if (ts < 5.5 && (ts >= 4.4 || ts + dur > 4.4)) expected.insert(e);
   }
   ASSERT_GT(expected.size(), 0u);
   ASSERT_LT(expected.size(), full.size());
   EXPECT_EQ(events_of(time_doc), expected);
 
+  // The VCD of the time window: every signal's value at 4.4 us as the full VCD has it then, and the full VCD's
+  // changes inside (4.4 us, 5.5 us) -- nothing before, nothing from 5.5 us on.
+  using pevp::trace::test::read_vcd;
+  const pevp::trace::test::Vcd full_vcd = read_vcd(slurp(dir + "/full.vcd")), window_vcd = read_vcd(slurp(dir + "/time.vcd"));
+  EXPECT_TRUE(window_vcd.problems.empty()) << ::testing::PrintToString(window_vcd.problems);
+  EXPECT_NE(slurp(dir + "/time.vcd").find("$comment window 4.4us:5.5us $end"), std::string::npos);
+  ASSERT_FALSE(window_vcd.stamps.empty());
+  EXPECT_EQ(window_vcd.stamps.front(), 4'400'000u);
+  EXPECT_LT(window_vcd.stamps.back(), 5'500'000u);
+  ASSERT_EQ(window_vcd.vars.size(), full_vcd.vars.size());
+  std::size_t inside = 0;
+  for (const auto& var : full_vcd.vars) {
+    EXPECT_EQ(window_vcd.at(var.name, 4'400'000), full_vcd.at(var.name, 4'400'000)) << var.name;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> want, got;
+    for (const auto& change : full_vcd.history[full_vcd.var_of_name.at(var.name)])
+      if (change.first > 4'400'000 && change.first < 5'500'000) want.push_back(change);
+    for (const auto& change : window_vcd.history[window_vcd.var_of_name.at(var.name)])
+      if (change.first > 4'400'000) got.push_back(change);
+    EXPECT_EQ(got, want) << var.name;
+    inside += want.size();
+  }
+  EXPECT_GT(inside, 0u) << "the window holds changes";
+
   // Instructions [3, 9): the events whose "instruction" argument is in it.
   const json instr_doc = traced("instr", {"--trace-window", "i3:i9"});
+  EXPECT_EQ(slurp(dir + "/instr.vcd"), slurp(dir + "/full.vcd")) << "an instruction window leaves the VCD whole";
   EXPECT_EQ(instr_doc["otherData"]["window_kind"], "instructions");
   expected.clear();
   for (const Event& e : full) {
@@ -348,7 +373,8 @@ TEST(CliInterrupt, BadTraceWindowsAreRefusedBeforeSimulating) {
        "pe-vp gemm: --trace-window '20us:10us': END '10us' is before START '20us'"},
       {{"--trace", dir + "/t.json", "--trace-window", "5us:5us"}, "the window is empty"},
       {{"--trace", dir + "/t.json", "--trace-window", "5furlongs:"}, "unknown unit 'furlongs'"},
-      {{"--trace-window", "1us:2us"}, "--trace-window 1us:2us: it keeps a window of the trace, and no --trace"},
+      {{"--trace-window", "1us:2us"},
+       "--trace-window 1us:2us: it keeps a window of the trace or the VCD, and neither --trace nor --vcd was given"},
   };
   for (const auto& [extra, why] : cases) {
     std::vector<std::string> args = {"gemm", "--m", "64", "--k", "64", "--n", "64", "--quiet"};

@@ -7,6 +7,7 @@
 
 #include "pevp/trace/trace_events.h"
 #include "pevp/trace/trace_window.h"
+#include "pevp/trace/vcd.h"
 
 namespace pevp::trace::test {
 namespace {
@@ -128,6 +129,23 @@ TEST(TraceWindow, WriterKeepsOnlyTheWindow) {
   EXPECT_EQ(idoc["otherData"]["window_kind"], "instructions");
   EXPECT_EQ(idoc["otherData"]["interrupted"], "by SIGINT");
   EXPECT_EQ(idoc["otherData"]["generator"], "pe-vp");
+}
+
+// A VCD of the window [100, 300) ps: the values at 100 (changes up to and at it applied), then the changes before 300.
+TEST(TraceWindow, VcdHoldsTheValuesAtStartAndTheChangesInside) {
+  VcdWriter w;
+  const auto a = w.signal("top", "a", 1), b = w.signal("top", "b", 4);
+  w.change(a, 50, 1);   // before: a is 1 at 100
+  w.change(b, 100, 5);  // at START: b is 5 at 100
+  w.change(a, 200, 0);  // inside
+  w.change(b, 300, 7);  // at END: out
+  w.set_window(100, 300, "100ps:300ps");
+  std::ostringstream os;
+  w.write(os);
+  EXPECT_EQ(os.str(),
+            "$version pe-vp $end\n$timescale 1ps $end\n$comment window 100ps:300ps $end\n"
+            "$scope module top $end\n$var wire 1 ! a $end\n$var wire 4 \" b [3:0] $end\n$upscope $end\n"
+            "$enddefinitions $end\n#100\n$dumpvars\n1!\nb101 \"\n$end\n#200\n0!\n");
 }
 
 }  // namespace

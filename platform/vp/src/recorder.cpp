@@ -67,13 +67,18 @@ void integrate(std::vector<Recorder::Delta> steps, Emit emit) {
 
 Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), options_(std::move(options)) {
   if (!options_.trace_path.empty()) trace_ = std::make_unique<trace::TraceEventWriter>();
-  if (trace_ && !options_.trace_window.empty()) trace_->set_window(trace::parse_trace_window(options_.trace_window));
   if (!options_.vcd_path.empty()) {
     vcd_ = std::make_unique<trace::VcdWriter>();
     sig_busy_ = vcd_->signal("pe_vp.seq", "busy", 1);
     sig_done_ = vcd_->signal("pe_vp.seq", "done", 1);
     sig_error_ = vcd_->signal("pe_vp.seq", "error", 1);
     row_group_busy_.resize(arrseq::Timeline::kRowGroups);
+  }
+  if (!options_.trace_window.empty()) {
+    trace::TraceWindow window = trace::parse_trace_window(options_.trace_window);
+    // The VCD takes a time window; an instruction window leaves it whole (its signals name no instruction).
+    if (vcd_ && window.kind == trace::TraceWindow::Kind::Time) vcd_->set_window(window.begin, window.end, window.text);
+    if (trace_) trace_->set_window(std::move(window));
   }
   if (trace_ || vcd_) hook_observers();
   // After the recorder's hooks: the log chains the micro-op observer it finds.
@@ -289,7 +294,9 @@ std::string Recorder::check_config(const RecorderOptions& o, const VpConfig& c) 
 
 std::string Recorder::check_paths(const RecorderOptions& o) {
   if (!o.trace_window.empty()) {
-    if (o.trace_path.empty()) return "--trace-window " + o.trace_window + ": it keeps a window of the trace, and no --trace was given";
+    if (o.trace_path.empty() && o.vcd_path.empty())
+      return "--trace-window " + o.trace_window + ": it keeps a window of the trace or the VCD, and neither --trace nor "
+             "--vcd was given";
     try {
       trace::parse_trace_window(o.trace_window);
     } catch (const std::invalid_argument& e) {
