@@ -23,7 +23,7 @@ struct LocalOptions {
   std::string pe_vp;    // the pe-vp binary the points run
   std::string out_dir;  // records go to out_dir/points
   unsigned jobs = 1;    // processes at once
-  // Asked between points and whenever a wait for one is interrupted (EINTR): true stops the run -- no point is
+  // Asked between points and every 10 ms while waiting for one: true stops the run -- no point is
   // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
   // that had ended successfully is recorded. Empty = never.
   std::function<bool()> stop_requested = {};
