@@ -1,5 +1,6 @@
 #include "pevp/platform/virtual_platform.h"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 
@@ -54,8 +55,12 @@ void simulate_in_slices(seq::Seq& seq) {
     std::function<void(std::uint64_t)> previous;
     ~Restore() { seq.left_observer = previous; }
   } restore{seq, previous};
-  while (true) {
-    sc_core::sc_start(interrupt_slice(), sc_core::SC_EXIT_ON_STARVATION);
+  for (bool first = true;; first = false) {
+    // At least up to the next event: a slice that ends before it would return with nothing done (an engine's next
+    // event may lie a long way ahead) and the loop would never move. The first call elaborates: no event yet.
+    const sc_core::sc_time step =
+        first ? interrupt_slice() : std::max(interrupt_slice(), sc_core::sc_time_to_pending_activity());
+    sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED) return;  // the driver program's end: sc_stop()
     if (const int signal = interrupt_signal()) {
       const sc_core::sc_time at = sc_core::sc_time_stamp();
