@@ -74,21 +74,45 @@ TrackId TraceEventWriter::track(std::string_view process, std::string_view threa
   return id;
 }
 
+void TraceEventWriter::set_window(TraceWindow window) { window_ = std::move(window); }
+
+void TraceEventWriter::note(std::string_view key, std::string_view value) {
+  for (auto& [k, v] : notes_)
+    if (k == key) {
+      v = std::string(value);
+      return;
+    }
+  notes_.emplace_back(std::string(key), std::string(value));
+}
+
+bool TraceEventWriter::in_window(std::uint64_t start_ps, std::uint64_t dur_ps, const std::vector<Arg>& args) const {
+  if (!window_) return true;
+  if (window_->kind == TraceWindow::Kind::Time) return window_->holds_span(start_ps, dur_ps);
+  for (const Arg& a : args)
+    if (a.key == "instruction")
+      if (const auto* i = std::get_if<std::int64_t>(&a.value))
+        return *i >= 0 && window_->holds_instruction(static_cast<std::uint64_t>(*i));
+  return false;
+}
+
 void TraceEventWriter::slice(TrackId t, std::string_view name, std::string_view category, std::uint64_t start_ps,
                              std::uint64_t dur_ps, std::vector<Arg> args) {
   check_track(t);
+  if (!in_window(start_ps, dur_ps, args)) return;
   const auto [b, n] = keep_args(args);
   slices_.push_back(Slice{t, intern(name), intern(category), b, n, start_ps, dur_ps});
 }
 
 void TraceEventWriter::instant(TrackId t, std::string_view name, std::uint64_t ts_ps, std::vector<Arg> args) {
   check_track(t);
+  if (!in_window(ts_ps, 0, args)) return;
   const auto [b, n] = keep_args(args);
   instants_.push_back(Instant{t, intern(name), b, n, ts_ps});
 }
 
 void TraceEventWriter::counter(std::string_view process, std::string_view name, std::uint64_t ts_ps, double value) {
   if (!std::isfinite(value)) return;
+  if (window_ && (window_->kind != TraceWindow::Kind::Time || !window_->holds_span(ts_ps, 0))) return;
   counters_.push_back(Counter{process_index(process), intern(name), ts_ps, value});
 }
 
@@ -312,7 +336,19 @@ void TraceEventWriter::write(std::ostream& os) const {
     o += '}';
     out.maybe_flush();
   }
-  o += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"pe-vp\"}}\n";
+  o += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"pe-vp\"";
+  const auto other = [&o](std::string_view key, std::string_view value) {
+    o += ',';
+    detail::append_json_string(o, key);
+    o += ':';
+    detail::append_json_string(o, value);
+  };
+  if (window_) {
+    other("window", window_->text);
+    other("window_kind", window_->kind == TraceWindow::Kind::Time ? "time" : "instructions");
+  }
+  for (const auto& [key, value] : notes_) other(key, value);
+  o += "}}\n";
   out.flush();
 }
 

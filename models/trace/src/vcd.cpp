@@ -116,6 +116,7 @@ void VcdWriter::write(std::ostream& os) const {
   detail::Chunked out(os);
   std::string& o = out.buf();
   o += "$version pe-vp $end\n$timescale 1ps $end\n";
+  if (window_) o += "$comment window " + window_->text + " $end\n";
   const auto emit_scope = [&](const auto& self, const ScopeNode& n) -> void {
     o += "$scope module " + n.name + " $end\n";
     for (SignalId i : n.vars) {
@@ -145,15 +146,19 @@ void VcdWriter::write(std::ostream& os) const {
 
   std::vector<std::uint64_t> value(signals_.size(), 0);
   std::size_t k = 0;
-  // Time 0: the changes there are the initial values.
-  for (; k < sorted.size() && sorted[k].c.time == 0; ++k) value[sorted[k].c.signal] = sorted[k].c.value;
-  o += "#0\n$dumpvars\n";
+  // The first time written (0, or the window's start): the changes up to it make the initial values.
+  const std::uint64_t first = window_ ? window_->begin : 0;
+  for (; k < sorted.size() && sorted[k].c.time <= first; ++k) value[sorted[k].c.signal] = sorted[k].c.value;
+  o.push_back('#');
+  detail::append_uint(o, first);
+  o += "\n$dumpvars\n";
   for (SignalId i = 0; i < signals_.size(); ++i) append_value(o, signals_[i].width, value[i], ids[i]);
   o += "$end\n";
   out.maybe_flush();
 
   while (k < sorted.size()) {
     const std::uint64_t t = sorted[k].c.time;
+    if (window_ && window_->end && t >= *window_->end) break;
     bool stamped = false;
     while (k < sorted.size() && sorted[k].c.time == t) {
       const SignalId s = sorted[k].c.signal;
@@ -173,6 +178,10 @@ void VcdWriter::write(std::ostream& os) const {
     out.maybe_flush();
   }
   out.flush();
+}
+
+void VcdWriter::set_window(std::uint64_t begin_ps, std::optional<std::uint64_t> end_ps, std::string text) {
+  window_ = Window{begin_ps, end_ps, std::move(text)};
 }
 
 bool VcdWriter::write_file(const std::string& path, std::string* error) const {

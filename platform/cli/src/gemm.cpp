@@ -28,9 +28,11 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/interrupt.h"
 #include "pevp/platform/virtual_platform.h"
 
 #include "gemm_dma.h"
+#include "interrupted.h"
 
 namespace pevp::platform {
 
@@ -116,6 +118,17 @@ bool inside(const memory::Memory& mem, std::uint64_t local, std::uint64_t stride
 std::uint64_t bus_sbuf(const AddressMap& map, std::uint32_t a) { return map.sbuf + (a - isa::ArrayGeometry::kSbufBase); }
 std::uint64_t bus_psum(const AddressMap& map, std::uint32_t a) { return map.psum + (a - isa::ArrayGeometry::kPsumBase); }
 
+// How far an interrupted run came: its retired instructions of the plan's, its steps done of the plan's.
+InterruptedProgress interrupted_progress(const host::GemmPlan& plan, const GemmRun& run) {
+  InterruptedProgress p;
+  p.signal = run.interrupted_by;
+  p.at = sc_core::sc_time(run.interrupted_at_ps, sc_core::SC_PS);
+  p.instructions_retired = run.stats["instructions"]["retired"].get<std::uint64_t>();
+  for (const auto& [op, count] : plan.stats.instructions) p.instructions_total += count;
+  if (run.steps_done) p.steps = InterruptedProgress::Steps{*run.steps_done, plan.stats.steps};
+  return p;
+}
+
 }  // namespace
 
 nlohmann::json scalesim_view(const nlohmann::json& pevp, const host::GemmShape& shape, const isa::ArrayGeometry& geo) {
@@ -163,6 +176,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
   Recorder recorder(vp.platform(), outputs);
   GemmRun r;
   if (data) r.c = allocate_result(plan.shape.m, plan.shape.n);
+  try {
   vp.run([&](Driver& d) {
     d.arm();
     for (const CsrWrite& w : csrs) d.write(w.reg, w.value);
@@ -187,7 +201,10 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
     memory::Memory& psum = vp.platform().psum;
     const bool direct = data && !vp.platform().bus_observer;
     const unsigned threads = config.host_threads != 0 ? config.host_threads : pe::available_host_threads();
+    r.steps_done = 0;
     walk([&](const host::Step& step) {
+      // A safe point of the driver program (interrupt.h): in a functional run simulated time may not move at all.
+      if (const int signal = interrupt_signal()) throw Interrupted(signal, sc_core::sc_time_stamp());
       for (const host::SbufLoad& load : step.loads) {
         const std::size_t per = load.bytes_per_partition();
         if (!data) {  // the same bus time, no bytes: timing is identical with and without data
@@ -255,7 +272,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
                     config.geometry.psum_partition_bytes(), row.data(), per, per, rd.partitions);
         host::store_read(rd, row.data(), r.c);
       }
-      ++s;
+      r.steps_done = ++s;
       if (progress) progress->advance(step.program.size());
       return true;
     });
@@ -274,11 +291,20 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
       r.weight_load_counter += d.read_counter48("top", "arr_seq_ififo_perf_weight_load." + name + "_instr_cnt_lsb");
     }
   });
+  } catch (const Interrupted& i) {
+    r.interrupted_by = i.signal;
+    r.interrupted_at_ps = i.at.to_seconds() * 1e12;
+  }
   if (progress) progress->finish();
   if (const std::optional<HazardReport> h = vp.platform().hazards.take_error()) r.hazard_error = h->text;
   r.stats = run_stats(vp.platform());
   if (config.timing_model == TimingModel::ScalesimWs && config.mode != SimMode::Functional)
     r.stats = scalesim_view(r.stats, header.shape, config.geometry);
+  if (r.interrupted_by != 0) {
+    const InterruptedProgress p = interrupted_progress(header, r);
+    mark_interrupted(r.stats, p);
+    if (trace::TraceEventWriter* trace = recorder.trace()) trace->note("interrupted", describe(p));
+  }
   recorder.finish(&r.output_error, &r.stats);
   return r;
 }
@@ -579,13 +605,18 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   GemmRun run;
+  int late_signal = 0;  // a signal noted after the simulation's end, while its files were written
   try {
+    // SIGINT / SIGTERM stop the simulation at its next safe point, which then writes what it has; after the run (the
+    // host references of --check) they end the process as usual.
+    const InterruptWatch watch;
     Progress progress(err, cmd.progress, total, "pe-vp gemm", "instructions");
     const host::GemmShape shape = plan.shape;
     const host::GemmOptions walk_options = plan.options;
     const StepWalk steps = [&](const StepSink& sink) { host::walk_gemm(shape, walk_options, sink); };
     run = run_gemm_steps(plan, steps, data ? &ea : nullptr, data ? &eb : nullptr, config, cmd.outputs, &progress, csrs,
                          cmd.data_path);
+    if (run.interrupted_by == 0) late_signal = interrupt_signal();
   } catch (const std::bad_alloc&) {
     throw;  // the host ran out of memory, the driver program did not fail: sc_main reports it
   } catch (const std::exception& e) {
@@ -593,6 +624,16 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
     return 3;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (run.interrupted_by != 0) {
+    err << interrupted_line("pe-vp gemm", interrupted_progress(plan, run),
+                            {{"trace", cmd.outputs.trace_path},
+                             {"vcd", cmd.outputs.vcd_path},
+                             {"stats", cmd.outputs.stats_json_path},
+                             {"micro-op log", cmd.outputs.micro_op_log_path}},
+                            run.output_error)
+        << '\n';
+    return interrupted_status(run.interrupted_by);
+  }
   if (!run.hazard_error.empty()) {
     err << "pe-vp gemm: " << run.hazard_error << '\n';
     return 3;
@@ -637,6 +678,11 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   if (!run.output_error.empty()) {
     err << "pe-vp gemm: " << run.output_error << '\n';
     return 2;
+  }
+  if (late_signal != 0) {
+    err << "pe-vp gemm: interrupted by " << signal_name(late_signal)
+        << " after the simulation had ended: its files are complete; the check and --out were skipped\n";
+    return interrupted_status(late_signal);
   }
 
   int status = 0;

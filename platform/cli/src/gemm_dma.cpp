@@ -4,6 +4,8 @@
 // end waits for the last eviction and reads C from device memory.
 #include "gemm_dma.h"
 
+#include "pevp/platform/interrupt.h"
+
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -211,6 +213,8 @@ DmaPathResult run_dma_steps(Driver& d, Platform& p, const host::GemmPlan& header
   DmaRunner runner(d, p, header, data);
   std::size_t s = 0;
   walk([&](const host::Step& step) {
+    // A safe point of the driver program (interrupt.h): in a functional run simulated time may not move at all.
+    if (const int signal = interrupt_signal()) throw Interrupted(signal, sc_core::sc_time_stamp());
     if (!runner.step(step, a, b, out.failure)) {
       out.failed_step = s;
       return false;

@@ -197,6 +197,9 @@ int run_command(int argc, char* argv[]) {
         ->check(CLI::IsMember({"functional", "timing", "both"}, CLI::ignore_case));
     sub->add_option("--trace", o.trace_path, "Write a Perfetto / Chrome trace-event timeline (JSON) here")->check(kPath);
     sub->add_option("--vcd", o.vcd_path, "Write a VCD of IFIFO level, row-group busy, done, throttle here")->check(kPath);
+    sub->add_option("--trace-window", o.trace_window,
+                    "Keep only the --trace events in START:END: simulated time (10us:20us, 1ms:) or instructions "
+                    "(i100:i200); END exclusive, either side may be left out (docs/trace-format.md)");
     sub->add_option("--stats-json", o.stats_json_path,
                     "Write the run statistics (cycles, utilisation, TFLOPS, stalls by reason) here")
         ->check(kPath);

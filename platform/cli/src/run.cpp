@@ -21,8 +21,11 @@
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/checkpoint.h"
 #include "pevp/platform/driver.h"
+#include "pevp/platform/interrupt.h"
 #include "pevp/platform/regs.h"
 #include "pevp/platform/virtual_platform.h"
+
+#include "interrupted.h"
 
 namespace pevp::platform {
 
@@ -328,6 +331,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     return 2;
   }
 
+  // SIGINT / SIGTERM stop the simulation at its next safe point; the outputs are then written as they stand.
+  const InterruptWatch watch;
   VirtualPlatform vp(vpc);
   Recorder recorder(vp.platform(), cmd.outputs);
   // The trace of a faulting program is the one most worth having: written either way.
@@ -460,6 +465,25 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         dumped[i] = std::move(m);
       }
     });
+  } catch (const Interrupted& i) {
+    InterruptedProgress p;
+    p.signal = i.signal;
+    p.at = i.at;
+    nlohmann::json stats = run_stats(vp.platform());
+    p.instructions_retired = stats["instructions"]["retired"].get<std::uint64_t>();
+    p.instructions_total = program.size();
+    mark_interrupted(stats, p);
+    if (trace::TraceEventWriter* trace = recorder.trace()) trace->note("interrupted", describe(p));
+    std::string error;
+    recorder.finish(&error, &stats);
+    err << interrupted_line("pe-vp run", p,
+                            {{"trace", cmd.outputs.trace_path},
+                             {"vcd", cmd.outputs.vcd_path},
+                             {"stats", cmd.outputs.stats_json_path},
+                             {"micro-op log", cmd.outputs.micro_op_log_path}},
+                            error)
+        << '\n';
+    return interrupted_status(i.signal);
   } catch (const RunFailure& f) {
     err << "pe-vp run: " << f.what() << '\n';
     write_outputs();
@@ -504,6 +528,11 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     summary << "  wrote " << cmd.dumps[i].file << " (" << cmd.dumps[i].rows << "x" << cmd.dumps[i].cols << " "
             << cmd.dumps[i].dtype << " from " << hex(cmd.dumps[i].address) << ", as fp32)\n";
+  }
+  if (const int signal = interrupt_signal()) {  // noted after the simulation's end, while the files were written
+    err << "pe-vp run: interrupted by " << signal_name(signal) << " after the simulation had ended: its files are "
+        << "complete\n";
+    return interrupted_status(signal);
   }
   return 0;
 }

@@ -1,6 +1,9 @@
 // `pe-vp sweep` (see sweep_cmd.h and docs/sweeps.md).
 #include "pevp/platform/sweep_cmd.h"
 
+#include "pevp/platform/interrupt.h"
+#include "sweep_resume.h"
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -291,6 +294,19 @@ std::string out_dir_problem(const std::string& dir) {
   return "";
 }
 
+// The local runner's options, stopping when a watched signal was noted (interrupt.h).
+sweep::LocalOptions stoppable(sweep::LocalOptions o) {
+  o.stop_requested = [] { return interrupt_signal() != 0; };
+  return o;
+}
+
+// "interrupted by SIGINT: 3 of 8 points recorded, 2 in flight ended unrecorded"
+std::string stopped_text(const sweep::LocalOutcome& done, std::size_t points) {
+  return "interrupted by " + signal_name(interrupt_signal()) + ": " + std::to_string(done.recorded) + " of " +
+         std::to_string(points) + " points recorded, " + std::to_string(done.ended_in_flight) +
+         " in flight ended unrecorded";
+}
+
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace
@@ -304,9 +320,17 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
     if (cmd.run_chunk) {  // a Slurm task: its chunk, one point after another
       const sweep::SweepPlan plan = read_plan(cmd.out_dir);
       const std::vector<std::size_t> todo = sweep::read_chunk(cmd.out_dir, *cmd.run_chunk);
-      sweep::run_local(plan, todo, {cmd.pe_vp, cmd.out_dir, 1}, [&](const sweep::PlannedPoint& p, const json& r) {
-        out << p.key << " " << p.point.workload << "/" << p.point.layer.name << ": " << r.value("status", "") << '\n';
-      });
+      // Slurm ends a task with SIGTERM (scancel, its time limit): the point in flight stops unrecorded.
+      const InterruptWatch watch(true);
+      const sweep::LocalOutcome done =
+          sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, 1}), [&](const sweep::PlannedPoint& p, const json& r) {
+            out << p.key << " " << p.point.workload << "/" << p.point.layer.name << ": " << r.value("status", "") << '\n';
+          });
+      if (done.stopped) {
+        err << "pe-vp sweep: chunk " << *cmd.run_chunk << " " << stopped_text(done, todo.size())
+            << "; a rerun with --resume runs the rest\n";
+        return interrupted_status(interrupt_signal());
+      }
       return 0;
     }
     if (cmd.collect) {
@@ -368,13 +392,26 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
                             cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait};
       const auto chunks = sweep::chunks_of(todo, cmd.chunk_size);
       std::string id;
+      const InterruptWatch watch(true);
       try {
         id = sweep::submit_slurm(chunks, o);
       } catch (const std::bad_alloc&) {
         throw;
       } catch (const std::exception& e) {
+        if (const int signal = interrupt_signal()) {  // sbatch --wait met the terminal's Ctrl-C too
+          err << "pe-vp sweep: interrupted by " << signal_name(signal) << " (" << e.what() << "); the tasks Slurm "
+              << "started or queued go on (squeue shows them, scancel ends them); resume with: "
+              << resume_command(cmd) << '\n';
+          return interrupted_status(signal);
+        }
         err << "pe-vp sweep: " << e.what() << '\n';
         return 3;
+      }
+      if (const int signal = interrupt_signal()) {
+        err << "pe-vp sweep: interrupted by " << signal_name(signal) << ": Slurm job " << id << " goes on (scancel "
+            << id << " ends it); when it has ended, pe-vp sweep --collect --out " << cmd.out_dir
+            << " merges its points, or resume with: " << resume_command(cmd) << '\n';
+        return interrupted_status(signal);
       }
       out << "  submitted: Slurm job " << id << ", an array of " << chunks.size() << " task(s)\n";
       if (!cmd.wait) {
@@ -383,9 +420,12 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       }
     } else if (!todo.empty()) {
       Progress progress(err, cmd.progress, todo.size(), "pe-vp sweep", "points");
+      // SIGINT / SIGTERM: no point starts any more, those in flight are ended unrecorded (D-SWEEP-INTERRUPT).
+      const InterruptWatch watch(true);
+      sweep::LocalOutcome done;
       try {
-        sweep::run_local(plan, todo, {cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()},
-                         [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
+        done = sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()}),
+                                [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
       } catch (const std::bad_alloc&) {
         throw;
       } catch (const std::exception& e) {
@@ -393,6 +433,10 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
         return 3;
       }
       progress.finish();
+      if (done.stopped) {
+        err << "pe-vp sweep: " << stopped_text(done, todo.size()) << "; resume with: " << resume_command(cmd) << '\n';
+        return interrupted_status(interrupt_signal());
+      }
     }
     return collect(cmd, plan, out, err);
   } catch (const sweep::SpecError& e) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "pevp/documents/documents.h"
 
@@ -117,28 +118,58 @@ int run_process(const std::vector<std::string>& argv, const std::string& out_pat
   return wait_for(spawn(argv, out_path, err_path));
 }
 
-void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& o,
-               const std::function<void(const PlannedPoint&, const json&)>& done) {
+LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& o,
+                       const std::function<void(const PlannedPoint&, const json&)>& done) {
   std::filesystem::create_directories(points_dir(o.out_dir));
   std::map<pid_t, Running> running;
   std::size_t next = 0;
+  LocalOutcome outcome;
   const unsigned jobs = o.jobs == 0 ? 1 : o.jobs;
+  const auto stopping = [&] { return o.stop_requested && o.stop_requested(); };
+  // A point in flight when the run stops: its files go, no record is written, --resume runs it again.
+  const auto forget = [](const Running& r) {
+    std::remove(r.stats.c_str());
+    std::remove(r.err.c_str());
+  };
   const auto reap_one = [&] {
     int status = 0;
     pid_t pid;
-    while ((pid = ::waitpid(-1, &status, 0)) < 0)
-      if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    // With a stop to watch for, the wait polls: a stop noted just before a blocking wait began would go unseen until
+    // the next point ended. A poll is every 10 ms, and a signal cuts its sleep short.
+    const bool poll = static_cast<bool>(o.stop_requested);
+    while ((pid = ::waitpid(-1, &status, poll ? WNOHANG : 0)) <= 0) {
+      if (pid < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      if (stopping()) return;
+      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     const auto it = running.find(pid);
     if (it == running.end()) return;  // not a point's process
     const PlannedPoint& p = plan.points[it->second.index];
+    // A terminal's Ctrl-C reaches the points too: one that failed while the run stops reruns, it is not a failure.
+    if (stopping() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      forget(it->second);
+      running.erase(it);
+      ++outcome.ended_in_flight;
+      return;
+    }
     const json record = finish(it->second, status);
     running.erase(it);
     if (const std::string e = write_record(o.out_dir, p.key, record); !e.empty()) throw std::runtime_error(e);
+    ++outcome.recorded;
     done(p, record);
+  };
+  const auto end_in_flight = [&] {
+    for (const auto& [pid, r] : running) ::kill(pid, SIGTERM);
+    while (!running.empty()) reap_one();  // each ends unrecorded, or with its record if it had just succeeded
   };
   try {
     while (next < todo.size() || !running.empty()) {
-      while (next < todo.size() && running.size() < jobs) {
+      if (stopping()) {
+        end_in_flight();
+        outcome.stopped = true;
+        return outcome;
+      }
+      while (next < todo.size() && running.size() < jobs && !stopping()) {
         const PlannedPoint& p = plan.points.at(todo[next++]);
         Running r{p.point.index, Clock::now(), record_path(o.out_dir, p.key) + ".stats",
                   record_path(o.out_dir, p.key) + ".err"};
@@ -147,8 +178,9 @@ void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, cons
         argv.insert(argv.end(), {"--quiet", "--stats-json", r.stats});
         running.emplace(spawn(argv, "", r.err), r);
       }
-      reap_one();
+      if (!running.empty()) reap_one();
     }
+    outcome.stopped = stopping() && next < todo.size();
   } catch (...) {
     // Leave no orphan: the points in flight are ended (their records are not written, so they rerun).
     for (const auto& [pid, r] : running) {
@@ -159,6 +191,7 @@ void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, cons
     }
     throw;
   }
+  return outcome;
 }
 
 std::vector<std::vector<std::size_t>> chunks_of(const std::vector<std::size_t>& todo, std::size_t chunk_size) {

@@ -74,6 +74,12 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
     sig_error_ = vcd_->signal("pe_vp.seq", "error", 1);
     row_group_busy_.resize(arrseq::Timeline::kRowGroups);
   }
+  if (!options_.trace_window.empty()) {
+    trace::TraceWindow window = trace::parse_trace_window(options_.trace_window);
+    // The VCD takes a time window; an instruction window leaves it whole (its signals name no instruction).
+    if (vcd_ && window.kind == trace::TraceWindow::Kind::Time) vcd_->set_window(window.begin, window.end, window.text);
+    if (trace_) trace_->set_window(std::move(window));
+  }
   if (trace_ || vcd_) hook_observers();
   // After the recorder's hooks: the log chains the micro-op observer it finds.
   if (options_.firmware_log) firmware_log_ = std::make_unique<FirmwareLog>(p_, *options_.firmware_log);
@@ -287,6 +293,16 @@ std::string Recorder::check_config(const RecorderOptions& o, const VpConfig& c) 
 }
 
 std::string Recorder::check_paths(const RecorderOptions& o) {
+  if (!o.trace_window.empty()) {
+    if (o.trace_path.empty() && o.vcd_path.empty())
+      return "--trace-window " + o.trace_window + ": it keeps a window of the trace or the VCD, and neither --trace nor "
+             "--vcd was given";
+    try {
+      trace::parse_trace_window(o.trace_window);
+    } catch (const std::invalid_argument& e) {
+      return std::string("--trace-window ") + e.what();
+    }
+  }
   std::vector<std::string> paths = {o.trace_path, o.vcd_path, o.stats_json_path, o.micro_op_log_path};
   if (!o.csr_fst_prefix.empty())
     for (const std::string& f : regfile_rtl::RtlCsrs::trace_paths(o.csr_fst_prefix)) paths.push_back(f);

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -21,6 +22,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "pevp/trace/trace_window.h"
 
 namespace pevp::trace {
 
@@ -54,7 +57,16 @@ class TraceEventWriter {
 
   std::size_t size() const;  // events recorded (slices + instants + counters)
 
-  // {"traceEvents":[metadata..., events...],"displayTimeUnit":"ns","otherData":{"generator":"pe-vp"}}
+  // From now on, records only the events in `window` (trace_window.h): in a time window the slices overlapping it
+  // and the instants and counter samples in it; in an instruction window the slices and instants whose
+  // "instruction" argument is in it (counters and events naming no instruction are left out). The file says which
+  // window it holds (otherData.window). Events outside it cost no memory.
+  void set_window(TraceWindow window);
+  // A string the file carries in otherData (e.g. that the run was interrupted); a key given again replaces it.
+  void note(std::string_view key, std::string_view value);
+
+  // {"traceEvents":[metadata..., events...],"displayTimeUnit":"ns","otherData":{"generator":"pe-vp"}} (otherData also
+  // holds the window and the notes)
   // ts/dur in microseconds, printed exactly from the integer picoseconds.
   void write(std::ostream& os) const;
   // Writes through a temporary file next to `path` and renames it into place;
@@ -100,6 +112,7 @@ class TraceEventWriter {
   std::uint32_t intern(std::string_view s) { return strings_.intern(s); }
   std::pair<std::uint32_t, std::uint32_t> keep_args(std::vector<Arg>& args);
   void check_track(TrackId t) const;
+  bool in_window(std::uint64_t start_ps, std::uint64_t dur_ps, const std::vector<Arg>& args) const;
 
   StringTable processes_;
   std::vector<Track> tracks_;
@@ -109,6 +122,8 @@ class TraceEventWriter {
   std::vector<Slice> slices_;
   std::vector<Instant> instants_;
   std::vector<Counter> counters_;
+  std::optional<TraceWindow> window_;
+  std::vector<std::pair<std::string, std::string>> notes_;
 };
 
 // Structural checks of a trace document, for tests and for the tool's

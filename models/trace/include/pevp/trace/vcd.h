@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -28,6 +29,11 @@ class VcdWriter {
   // wins. Bits above the signal's width are dropped. Throws std::out_of_range
   // for a SignalId this writer did not hand out.
   void change(SignalId s, std::uint64_t time_ps, std::uint64_t value);
+
+  // Writes only the time window [begin_ps, end_ps) (end absent: to the end; --trace-window, trace_window.h): the
+  // "$dumpvars" block at #begin_ps holds every signal's value then, followed by the changes inside the window; a
+  // "$comment window TEXT $end" line after $timescale says which window the file holds.
+  void set_window(std::uint64_t begin_ps, std::optional<std::uint64_t> end_ps, std::string text);
 
   std::size_t signals() const { return signals_.size(); }
   std::size_t changes() const { return changes_.size(); }
@@ -60,6 +66,12 @@ class VcdWriter {
   std::vector<Signal> signals_;
   std::map<std::tuple<std::vector<std::string>, std::string>, SignalId> signal_ids_;
   std::vector<Change> changes_;
+  struct Window {
+    std::uint64_t begin;
+    std::optional<std::uint64_t> end;
+    std::string text;
+  };
+  std::optional<Window> window_;
 };
 
 }  // namespace pevp::trace

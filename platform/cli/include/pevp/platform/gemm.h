@@ -96,6 +96,11 @@ struct GemmRun {
   std::uint64_t dma_load_bytes = 0, dma_eviction_bytes = 0;
   // checks.hazards = error: the first hazard the driver program met ("" when none; warnings went to stderr).
   std::string hazard_error;
+  // SIGINT or SIGTERM stopped the simulation (interrupt.h; 0: it ran to its end): the signal, the simulated time of
+  // the stop, and the steps whose read-back was done (the host data path counts them; the DMA path does not).
+  int interrupted_by = 0;
+  double interrupted_at_ps = 0;
+  std::optional<std::size_t> steps_done;
 };
 
 // The driver program of `pe-vp gemm` on a platform built from `config`: per step, load SBUF over the bus, submit

@@ -23,12 +23,23 @@ struct LocalOptions {
   std::string pe_vp;    // the pe-vp binary the points run
   std::string out_dir;  // records go to out_dir/points
   unsigned jobs = 1;    // processes at once
+  // Asked between points and every 10 ms while waiting for one: true stops the run -- no point is
+  // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
+  // that had ended successfully is recorded. Empty = never.
+  std::function<bool()> stop_requested = {};
+};
+
+// What run_local did: the points recorded, and whether stop_requested ended it early (with the points it ended).
+struct LocalOutcome {
+  std::size_t recorded = 0;
+  bool stopped = false;
+  std::size_t ended_in_flight = 0;
 };
 
 // Runs every point of `todo` (indices into plan.points), at most options.jobs at once, and records each. `done` is
 // called in the parent after each point's record is written (for progress). Throws std::runtime_error when a
 // process cannot be started or a record cannot be written (the records already written stay).
-void run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& options,
+LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& options,
                const std::function<void(const PlannedPoint&, const nlohmann::json& record)>& done);
 
 struct SlurmOptions {

@@ -35,6 +35,8 @@ struct RecorderOptions {
   // --csr-fst: FST waveforms of the CSR faces' RTL (csrs.impl = rtl), <prefix>.top.fst, .cluster.fst,
   // .protected.fst, from the start of the simulation; "" = none.
   std::string csr_fst_prefix = {};
+  // --trace-window START:END: the trace keeps only the events in this window (trace_window.h); "" = all of them.
+  std::string trace_window = {};
 };
 
 class Recorder {
