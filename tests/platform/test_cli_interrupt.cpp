@@ -165,9 +165,10 @@ std::pair<std::uint64_t, std::uint64_t> plan_totals(const std::string& out) {
   return {std::stoull(m[1]), std::stoull(m[2])};
 }
 
-// The long gemm: a 4096^3 bf16 GEMM on the host data path, 64 steps, about 10 s here; its progress lines (stderr is a
-// file) say when the simulation runs.
-const std::vector<std::string> kLongGemm = {"gemm", "--m", "4096", "--k", "4096", "--n", "4096", "--no-check",
+// The long gemm: an 8192x4096x4096 bf16 GEMM on the host data path, 128 steps, 5 s on an idle 2-core machine and
+// more under load; its progress lines (stderr is a file; the first comes after a second) say when the simulation
+// runs, and leave it seconds to go.
+const std::vector<std::string> kLongGemm = {"gemm", "--m", "8192", "--k", "4096", "--n", "4096", "--no-check",
                                             "--threads", "1", "--data-path", "host"};
 
 TEST(CliInterrupt, GemmStopsOnSigintAndWritesWhatItHas) {
@@ -209,6 +210,37 @@ TEST(CliInterrupt, GemmStopsOnSigintAndWritesWhatItHas) {
   for (const json& e : trace["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_GT(slices, 0u);
   expect_complete_vcd(dir + "/w.vcd");
+}
+
+// The default data path (DMA): the plan's steps are queued ahead of the array, so progress is the instructions
+// retired alone -- no steps in the line or the stats.
+TEST(CliInterrupt, GemmOnTheDmaPathStopsOnSigtermAndWritesWhatItHas) {
+  const std::string dir = scratch("gemm_dma_term");
+  std::vector<std::string> args = kLongGemm;
+  args.back() = "dma";
+  args[6] = "8192";  // twice the work again: the DMA path's first steps queue ahead of the array
+  args.insert(args.end(), {"--trace", dir + "/t.json", "--stats-json", dir + "/s.json"});
+  const Child c = start(args, dir, "gemm");
+  ASSERT_TRUE(simulating(c)) << slurp(c.err);
+  ::kill(c.pid, SIGTERM);
+  const int status = finish(c);
+  const std::string err = slurp(c.err), out = slurp(c.out);
+  EXPECT_EQ(exit_code(status), 143) << err;
+  std::smatch m;
+  const std::regex line(R"(pe-vp gemm: interrupted by SIGTERM at \S+ \S+ simulated, (\d+) of (\d+) instructions retired; wrote (\S+) \(trace\), (\S+) \(stats\)\n)");
+  ASSERT_TRUE(std::regex_search(err, m, line)) << err;
+  const auto [steps, instructions] = plan_totals(out);
+  EXPECT_EQ(m[2].str(), std::to_string(instructions));
+  const json stats = read_json(dir + "/s.json");
+  EXPECT_EQ(stats["interrupted"], true);
+  const json& at = stats["interruption"];
+  EXPECT_EQ(at["signal"], "SIGTERM");
+  EXPECT_EQ(at["instructions_total"].get<std::uint64_t>(), instructions);
+  const auto retired = at["instructions_retired"].get<std::uint64_t>();
+  EXPECT_LT(retired, instructions);
+  EXPECT_EQ(std::to_string(retired), m[1].str());
+  EXPECT_FALSE(at.contains("steps_done"));
+  valid_trace(dir + "/t.json");
 }
 
 // A long `pe-vp run`: many matmuls, assembled once to binary so that reading it costs nothing.
