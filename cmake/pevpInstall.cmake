@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 
 # In link order (a library before what it uses), for pevp.pc's static link line.
 set(PEVP_SDK_LIBRARIES
-  pevp_tools pevp_capi pevp_remote pevp_isa_tools pevp_sweep pevp_platform pevp_trace pevp_host pevp_driver pevp_seq pevp_arr_seq
+  pevp_tools pevp_capi pevp_capi_numerics pevp_remote pevp_isa_tools pevp_sweep pevp_platform pevp_trace pevp_host pevp_driver pevp_seq pevp_arr_seq
   pevp_pe_array pevp_firmware_stub pevp_pe_compute pevp_memory pevp_hbm pevp_dma pevp_dma_format pevp_regfile_rtl pevp_apb pevp_regfile pevp_regfile_tables pevp_isa_text
   pevp_isa pevp_numerics pevp_buffers pevp_documents pevp_files pevp_energy pevp_params)
 
