@@ -28,6 +28,7 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/driver.h"
+#include "pevp/capi/stale_stack_poison.h"
 #include "pevp/platform/interrupt.h"
 #include "pevp/platform/virtual_platform.h"
 
@@ -292,6 +293,7 @@ GemmRun run_gemm_steps(const host::GemmPlan& header, const StepWalk& walk, const
     }
   });
   } catch (const Interrupted& i) {
+    capi::clear_stale_stack_poison();  // thrown out of the simulation (pevp/capi/stale_stack_poison.h)
     r.interrupted_by = i.signal;
     r.interrupted_at_ps = i.at.to_seconds() * 1e12;
   }

@@ -20,6 +20,7 @@
 #include "pevp/isa_text/assembly.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/platform/checkpoint.h"
+#include "pevp/capi/stale_stack_poison.h"
 #include "pevp/platform/driver.h"
 #include "pevp/platform/interrupt.h"
 #include "pevp/platform/regs.h"
@@ -466,6 +467,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
       }
     });
   } catch (const Interrupted& i) {
+    capi::clear_stale_stack_poison();  // the run's exception came out of a SystemC thread (stale_stack_poison.h)
     InterruptedProgress p;
     p.signal = i.signal;
     p.at = i.at;
@@ -485,16 +487,19 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
         << '\n';
     return interrupted_status(i.signal);
   } catch (const RunFailure& f) {
+    capi::clear_stale_stack_poison();  // the run's exception came out of a SystemC thread (stale_stack_poison.h)
     err << "pe-vp run: " << f.what() << '\n';
     write_outputs();
     return f.status;
   } catch (const CheckpointError& e) {
+    capi::clear_stale_stack_poison();  // the run's exception came out of a SystemC thread (stale_stack_poison.h)
     err << "pe-vp run: " << e.what() << '\n';
     write_outputs();
     return 2;
   } catch (const std::bad_alloc&) {
     throw;  // the host ran out of memory, the program did not fail: sc_main reports it (status 2)
   } catch (const std::exception& e) {
+    capi::clear_stale_stack_poison();
     err << "pe-vp run: " << e.what() << '\n';
     write_outputs();
     return 1;
