@@ -61,8 +61,21 @@ struct Child {
 
 // own_group: the child leads a process group of its own, as a shell's foreground job does (a terminal's Ctrl-C goes
 // to the whole group).
+// Under the sanitizers, no leak check in the children: an interrupted run ends its kernel with sc_stop() while the
+// driver program's SystemC thread is suspended, and SystemC never unwinds a suspended thread's stack, so what that
+// stack owns is still allocated at exit (LeakSanitizer would turn the exit status 130 into its own). A run that ends
+// normally has no such thread; the other tests check it for leaks.
+void no_leak_check_in_children() {
+  const char* old = std::getenv("ASAN_OPTIONS");
+  const std::string options = std::string(old != nullptr ? old : "") + (old != nullptr && *old ? ":" : "") +
+                              "detect_leaks=0";
+  ::setenv("ASAN_OPTIONS", options.c_str(), 1);
+}
+
 Child start(const std::vector<std::string>& args, const std::string& dir, const std::string& name,
             bool own_group = false) {
+  static const bool once = (no_leak_check_in_children(), true);
+  (void)once;
   Child c;
   c.out = dir + "/" + name + ".out";
   c.err = dir + "/" + name + ".err";
