@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pevp/pevp.h"
+#include "pevp/pevp_numerics.h"
 
 enum { K = 64, M = 32, N = 48, MV_OFFSET = 0x1000 };
 
@@ -29,13 +30,8 @@ static int failures;
     }                                                \
   } while (0)
 
-/* bf16 of a small integer: the top half of its fp32 bits (exact). */
-static uint16_t bf16(int v) {
-  float f = (float)v;
-  uint32_t bits;
-  memcpy(&bits, &f, sizeof bits);
-  return (uint16_t)(bits >> 16);
-}
+/* bf16 of a small integer (exact), by the VP's own conversion. */
+static uint16_t bf16(int v) { return pevp_f32_to_bf16((float)v); }
 
 static int st_value(int k, int m) { return (k * 3 + m) % 7 - 3; }
 static int mv_value(int k, int n) { return (k + 2 * n) % 5 - 2; }
