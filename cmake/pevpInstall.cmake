@@ -52,6 +52,7 @@ foreach(schema IN LISTS PEVP_REGFILE_SCHEMAS)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/pevp/regfile)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/sweep_plots.py ${PROJECT_SOURCE_DIR}/scripts/slurm-cluster.sh
+              ${PROJECT_SOURCE_DIR}/scripts/onnx_gemms.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/pevp/scripts
         PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 

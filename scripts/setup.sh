@@ -20,6 +20,7 @@ packages=(
   python3
   python3-matplotlib       # PNG plots of sweep results (scripts/sweep_plots.py)
   python3-numpy            # the Python client (python/pevp) and its tests
+  python3-onnx             # ONNX models as sweep workloads (scripts/onnx_gemms.py)
   libtomlplusplus-dev       # sweep spec files in TOML
   slurm-wlm munge           # the Slurm sweep backend; CI starts a single-node cluster (scripts/slurm-cluster.sh)
 )

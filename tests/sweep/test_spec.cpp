@@ -365,28 +365,35 @@ TEST(SpecErrors, NameNotAString) {
 }
 
 TEST(SpecErrors, UnknownKeyInAWorkload) {
+  EXPECT_EQ(toml_error("[[workload]]\nnetwork = \"resnet50\"\nbatches = 2\n"),
+            "s.toml: workload[0].batches: unknown key (workload[0]'s keys: name, network, scalesim_conv, "
+            "scalesim_gemm, gemms, onnx, batch)");
+}
+
+// `batch` belongs to an onnx workload; beside a built-in network it would be silently ignored.
+TEST(SpecErrors, BatchBesideAnotherSource) {
   EXPECT_EQ(toml_error("[[workload]]\nnetwork = \"resnet50\"\nbatch = 2\n"),
-            "s.toml: workload[0].batch: unknown key (workload[0]'s keys: name, network, scalesim_conv, "
-            "scalesim_gemm, gemms)");
+            "s.toml: workload[0].batch: only an onnx workload takes it (a built-in network takes its batch in its "
+            "spec: network = \"resnet50:batch=4\")");
 }
 
 TEST(SpecErrors, WorkloadWithNoSource) {
   EXPECT_EQ(toml_error("[[workload]]\nname = \"nothing\"\n"),
-            "s.toml: workload[0]: give exactly one of network, scalesim_conv, scalesim_gemm, gemms (0 given)");
+            "s.toml: workload[0]: give exactly one of network, scalesim_conv, scalesim_gemm, gemms, onnx (0 given)");
 }
 
 TEST(SpecErrors, WorkloadWithTwoSources) {
   EXPECT_EQ(toml_error(kWorkload + "[[workload]]\nnetwork = \"resnet50\"\ngemms = [{ m = 1, k = 1, n = 1 }]\n"),
-            "s.toml: workload[1]: give exactly one of network, scalesim_conv, scalesim_gemm, gemms (2 given)");
+            "s.toml: workload[1]: give exactly one of network, scalesim_conv, scalesim_gemm, gemms, onnx (2 given)");
 }
 
 TEST(SpecErrors, MissingWorkload) {
   EXPECT_EQ(toml_error("name = \"x\"\n[set]\nmode = \"timing\"\n"),
-            "s.toml: workload: missing (one or more [[workload]] tables: network, scalesim_conv, scalesim_gemm or "
-            "gemms)");
+            "s.toml: workload: missing (one or more [[workload]] tables: network, scalesim_conv, scalesim_gemm, "
+            "gemms or onnx)");
   EXPECT_EQ(json_error("{}"),
-            "s.json: workload: missing (one or more [[workload]] tables: network, scalesim_conv, scalesim_gemm or "
-            "gemms)");
+            "s.json: workload: missing (one or more [[workload]] tables: network, scalesim_conv, scalesim_gemm, "
+            "gemms or onnx)");
 }
 
 TEST(SpecErrors, EmptyWorkloadList) {

@@ -349,7 +349,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       err << "pe-vp sweep: --backend " << cmd.backend << ": local or slurm\n";
       return 2;
     }
-    const sweep::SweepPlan plan = make_plan(sweep::read_spec(cmd.spec_path));
+    const sweep::SweepSpec spec = sweep::read_spec(cmd.spec_path);
+    const sweep::SweepPlan plan = make_plan(spec);
     if (const std::string problem = out_dir_problem(cmd.out_dir); !problem.empty()) {
       err << "pe-vp sweep: --out " << problem << '\n';
       return 2;
@@ -387,6 +388,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
     }
     out << "pe-vp sweep: " << plan.name << ": " << plan.points.size() << " points (" << keys.size()
         << " distinct), " << recorded << " already recorded, " << todo.size() << " to run\n";
+    for (const sweep::Network& w : spec.workloads)  // what a framework graph held that no point models
+      if (!w.ignored.empty()) out << "  workload " << w.name << ": " << sweep::ignored_text(w.ignored) << '\n';
     if (cmd.backend == "slurm" && !todo.empty()) {
       sweep::SlurmOptions o{fs::absolute(cmd.pe_vp).string(), fs::absolute(cmd.out_dir).string(), cmd.partition,
                             cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait};

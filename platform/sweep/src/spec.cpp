@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "pevp/documents/documents.h"
+#include "pevp/sweep/workload_onnx.h"
 
 namespace pevp::sweep {
 namespace {
@@ -91,6 +93,13 @@ Network gemm_list(const Doc& w, const std::string& where) {
   return net;
 }
 
+// A workload's file: as given when absolute, else in the spec's folder.
+std::filesystem::path relative_to(const std::string& base_dir, const std::string& given) {
+  std::filesystem::path path(given);
+  if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
+  return path;
+}
+
 // The topology files a spec's workloads name, each read once: two workloads may name one file (a conv and a GEMM
 // reading of it, or two names), and a FIFO can be read only once.
 using TopologyTexts = std::map<std::string, std::string>;
@@ -98,17 +107,26 @@ using TopologyTexts = std::map<std::string, std::string>;
 Network workload(const Doc& w, const std::string& where, const std::string& source, const std::string& base_dir,
                  TopologyTexts& topologies) {
   if (!w.is_object()) throw SpecError(source + ": " + where + ": expected a table, got " + kind_of(w));
-  check_keys(w, {"name", "network", "scalesim_conv", "scalesim_gemm", "gemms"}, where, source);
+  check_keys(w, {"name", "network", "scalesim_conv", "scalesim_gemm", "gemms", "onnx", "batch"}, where, source);
   int sources = 0;
-  for (const char* k : {"network", "scalesim_conv", "scalesim_gemm", "gemms"}) sources += w.contains(k);
+  for (const char* k : {"network", "scalesim_conv", "scalesim_gemm", "gemms", "onnx"}) sources += w.contains(k);
   if (sources != 1)
-    throw SpecError(source + ": " + where + ": give exactly one of network, scalesim_conv, scalesim_gemm, gemms (" +
-                    std::to_string(sources) + " given)");
+    throw SpecError(source + ": " + where + ": give exactly one of network, scalesim_conv, scalesim_gemm, gemms, " +
+                    "onnx (" + std::to_string(sources) + " given)");
   if (w.contains("name") && !w["name"].is_string())
     throw SpecError(source + ": " + where + ".name: expected a string, got " + kind_of(w["name"]));
+  if (w.contains("batch") && !w.contains("onnx"))
+    throw SpecError(source + ": " + where + ".batch: only an onnx workload takes it (a built-in network takes its "
+                    "batch in its spec: network = \"resnet50:batch=4\")");
   Network net;
   try {
-    if (w.contains("gemms")) {
+    if (w.contains("onnx")) {
+      if (!w["onnx"].is_string())
+        throw SpecError(source + ": " + where + ".onnx: expected a path, got " + kind_of(w["onnx"]));
+      std::optional<std::uint64_t> batch;
+      if (w.contains("batch")) batch = positive(w["batch"], source + ": " + where + ".batch");
+      net = read_onnx(relative_to(base_dir, w["onnx"].get<std::string>()).string(), batch);
+    } else if (w.contains("gemms")) {
       net = gemm_list(w, source + ": " + where);
     } else if (w.contains("network")) {
       if (!w["network"].is_string())
@@ -120,8 +138,7 @@ Network workload(const Doc& w, const std::string& where, const std::string& sour
       if (!p.is_string())
         throw SpecError(source + ": " + where + "." + (conv ? "scalesim_conv" : "scalesim_gemm") +
                         ": expected a path, got " + kind_of(p));
-      std::filesystem::path path(p.get<std::string>());
-      if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
+      const std::filesystem::path path = relative_to(base_dir, p.get<std::string>());
       // One file however it is spelled (./t.csv, a symlink, an absolute path): weakly_canonical resolves them.
       std::error_code ec;
       std::filesystem::path key = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
@@ -297,7 +314,7 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
   }
   if (!doc.contains("workload"))
     throw SpecError(source + ": workload: missing (one or more [[workload]] tables: network, scalesim_conv, "
-                             "scalesim_gemm or gemms)");
+                             "scalesim_gemm, gemms or onnx)");
   const Doc ws = doc["workload"].is_array() ? doc["workload"] : Doc::array({doc["workload"]});
   if (ws.empty()) throw SpecError(source + ": workload: the list is empty");
   TopologyTexts topologies;

@@ -271,7 +271,7 @@ std::string network_name_of(const std::string& source) { return std::filesystem:
 using RowToGemm = Gemm (*)(const TopologyLine&, const std::string&);
 
 Network parse_topology(std::string_view text, const std::string& source, RowToGemm row_to_gemm) {
-  Network network{network_name_of(source), {}};
+  Network network{network_name_of(source), {}, {}};
   for (const TopologyLine& line : layer_lines(text, source)) network.layers.push_back(row_to_gemm(line, source));
   if (network.layers.empty())
     throw WorkloadError(source + ": no layers (SCALE-Sim skips line 1 as the header; the other lines are blank)");
@@ -589,6 +589,12 @@ Network read_scalesim_topology(const std::string& path, TopologyKind kind) {
                                     : parse_scalesim_gemm_topology(text, path);
 }
 
+std::string ignored_text(const std::vector<IgnoredOp>& ignored) {
+  std::vector<std::string> items;
+  for (const IgnoredOp& op : ignored) items.push_back(std::to_string(op.count) + " " + op.op);
+  return items.empty() ? "" : "ignored: " + joined(items, ", ");
+}
+
 std::vector<std::string> builtin_network_names() {
   std::vector<std::string> names;
   for (const BuiltinNetwork& network : builtin_networks()) names.emplace_back(network.name);
@@ -606,7 +612,7 @@ Network builtin_network(const std::string& spec) {
   }
   const std::string name = canonical_name(network, values);
   try {
-    return {name, network.layers(values)};
+    return {name, network.layers(values), {}};
   } catch (const WorkloadError& error) {  // a dimension that overflows: say which spec made it
     throw WorkloadError("built-in network " + in_quotes(name) + ": " + error.what());
   }

@@ -3,7 +3,8 @@
 //
 //   name = "array-size"
 //   [[workload]]                  # one or more: network = built-in, scalesim_conv / scalesim_gemm = a topology
-//   network = "resnet50"          # file (relative to the spec), or gemms = [{name, m, k, n, count}, ...]
+//   network = "resnet50"          # file (relative to the spec), onnx = a model (with batch = N, relative to the
+//                                 # spec), or gemms = [{name, m, k, n, count}, ...]
 //   [set]                         # fixed for every point
 //   mode = "timing"
 //   [grid]                        # every combination of these lists (the product, the last key varying fastest)
@@ -64,7 +65,7 @@ struct SweepSpec {
 };
 
 enum class SpecFormat { Toml, Json };
-// `base_dir`: where topology paths are relative to.
+// `base_dir`: where topology and model paths are relative to.
 SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string& source, const std::string& base_dir);
 // The format from the extension (.toml, .json); throws SpecError for another, or naming the file and the reason when
 // it cannot be read (read_input_file: missing, a directory, unreadable, larger than kMaxInputBytes).

@@ -85,10 +85,21 @@ struct Gemm {
   std::uint64_t count = 1;
 };
 
+// Nodes of a framework graph that are no GEMM and were left out (an ONNX model's Relu, Add, Softmax, ...), so a
+// report can say what was not modelled.
+struct IgnoredOp {
+  std::string op;
+  std::uint64_t count = 0;
+};
+
 struct Network {
   std::string name;
   std::vector<Gemm> layers;
+  std::vector<IgnoredOp> ignored;  // empty for topologies, GEMM lists and built-in networks
 };
+
+// "ignored: 12 Relu, 3 Add", or "" when nothing was.
+std::string ignored_text(const std::vector<IgnoredOp>& ignored);
 
 // A convolution as a SCALE-Sim topology row describes it: the ifmap already padded, one stride for both axes.
 // To get a framework's output size (floor) from SCALE-Sim's rounding up, give the padded ifmap trimmed to the

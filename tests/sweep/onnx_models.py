@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Writes the small ONNX models of the ONNX workload tests (tests/sweep/test_onnx.cpp) into a folder, built with
+onnx.helper at test time: nothing is downloaded and no model is committed.
+
+    /usr/bin/python3 tests/sweep/onnx_models.py OUT_DIR
+
+The GEMMs each model lowers to are derived by hand in test_onnx.cpp, beside the checks.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+def weight(name, *shape, dtype=np.float32):
+    return numpy_helper.from_array(np.zeros(shape, dtype=dtype), name)
+
+
+def tensor(name, *shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, list(shape))
+
+
+def model(name, nodes, inputs, outputs, initializers=(), value_info=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers),
+                              value_info=list(value_info))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="pe-vp tests")
+
+
+def conv():
+    """Convolutions with padding, stride, dilation and auto_pad, on a dynamic batch."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["y1"], name="conv_pad_stride", pads=[1, 1, 1, 1],
+                         strides=[2, 2], kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["y1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["y2"], name="conv_dilated", pads=[2, 0, 2, 0], dilations=[2, 2]),
+        helper.make_node("Relu", ["y2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "w3"], ["y3"], name="conv_same", auto_pad="SAME_UPPER", strides=[2, 2]),
+        helper.make_node("Add", ["y3", "y3"], ["out"], name="add"),
+    ]
+    return model("conv", nodes, [tensor("x", "batch", 3, 32, 32)], [tensor("out", "batch", 4, 8, 6)],
+                 [weight("w1", 16, 3, 3, 3), weight("b1", 16), weight("w2", 8, 16, 3, 3), weight("w3", 4, 8, 1, 1)])
+
+
+def grouped_conv():
+    """A depthwise convolution, then a grouped one."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w_dw"], ["y"], name="depthwise", group=8, pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["y", "w_g"], ["z"], name="grouped", group=4),
+    ]
+    return model("grouped_conv", nodes, [tensor("x", 1, 8, 10, 10)], [tensor("z", 1, 12, 8, 8)],
+                 [weight("w_dw", 8, 1, 3, 3), weight("w_g", 12, 2, 3, 3)])
+
+
+def gemm():
+    """A fully connected layer (Gemm, transB, a bias), a Relu, and a Gemm whose constant is its first operand."""
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "bias"], ["h"], name="fc_transb", transB=1),
+        helper.make_node("Relu", ["h"], ["r"], name="relu"),
+        helper.make_node("Gemm", ["w2", "r"], ["out"], name="fc_const_a", transB=1),
+    ]
+    return model("gemm", nodes, [tensor("x", "batch", 64)], [tensor("out", 8, "batch")],
+                 [weight("w", 32, 64), weight("bias", 32), weight("w2", 8, 32)])
+
+
+def attention():
+    """One attention head group: Q K^T and P V of rank 4 (batch, heads, seq, dim), and two projections of a rank-3
+    activation by 2-D weights."""
+    nodes = [
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_transpose", perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="scores"),
+        helper.make_node("Softmax", ["scores"], ["p"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["context"], name="context"),
+        helper.make_node("MatMul", ["x", "wq"], ["xq"], name="proj_q"),
+        helper.make_node("MatMul", ["x", "wk"], ["xk"], name="proj_k"),
+    ]
+    inputs = [tensor("q", "batch", 4, 16, 8), tensor("k", "batch", 4, 16, 8), tensor("v", "batch", 4, 16, 8),
+              tensor("x", "batch", 16, 32)]
+    outputs = [tensor("context", "batch", 4, 16, 8), tensor("xq", "batch", 16, 32), tensor("xk", "batch", 16, 32)]
+    return model("attention", nodes, inputs, outputs, [weight("wq", 32, 32), weight("wk", 32, 32)])
+
+
+def missing_shape():
+    """A Reshape to a shape only known at run time (a graph input), so its output's shape cannot be inferred."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape"),
+        helper.make_node("MatMul", ["y", "w"], ["z"], name="mm_after_reshape"),
+    ]
+    return model("missing_shape", nodes, [tensor("x", 2, 4, 8), tensor("shape", 2, elem=TensorProto.INT64)],
+                 [tensor("z", 8, 16)], [weight("w", 32, 16)])
+
+
+def dynamic_dimension():
+    """A sequence length left dynamic beside the batch."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj")]
+    return model("dynamic_dimension", nodes, [tensor("x", "batch", "seq", 32)], [tensor("y", "batch", "seq", 16)],
+                 [weight("w", 32, 16)])
+
+
+def data_dependent_dimension():
+    """NonZero's output has as many columns as the input has non-zero elements: unknown until run time."""
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+        helper.make_node("Cast", ["nz"], ["nzf"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node("MatMul", ["w", "nzf"], ["y"], name="mm_nonzero"),
+    ]
+    return model("data_dependent_dimension", nodes, [tensor("x", 4, 4)], [tensor("y", 3, "n")],
+                 [weight("w", 3, 2)])
+
+
+def computed_weight():
+    """A Conv whose weight is a graph input, not a constant."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_runtime_weight")]
+    return model("computed_weight", nodes, [tensor("x", 1, 3, 8, 8), tensor("w", 4, 3, 3, 3)],
+                 [tensor("y", 1, 4, 6, 6)])
+
+
+def no_gemm():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model("no_gemm", nodes, [tensor("x", 1, 8)], [tensor("y", 1, 8)])
+
+
+MODELS = {"conv": conv, "grouped_conv": grouped_conv, "gemm": gemm, "attention": attention,
+          "missing_shape": missing_shape, "dynamic_dimension": dynamic_dimension,
+          "data_dependent_dimension": data_dependent_dimension, "computed_weight": computed_weight,
+          "no_gemm": no_gemm}
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name, make in MODELS.items():
+        onnx.save(make(), os.path.join(out_dir, name + ".onnx"))
+    # A download cut short: the first half of a valid model.
+    with open(os.path.join(out_dir, "conv.onnx"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(out_dir, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    with open(os.path.join(out_dir, "not_onnx.onnx"), "w") as f:
+        f.write("name = \"a TOML file given as a model\"\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
