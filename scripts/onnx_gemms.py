@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 
 EXIT_REFUSED = 2
@@ -56,12 +57,17 @@ def load_model(onnx, path):
     if os.path.isdir(path):
         raise Refused("is a directory")
     try:
+        # A model is a file: a device or FIFO (a link to /dev/zero) would be read up to the limit into memory.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise Refused("not a regular file (a model is read from a file)")
         size = os.path.getsize(path)
+        if size > MAX_MODEL_BYTES:
+            raise Refused("larger than 2 GiB, protobuf's limit for one ONNX file (keep the weights in external data)")
         with open(path, "rb") as f:
             data = f.read(MAX_MODEL_BYTES + 1)
     except OSError as e:
         raise Refused("cannot open: %s" % (e.strerror or e))
-    if len(data) > MAX_MODEL_BYTES or size > MAX_MODEL_BYTES:
+    if len(data) > MAX_MODEL_BYTES:
         raise Refused("larger than 2 GiB, protobuf's limit for one ONNX file (keep the weights in external data)")
     if not data:
         raise Refused("not an ONNX model: the file is empty")
@@ -76,10 +82,16 @@ def load_model(onnx, path):
         raise Refused("not an ONNX model: no IR version or no graph (a truncated or foreign file)")
     if not model.graph.node:
         raise Refused("the graph has no node")
+    # The checker finds a tensor's external data file relative to the working folder: the model's own folder, where
+    # the exporter put them. (It checks that they are there; their contents are not read.)
+    here = os.getcwd()
     try:
+        os.chdir(os.path.dirname(os.path.abspath(path)))
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
         raise Refused("not a valid ONNX model: %s" % checker_message(str(e)))
+    finally:
+        os.chdir(here)
     return model
 
 

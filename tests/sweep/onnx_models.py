@@ -119,6 +119,13 @@ def computed_weight():
                  [tensor("y", 1, 4, 6, 6)])
 
 
+def external_data():
+    """A weight kept in an external data file beside the model, as exporters write large models."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm_external")]
+    return model("external_data", nodes, [tensor("x", "batch", 256)], [tensor("y", "batch", 128)],
+                 [numpy_helper.from_array(np.ones((256, 128), dtype=np.float32), "w")])
+
+
 def no_gemm():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model("no_gemm", nodes, [tensor("x", 1, 8)], [tensor("y", 1, 8)])
@@ -134,6 +141,8 @@ def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for name, make in MODELS.items():
         onnx.save(make(), os.path.join(out_dir, name + ".onnx"))
+    onnx.save_model(external_data(), os.path.join(out_dir, "external_data.onnx"), save_as_external_data=True,
+                    location="external_data.bin", size_threshold=0)
     # A download cut short: the first half of a valid model.
     with open(os.path.join(out_dir, "conv.onnx"), "rb") as f:
         data = f.read()

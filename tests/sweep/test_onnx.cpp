@@ -210,6 +210,15 @@ TEST(OnnxLowering, BatchedAttentionMatMulsOfRankFour) {
   EXPECT_EQ(pevp::sweep::read_onnx(model("attention"), std::nullopt).name, "attention:batch=1");
 }
 
+// external_data.onnx keeps its weight w [256, 128] in external_data.bin beside it; the sizes are in the model, so it
+// lowers from any working folder: x [3, 256] @ w, w stationary: m = 128, k = 256, n = 3.
+TEST(OnnxLowering, AWeightInAnExternalDataFile) {
+  REQUIRE_ONNX();
+  const OnnxGemms g = pevp::sweep::run_onnx_gemms(model("external_data"), 3);
+  ASSERT_EQ(g.gemms.size(), 1u);
+  expect_gemm(g.gemms[0], "mm_external", "MatMul", 128, 256, 3, 1);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Refusals: each names the model, the node (or graph input) and the rule.
 
@@ -225,6 +234,7 @@ TEST(OnnxRefusals, ATruncatedOrForeignFileIsNotAModel) {
   EXPECT_EQ(refusal(empty), empty + ": not an ONNX model: the file is empty");
   EXPECT_EQ(refusal(models() + "/absent.onnx"), models() + "/absent.onnx: cannot open: No such file or directory");
   EXPECT_EQ(refusal(models()), models() + ": is a directory");
+  EXPECT_EQ(refusal("/dev/zero"), "/dev/zero: not a regular file (a model is read from a file)");
 }
 
 TEST(OnnxRefusals, ANodeWhoseInputHasNoShapeIsNamed) {
