@@ -2,7 +2,7 @@
 """Writes the small ONNX models of the ONNX workload tests (tests/sweep/test_onnx.cpp) into a folder, built with
 onnx.helper at test time: nothing is downloaded and no model is committed.
 
-    /usr/bin/python3 tests/sweep/onnx_models.py OUT_DIR
+    /usr/bin/python3 tests/sweep/onnx_models.py OUT_DIR [NAME...]     # NAME.onnx, or every model
 
 The GEMMs each model lowers to are derived by hand in test_onnx.cpp, beside the checks.
 """
@@ -131,27 +131,66 @@ def no_gemm():
     return model("no_gemm", nodes, [tensor("x", 1, 8)], [tensor("y", 1, 8)])
 
 
+def bert_block():
+    """One BERT-base encoder block as a framework exports it (768 wide, 12 heads of 64, FFN 3072), with a dynamic
+    batch and 128 tokens: projections x @ W of rank 3, heads split by Reshape and Transpose, Q K^T and P V of rank 4."""
+    d, heads, head_dim, ffn, seq = 768, 12, 64, 3072, 128
+    nodes = []
+    for name in ("q", "k", "v"):
+        nodes.append(helper.make_node("MatMul", ["x", "w_" + name], [name + "_flat"], name=name + "_proj"))
+        nodes.append(helper.make_node("Reshape", [name + "_flat", "heads_shape"], [name + "_heads"],
+                                      name=name + "_split"))
+    # q, v: [b, heads, seq, head_dim]; k: [b, heads, head_dim, seq]
+    nodes.append(helper.make_node("Transpose", ["q_heads"], ["q_t"], name="q_transpose", perm=[0, 2, 1, 3]))
+    nodes.append(helper.make_node("Transpose", ["k_heads"], ["k_t"], name="k_transpose", perm=[0, 2, 3, 1]))
+    nodes.append(helper.make_node("Transpose", ["v_heads"], ["v_t"], name="v_transpose", perm=[0, 2, 1, 3]))
+    nodes += [
+        helper.make_node("MatMul", ["q_t", "k_t"], ["scores"], name="attn_scores"),
+        helper.make_node("Softmax", ["scores"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "v_t"], ["context"], name="attn_context"),
+        helper.make_node("Transpose", ["context"], ["context_t"], name="merge_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["context_t", "model_shape"], ["context_flat"], name="merge"),
+        helper.make_node("MatMul", ["context_flat", "w_o"], ["attn_out"], name="out_proj"),
+        helper.make_node("Add", ["attn_out", "x"], ["residual"], name="residual"),
+        helper.make_node("MatMul", ["residual", "w_up"], ["up"], name="ffn_up"),
+        helper.make_node("Erf", ["up"], ["act"], name="gelu_erf"),
+        helper.make_node("MatMul", ["act", "w_down"], ["y"], name="ffn_down"),
+    ]
+    initializers = [weight("w_" + name, d, d) for name in ("q", "k", "v", "o")]
+    initializers += [weight("w_up", d, ffn), weight("w_down", ffn, d),
+                     numpy_helper.from_array(np.array([0, 0, heads, head_dim], dtype=np.int64), "heads_shape"),
+                     numpy_helper.from_array(np.array([0, 0, d], dtype=np.int64), "model_shape")]
+    return model("bert_block", nodes, [tensor("x", "batch", seq, d)], [tensor("y", "batch", seq, d)], initializers)
+
+
 MODELS = {"conv": conv, "grouped_conv": grouped_conv, "gemm": gemm, "attention": attention,
           "missing_shape": missing_shape, "dynamic_dimension": dynamic_dimension,
           "data_dependent_dimension": data_dependent_dimension, "computed_weight": computed_weight,
-          "no_gemm": no_gemm}
+          "no_gemm": no_gemm, "bert_block": bert_block}
 
 
-def main(out_dir):
+def write(out_dir, name):
+    path = os.path.join(out_dir, name + ".onnx")
+    if name == "external_data":
+        onnx.save_model(external_data(), path, save_as_external_data=True, location="external_data.bin",
+                        size_threshold=0)
+    elif name == "truncated":  # a download cut short: the first half of a valid model
+        data = conv().SerializeToString()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+    elif name == "not_onnx":
+        with open(path, "w") as f:
+            f.write("name = \"a TOML file given as a model\"\n")
+    else:
+        onnx.save(MODELS[name](), path)
+
+
+def main(out_dir, names):
     os.makedirs(out_dir, exist_ok=True)
-    for name, make in MODELS.items():
-        onnx.save(make(), os.path.join(out_dir, name + ".onnx"))
-    onnx.save_model(external_data(), os.path.join(out_dir, "external_data.onnx"), save_as_external_data=True,
-                    location="external_data.bin", size_threshold=0)
-    # A download cut short: the first half of a valid model.
-    with open(os.path.join(out_dir, "conv.onnx"), "rb") as f:
-        data = f.read()
-    with open(os.path.join(out_dir, "truncated.onnx"), "wb") as f:
-        f.write(data[: len(data) // 2])
-    with open(os.path.join(out_dir, "not_onnx.onnx"), "w") as f:
-        f.write("name = \"a TOML file given as a model\"\n")
+    for name in names or list(MODELS) + ["external_data", "truncated", "not_onnx"]:
+        write(out_dir, name)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:]))
