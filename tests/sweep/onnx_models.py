@@ -126,6 +126,25 @@ def external_data():
                  [numpy_helper.from_array(np.ones((256, 128), dtype=np.float32), "w")])
 
 
+def quantized():
+    """The integer and quantized forms: ConvInteger, and QLinearMatMul, whose weight is its fourth input."""
+    def scalar(name, value, dtype):
+        return numpy_helper.from_array(np.array(value, dtype=dtype), name)
+
+    nodes = [
+        helper.make_node("ConvInteger", ["x", "w_conv"], ["y"], name="conv_int"),
+        helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zero", "w_mm", "w_scale", "w_zero", "y_scale",
+                                           "y_zero"], ["z"], name="matmul_qlinear"),
+    ]
+    inputs = [tensor("x", 1, 2, 5, 5, elem=TensorProto.UINT8), tensor("a", "batch", 4, elem=TensorProto.UINT8)]
+    outputs = [tensor("y", 1, 3, 3, 3, elem=TensorProto.INT32), tensor("z", "batch", 8, elem=TensorProto.UINT8)]
+    initializers = [weight("w_conv", 3, 2, 3, 3, dtype=np.uint8), weight("w_mm", 4, 8, dtype=np.uint8),
+                    scalar("a_scale", 0.1, np.float32), scalar("a_zero", 0, np.uint8),
+                    scalar("w_scale", 0.1, np.float32), scalar("w_zero", 0, np.uint8),
+                    scalar("y_scale", 0.1, np.float32), scalar("y_zero", 0, np.uint8)]
+    return model("quantized", nodes, inputs, outputs, initializers)
+
+
 def no_gemm():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model("no_gemm", nodes, [tensor("x", 1, 8)], [tensor("y", 1, 8)])
@@ -166,7 +185,7 @@ def bert_block():
 MODELS = {"conv": conv, "grouped_conv": grouped_conv, "gemm": gemm, "attention": attention,
           "missing_shape": missing_shape, "dynamic_dimension": dynamic_dimension,
           "data_dependent_dimension": data_dependent_dimension, "computed_weight": computed_weight,
-          "no_gemm": no_gemm, "bert_block": bert_block}
+          "no_gemm": no_gemm, "quantized": quantized, "bert_block": bert_block}
 
 
 def write(out_dir, name):

@@ -101,14 +101,14 @@ std::string refusal(const std::string& path, std::optional<std::uint64_t> batch 
 }
 
 void expect_gemm(const OnnxGemm& g, const char* node, const char* op, std::uint64_t m, std::uint64_t k,
-                 std::uint64_t n, std::uint64_t count) {
+                 std::uint64_t n, std::uint64_t count, const char* dtype = "float32") {
   EXPECT_EQ(g.node, node);
   EXPECT_EQ(g.op, op);
   EXPECT_EQ(g.m, m) << node;
   EXPECT_EQ(g.k, k) << node;
   EXPECT_EQ(g.n, n) << node;
   EXPECT_EQ(g.count, count) << node;
-  EXPECT_EQ(g.dtype, "float32") << node;
+  EXPECT_EQ(g.dtype, dtype) << node;
 }
 
 void expect_ignored(const std::vector<IgnoredOp>& ignored,
@@ -212,6 +212,17 @@ TEST(OnnxLowering, BatchedAttentionMatMulsOfRankFour) {
   expect_gemm(one.gemms[0], "scores", "MatMul", 16, 8, 16, 4);
   expect_gemm(one.gemms[2], "proj_q", "MatMul", 32, 32, 16, 1);
   EXPECT_EQ(pevp::sweep::read_onnx(model("attention"), std::nullopt).name, "attention:batch=1");
+}
+
+// quantized.onnx at batch 5:
+//   conv_int:       ConvInteger, x [1, 2, 5, 5] uint8, W [3, 2, 3, 3]: 3 x 3 out; m = 3, k = 2*9 = 18, n = 9
+//   matmul_qlinear: QLinearMatMul, a [5, 4] uint8 @ W [4, 8] (its fourth input): m = 8, k = 4, n = 5
+TEST(OnnxLowering, IntegerAndQuantizedFormsLowerAsTheirFloatOps) {
+  REQUIRE_ONNX();
+  const OnnxGemms g = pevp::sweep::run_onnx_gemms(model("quantized"), 5);
+  ASSERT_EQ(g.gemms.size(), 2u);
+  expect_gemm(g.gemms[0], "conv_int", "ConvInteger", 3, 18, 9, 1, "uint8");
+  expect_gemm(g.gemms[1], "matmul_qlinear", "QLinearMatMul", 8, 4, 5, 1, "uint8");
 }
 
 // external_data.onnx keeps its weight w [256, 128] in external_data.bin beside it; the sizes are in the model, so it
