@@ -9,7 +9,8 @@
 // And the nesting bound (D-NESTING-DEPTH): a spec json_too_deep / toml_too_deep finds a place in is refused with
 // "nested deeper than 64 levels"; every other one, when its document parses (parse_json / parse_toml), is at most 64
 // levels deep, measured on the parsed document with a walk of its own.
-// Topology paths resolve against a folder that does not exist, so no file is read.
+// Topology and ONNX model paths resolve against a folder that does not exist, so no file is read (and no ONNX reader
+// is started: a model that is not there is refused before the script runs).
 // Input: byte 0 bit 0 selects the format (0 TOML, 1 JSON); the rest is the text.
 #include <algorithm>
 #include <string>

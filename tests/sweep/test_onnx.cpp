@@ -324,7 +324,7 @@ TEST(OnnxRefusals, AMissingPython3OnnxNamesThePackage) {
                                    "sys.path = [p for p in sys.path if 'dist-packages' not in p]\n"
                                    "sys.argv = ['" + kScript + "'] + sys.argv[1:]\n"
                                    "runpy.run_path('" + kScript + "', run_name='__main__')\n");
-  const std::string given = dir + "/m.onnx";
+  const std::string given = write(dir + "/m.onnx", "not read: the script stops at its import");
   const Result r = sh("/usr/bin/python3 " + hiding + " " + given, dir);
   EXPECT_EQ(r.status, 3);
   const std::string message = given +
@@ -337,9 +337,10 @@ TEST(OnnxRefusals, AMissingPython3OnnxNamesThePackage) {
 }
 
 TEST(OnnxRefusals, AScriptThatIsNotThereIsNamed) {
+  const std::string given = write(scratch("no_script") + "/m.onnx", "");
   ::setenv("PEVP_ONNX_GEMMS", "/nonexistent/onnx_gemms.py", 1);
-  EXPECT_EQ(refusal("m.onnx"), "m.onnx: /nonexistent/onnx_gemms.py not found (set PEVP_ONNX_GEMMS to "
-                               "scripts/onnx_gemms.py)");
+  EXPECT_EQ(refusal(given), given + ": /nonexistent/onnx_gemms.py not found (set PEVP_ONNX_GEMMS to "
+                                    "scripts/onnx_gemms.py)");
   ::unsetenv("PEVP_ONNX_GEMMS");
 }
 

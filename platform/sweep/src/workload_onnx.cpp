@@ -3,6 +3,7 @@
 // nothing it prints before checking it, and groups the GEMMs by shape.
 #include "pevp/sweep/workload_onnx.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -130,6 +131,15 @@ std::string status_text(int status) {
   return "failed with exit status " + std::to_string(WEXITSTATUS(status));
 }
 
+// Why `path` cannot be a model, as scripts/onnx_gemms.py says it, or "".
+std::string model_file_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string("cannot open: ") + std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (!S_ISREG(st.st_mode)) return "not a regular file (a model is read from a file)";
+  return "";
+}
+
 std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
 
 }  // namespace
@@ -180,6 +190,8 @@ OnnxGemms parse_onnx_gemms(std::string_view json_text, const std::string& source
 }
 
 OnnxGemms run_onnx_gemms(const std::string& path, std::optional<std::uint64_t> batch) {
+  // What needs no Python is refused here, in the script's words, without starting an interpreter for it.
+  if (const std::string problem = model_file_problem(path); !problem.empty()) throw WorkloadError(path + ": " + problem);
   std::error_code ec;
   if (!fs::exists(kPython, ec))
     throw WorkloadError(path + ": reading ONNX models needs " + kPython + " and Debian's python3-onnx (apt-get install "
