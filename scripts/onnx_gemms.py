@@ -200,8 +200,13 @@ class Shapes:
         for value in graph.input:
             if value.name not in self.constants:
                 self.graph_inputs.add(value.name)
+        # A constant is an initializer, a Constant's output, or what a node computes from constants alone (a
+        # quantized weight's DequantizeLinear, a weight's Transpose). The nodes are in topological order (ONNX
+        # requires it), so one pass finds them all.
         for node in graph.node:
-            if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            inputs = [i for i in node.input if i]
+            if (node.op_type == "Constant" and node.domain in ("", "ai.onnx")) or (
+                    inputs and all(i in self.constants for i in inputs)):
                 self.constants.update(o for o in node.output if o)
 
     def dims(self, name, what, label):
@@ -276,8 +281,8 @@ def lower_conv(onnx, node, index, shapes):
     x = operand(node, x_at, "the input X", label)
     w = operand(node, w_at, "the weight W", label)
     if w not in shapes.constants:
-        raise Refused("%s: the weight W '%s' is not a constant (an initializer or a Constant node's output): a "
-                      "weight computed at run time is not lowered" % (label, w))
+        raise Refused("%s: the weight W '%s' is not a constant (an initializer, a Constant node's output, or computed "
+                      "from those alone): a weight computed at run time is not lowered" % (label, w))
     x_dims = shapes.dims(x, "the input X", label)
     w_dims = shapes.dims(w, "the weight W", label)
     if len(w_dims) < 3:

@@ -127,7 +127,8 @@ def external_data():
 
 
 def quantized():
-    """The integer and quantized forms: ConvInteger, and QLinearMatMul, whose weight is its fourth input."""
+    """The integer and quantized forms: ConvInteger, QLinearMatMul (whose weight is its fourth input), and a Conv whose
+    weight is an int8 initializer's DequantizeLinear, as quantize-dequantize models keep their weights."""
     def scalar(name, value, dtype):
         return numpy_helper.from_array(np.array(value, dtype=dtype), name)
 
@@ -135,13 +136,18 @@ def quantized():
         helper.make_node("ConvInteger", ["x", "w_conv"], ["y"], name="conv_int"),
         helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zero", "w_mm", "w_scale", "w_zero", "y_scale",
                                            "y_zero"], ["z"], name="matmul_qlinear"),
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_q_zero"], ["w_dq"], name="dequantize_weight"),
+        helper.make_node("Conv", ["xf", "w_dq"], ["yf"], name="conv_qdq"),
     ]
-    inputs = [tensor("x", 1, 2, 5, 5, elem=TensorProto.UINT8), tensor("a", "batch", 4, elem=TensorProto.UINT8)]
-    outputs = [tensor("y", 1, 3, 3, 3, elem=TensorProto.INT32), tensor("z", "batch", 8, elem=TensorProto.UINT8)]
+    inputs = [tensor("x", 1, 2, 5, 5, elem=TensorProto.UINT8), tensor("a", "batch", 4, elem=TensorProto.UINT8),
+              tensor("xf", 1, 2, 5, 5)]
+    outputs = [tensor("y", 1, 3, 3, 3, elem=TensorProto.INT32), tensor("z", "batch", 8, elem=TensorProto.UINT8),
+               tensor("yf", 1, 4, 5, 5)]
     initializers = [weight("w_conv", 3, 2, 3, 3, dtype=np.uint8), weight("w_mm", 4, 8, dtype=np.uint8),
                     scalar("a_scale", 0.1, np.float32), scalar("a_zero", 0, np.uint8),
                     scalar("w_scale", 0.1, np.float32), scalar("w_zero", 0, np.uint8),
-                    scalar("y_scale", 0.1, np.float32), scalar("y_zero", 0, np.uint8)]
+                    scalar("y_scale", 0.1, np.float32), scalar("y_zero", 0, np.uint8),
+                    weight("w_q", 4, 2, 1, 1, dtype=np.int8), scalar("w_q_zero", 0, np.int8)]
     return model("quantized", nodes, inputs, outputs, initializers)
 
 

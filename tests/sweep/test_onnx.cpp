@@ -217,12 +217,16 @@ TEST(OnnxLowering, BatchedAttentionMatMulsOfRankFour) {
 // quantized.onnx at batch 5:
 //   conv_int:       ConvInteger, x [1, 2, 5, 5] uint8, W [3, 2, 3, 3]: 3 x 3 out; m = 3, k = 2*9 = 18, n = 9
 //   matmul_qlinear: QLinearMatMul, a [5, 4] uint8 @ W [4, 8] (its fourth input): m = 8, k = 4, n = 5
+//   conv_qdq:       Conv, xf [1, 2, 5, 5] float, W = DequantizeLinear(int8 [4, 2, 1, 1]) -- computed from constants
+//                   alone, so a constant: 5 x 5 out; m = 4, k = 2, n = 25
 TEST(OnnxLowering, IntegerAndQuantizedFormsLowerAsTheirFloatOps) {
   REQUIRE_ONNX();
   const OnnxGemms g = pevp::sweep::run_onnx_gemms(model("quantized"), 5);
-  ASSERT_EQ(g.gemms.size(), 2u);
+  ASSERT_EQ(g.gemms.size(), 3u);
   expect_gemm(g.gemms[0], "conv_int", "ConvInteger", 3, 18, 9, 1, "uint8");
   expect_gemm(g.gemms[1], "matmul_qlinear", "QLinearMatMul", 8, 4, 5, 1, "uint8");
+  expect_gemm(g.gemms[2], "conv_qdq", "Conv", 4, 2, 25, 1);
+  expect_ignored(g.ignored, {{"DequantizeLinear", 1}});
 }
 
 // external_data.onnx keeps its weight w [256, 128] in external_data.bin beside it; the sizes are in the model, so it
@@ -298,8 +302,8 @@ TEST(OnnxRefusals, AConvWithAWeightComputedAtRunTime) {
   REQUIRE_ONNX();
   EXPECT_EQ(refusal(model("computed_weight")),
             model("computed_weight") + ": node 'conv_runtime_weight' (Conv): the weight W 'w' is not a constant (an "
-                                       "initializer or a Constant node's output): a weight computed at run time is "
-                                       "not lowered");
+                                       "initializer, a Constant node's output, or computed from those alone): a "
+                                       "weight computed at run time is not lowered");
 }
 
 TEST(OnnxRefusals, ABatchTheModelCannotTake) {
@@ -442,8 +446,8 @@ TEST(OnnxSpec, RefusalsNameTheWorkload) {
             d + "/s.toml: workload[0].batch: expected a positive integer, got 0");
   EXPECT_EQ(spec_error("[[workload]]\nonnx = \"computed_weight.onnx\"\n", d),
             d + "/s.toml: workload[0]: " + d + "/computed_weight.onnx: node 'conv_runtime_weight' (Conv): the weight "
-            "W 'w' is not a constant (an initializer or a Constant node's output): a weight computed at run time is "
-            "not lowered");
+            "W 'w' is not a constant (an initializer, a Constant node's output, or computed from those alone): a "
+            "weight computed at run time is not lowered");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
