@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The GEMMs of an ONNX model, in pe-vp's convention, as JSON: what `pe-vp sweep` runs for an `onnx = "..."` workload.
 
-    /usr/bin/python3 scripts/onnx_gemms.py MODEL.onnx [--batch N]
+    /usr/bin/python3 scripts/onnx_gemms.py MODEL.onnx [--batch N] [--workload]
 
 Parses the model with Debian's python3-onnx (weights kept in external data files are not read: only shapes count),
 gives every graph input's dynamic batch dimension (dimension 0) the value N, runs onnx.shape_inference.infer_shapes
@@ -16,7 +16,9 @@ Output (stdout, exit status 0):
 one entry per lowered node in graph order; `batch` is null when no graph input has a dynamic dimension 0 (the
 model's sizes are all its own); `ignored` counts the other nodes by op (most frequent first), so a reader
 knows what was not modelled. A refused model: a message naming the model, the node and the rule on stderr, exit
-status 2. python3-onnx missing: exit status 3.
+status 2. python3-onnx missing: exit status 3. With --workload the GEMMs are printed as a sweep spec's `gemms`
+workload instead, {"name": ..., "gemms": [{"name", "m", "k", "n", "count"}, ...]}, one per node, to edit or to paste
+into a JSON spec's workload list.
 """
 
 import argparse
@@ -431,10 +433,22 @@ def lower(onnx, model, path, batch):
             "ignored": [{"op": op, "count": c} for op, c in sorted(ignored.items(), key=lambda e: (-e[1], e[0]))]}
 
 
+def as_workload(result):
+    """The GEMMs as a `gemms` workload of a sweep spec, named as `onnx = ...` names the model's workload."""
+    name = os.path.splitext(os.path.basename(result["model"]))[0]
+    if result["batch"] is not None:
+        name += ":batch=%d" % result["batch"]
+    return {"name": name, "gemms": [{"name": g["node"], "m": g["m"], "k": g["k"], "n": g["n"], "count": g["count"]}
+                                    for g in result["gemms"]]}
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description="The GEMMs of an ONNX model in pe-vp's convention, as JSON.")
     parser.add_argument("model")
     parser.add_argument("--batch", type=int, help="the graph inputs' dynamic dimension 0 (default: 1)")
+    parser.add_argument("--workload", action="store_true",
+                        help="print a sweep spec workload instead: {\"name\": ..., \"gemms\": [{name, m, k, n, "
+                             "count}, ...]}, one GEMM per node, for a JSON spec's workload list")
     args = parser.parse_args(argv)
     if args.batch is not None and args.batch < 1:
         print("%s: batch = %d: must be at least 1" % (args.model, args.batch), file=sys.stderr)
@@ -454,6 +468,8 @@ def main(argv):
     except Refused as e:
         print("%s: %s" % (args.model, e), file=sys.stderr)
         return EXIT_REFUSED
+    if args.workload:
+        result = as_workload(result)
     json.dump(result, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

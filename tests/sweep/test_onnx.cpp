@@ -436,6 +436,24 @@ TEST(OnnxSpec, AnOnnxWorkloadInTomlAndJsonRelativeToTheSpec) {
   }
 }
 
+// `onnx_gemms.py --workload` prints the GEMMs as a `gemms` workload, one per node, that a JSON spec takes as it is:
+// gemm.onnx at batch 4 is fc_transb (32 x 64 x 4) and fc_const_a (8 x 32 x 4), 9,216 MACs.
+TEST(OnnxSpec, TheScriptPrintsAWorkloadASpecTakes) {
+  REQUIRE_ONNX();
+  const std::string dir = scratch("workload");
+  const Result r = sh("/usr/bin/python3 " + kScript + " " + model("gemm") + " --batch 4 --workload", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto spec = pevp::sweep::parse_spec("{\"workload\": [" + r.out + "]}", pevp::sweep::SpecFormat::Json,
+                                            dir + "/s.json", dir);
+  ASSERT_EQ(spec.workloads.size(), 1u);
+  const Network& net = spec.workloads[0];
+  EXPECT_EQ(net.name, "gemm:batch=4");
+  ASSERT_EQ(net.layers.size(), 2u);
+  EXPECT_EQ(net.layers[0].name, "fc_transb");
+  EXPECT_EQ(net.layers[1].name, "fc_const_a");
+  EXPECT_EQ(pevp::sweep::total_macs(net), 9216u);
+}
+
 TEST(OnnxSpec, RefusalsNameTheWorkload) {
   REQUIRE_ONNX();
   const std::string d = models();
