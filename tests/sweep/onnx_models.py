@@ -188,10 +188,53 @@ def bert_block():
     return model("bert_block", nodes, [tensor("x", "batch", seq, d)], [tensor("y", "batch", seq, d)], initializers)
 
 
+def resnet50():
+    """ResNet-50 v1.5 at 224 x 224 with a dynamic batch, as torchvision builds it: the 7 x 7 / 2 stem, a 3 x 3 / 2 max
+    pool, 16 bottlenecks (the stride 2 in a stage's 3 x 3, a 1 x 1 projection on each stage's first block), the global
+    average pool and the classifier; batch normalisation left out (folded into the convolutions, as exporters do for
+    inference). Each weight is a ConstantOfShape of its shape, so the file stays small: a weight computed from
+    constants alone is a constant."""
+    nodes, initializers = [], []
+
+    def conv(name, x, channels, filters, kernel, stride, pad):
+        shape = numpy_helper.from_array(np.array([filters, channels, kernel, kernel], dtype=np.int64), name + "_shape")
+        initializers.append(shape)
+        nodes.append(helper.make_node("ConstantOfShape", [shape.name], [name + "_w"], name=name + "_weight"))
+        nodes.append(helper.make_node("Conv", [x, name + "_w"], [name], name=name, kernel_shape=[kernel, kernel],
+                                      strides=[stride, stride], pads=[pad] * 4))
+        return name
+
+    def relu(x):
+        nodes.append(helper.make_node("Relu", [x], [x + "_relu"], name=x + "_relu"))
+        return x + "_relu"
+
+    x = relu(conv("conv1", "image", 3, 64, 7, 2, 3))
+    nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1]))
+    x, channels = "pool", 64
+    for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512)), start=2):
+        for block in range(1, blocks + 1):
+            stride = 2 if stage > 2 and block == 1 else 1
+            name = "conv%d_%d" % (stage, block)
+            a = relu(conv(name + "_a", x, channels, width, 1, 1, 0))
+            b = relu(conv(name + "_b", a, width, width, 3, stride, 1))
+            c = conv(name + "_c", b, width, 4 * width, 1, 1, 0)
+            shortcut = conv(name + "_proj", x, channels, 4 * width, 1, stride, 0) if block == 1 else x
+            nodes.append(helper.make_node("Add", [c, shortcut], [name + "_sum"], name=name + "_add"))
+            x, channels = relu(name + "_sum"), 4 * width
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="avgpool"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["features"], name="flatten"))
+    initializers.append(numpy_helper.from_array(np.array([1000, 2048], dtype=np.int64), "fc_shape"))
+    nodes.append(helper.make_node("ConstantOfShape", ["fc_shape"], ["fc_w"], name="fc_weight"))
+    nodes.append(helper.make_node("Gemm", ["features", "fc_w"], ["logits"], name="fc", transB=1))
+    return model("resnet50", nodes, [tensor("image", "batch", 3, 224, 224)], [tensor("logits", "batch", 1000)],
+                 initializers)
+
+
 MODELS = {"conv": conv, "grouped_conv": grouped_conv, "gemm": gemm, "attention": attention,
           "missing_shape": missing_shape, "dynamic_dimension": dynamic_dimension,
           "data_dependent_dimension": data_dependent_dimension, "computed_weight": computed_weight,
-          "no_gemm": no_gemm, "quantized": quantized, "bert_block": bert_block}
+          "no_gemm": no_gemm, "quantized": quantized, "bert_block": bert_block, "resnet50": resnet50}
 
 
 def write(out_dir, name):

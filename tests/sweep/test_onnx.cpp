@@ -238,6 +238,28 @@ TEST(OnnxLowering, AWeightInAnExternalDataFile) {
   expect_gemm(g.gemms[0], "mm_external", "MatMul", 128, 256, 3, 1);
 }
 
+// A network's GEMMs as (m, k, n) -> how many run.
+std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::uint64_t> by_shape(const Network& net) {
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::uint64_t> counts;
+  for (const Gemm& g : net.layers) counts[{g.m, g.k, g.n}] += g.count;
+  return counts;
+}
+
+// resnet50.onnx is ResNet-50 v1.5 as torchvision builds it (53 convolutions with their strides and padding, the
+// classifier a Gemm with transB). At batch 2 it must lower to the GEMMs of the built-in resnet50:batch=2, written from
+// the paper's table: 2 x (4,087,136,256 + 2,048,000) = 8,178,368,512 MACs. What is not a GEMM, counted by hand: a
+// ConstantOfShape per weight (53 + 1), a Relu after the stem and three per bottleneck (1 + 16 x 3), an Add per
+// bottleneck, and the max pool, the average pool and the Flatten.
+TEST(OnnxLowering, AnExportedResNet50IsTheBuiltInOne) {
+  REQUIRE_ONNX();
+  const Network onnx = pevp::sweep::read_onnx(model("resnet50"), 2);
+  const Network builtin = pevp::sweep::builtin_network("resnet50:batch=2");
+  EXPECT_EQ(by_shape(onnx), by_shape(builtin));
+  EXPECT_EQ(pevp::sweep::total_macs(onnx), 8178368512u);
+  expect_ignored(onnx.ignored, {{"ConstantOfShape", 54}, {"Relu", 49}, {"Add", 16}, {"Flatten", 1},
+                                {"GlobalAveragePool", 1}, {"MaxPool", 1}});
+}
+
 // bert_block.onnx is one BERT-base encoder block as a framework exports it (128 tokens, heads split by Reshape and
 // Transpose, residual and GELU as Add and Erf). At batch 2 it must lower to the GEMMs of the built-in
 // bert_base:seq=128,batch=2, which is written from the paper's shapes: the same shapes with the same counts.
@@ -245,11 +267,6 @@ TEST(OnnxLowering, AnExportedBertBlockIsTheBuiltInOne) {
   REQUIRE_ONNX();
   const Network onnx = pevp::sweep::read_onnx(model("bert_block"), 2);
   const Network builtin = pevp::sweep::builtin_network("bert_base:seq=128,batch=2");
-  const auto by_shape = [](const Network& net) {
-    std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::uint64_t> counts;
-    for (const Gemm& g : net.layers) counts[{g.m, g.k, g.n}] += g.count;
-    return counts;
-  };
   EXPECT_EQ(by_shape(onnx), by_shape(builtin));
   EXPECT_EQ(pevp::sweep::total_macs(onnx), pevp::sweep::total_macs(builtin));
   // The four 768 x 768 projections are one layer: q_proj's, with k, v and out.
