@@ -107,6 +107,14 @@ def checker_message(text):
     return prefix + " ".join(reason or lines)
 
 
+def inference_message(text):
+    """Shape inference's message on one line, its node first: "[ShapeInferenceError] (op_type:Conv, node name: c1):
+    [ShapeInferenceError] Inferred shape and existing shape differ in dimension 2: (6) vs (8)"."""
+    text = " ".join(text.replace("[ShapeInferenceError]", "").split())
+    context = re.match(r"\(op_type:(\S+), node name: ([^)]*)\):\s*(.*)", text)
+    return "node '%s' (%s): %s" % (context.group(2), context.group(1), context.group(3)) if context else text
+
+
 def default_opset(model):
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx"):
@@ -178,7 +186,7 @@ def infer_shapes(onnx, model):
     try:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     except Exception as e:  # a contradiction shape inference cannot get past even in its lenient mode
-        raise Refused("shape inference failed: %s" % str(e).strip().splitlines()[0])
+        raise Refused("shape inference failed: %s" % inference_message(str(e)))
 
 
 class Shapes:

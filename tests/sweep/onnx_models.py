@@ -151,6 +151,41 @@ def quantized():
     return model("quantized", nodes, inputs, outputs, initializers)
 
 
+def bad_auto_pad():
+    """An auto_pad value ONNX's checker lets through and pe-vp does not know."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_odd_pad", auto_pad="SAME_MIDDLE")]
+    return model("bad_auto_pad", nodes, [tensor("x", 1, 3, 8, 8)], [tensor("y", 1, 4, "h", "w")],
+                 [weight("w", 4, 3, 3, 3)])
+
+
+def contradicted_shape():
+    """A Conv whose declared output contradicts its attributes: 8 x 8 with a 3 x 3 kernel gives 6 x 6, not 8 x 8."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_declared_8x8")]
+    return model("contradicted_shape", nodes, [tensor("x", 1, 3, 8, 8)], [tensor("y", 1, 4, 8, 8)],
+                 [weight("w", 4, 3, 3, 3)])
+
+
+def unknown_attribute():
+    """An attribute Conv does not have: ONNX's checker refuses it."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_extra", foo=3)]
+    return model("unknown_attribute", nodes, [tensor("x", 1, 3, 8, 8)], [tensor("y", 1, 4, 6, 6)],
+                 [weight("w", 4, 3, 3, 3)])
+
+
+def unnamed():
+    """A MatMul and a Conv without names."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Conv", ["image", "filters"], ["z"])]
+    return model("unnamed", nodes, [tensor("x", 1, 4), tensor("image", 1, 1, 4, 4)],
+                 [tensor("y", 1, 2), tensor("z", 1, 1, 2, 2)], [weight("w", 4, 2), weight("filters", 1, 1, 3, 3)])
+
+
+def unnamed_refused():
+    """A Relu, then a Conv without a name whose weight is a graph input."""
+    nodes = [helper.make_node("Relu", ["image"], ["r"]), helper.make_node("Conv", ["r", "filters"], ["z"])]
+    return model("unnamed_refused", nodes, [tensor("image", 1, 1, 4, 4), tensor("filters", 1, 1, 3, 3)],
+                 [tensor("z", 1, 1, 2, 2)])
+
+
 def no_gemm():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     return model("no_gemm", nodes, [tensor("x", 1, 8)], [tensor("y", 1, 8)])
@@ -234,7 +269,9 @@ def resnet50():
 MODELS = {"conv": conv, "grouped_conv": grouped_conv, "gemm": gemm, "attention": attention,
           "missing_shape": missing_shape, "dynamic_dimension": dynamic_dimension,
           "data_dependent_dimension": data_dependent_dimension, "computed_weight": computed_weight,
-          "no_gemm": no_gemm, "quantized": quantized, "bert_block": bert_block, "resnet50": resnet50}
+          "no_gemm": no_gemm, "quantized": quantized, "bert_block": bert_block, "resnet50": resnet50,
+          "bad_auto_pad": bad_auto_pad, "unknown_attribute": unknown_attribute, "unnamed": unnamed,
+          "unnamed_refused": unnamed_refused, "contradicted_shape": contradicted_shape}
 
 
 def write(out_dir, name):

@@ -323,6 +323,38 @@ TEST(OnnxRefusals, AConvWithAWeightComputedAtRunTime) {
                                        "weight computed at run time is not lowered");
 }
 
+TEST(OnnxRefusals, AnAttributePeVpOrOnnxDoesNotKnow) {
+  REQUIRE_ONNX();
+  EXPECT_EQ(refusal(model("bad_auto_pad")),
+            model("bad_auto_pad") + ": node 'conv_odd_pad' (Conv): auto_pad = SAME_MIDDLE is not supported (NOTSET, "
+                                    "VALID, SAME_UPPER, SAME_LOWER)");
+  EXPECT_EQ(refusal(model("unknown_attribute")),
+            model("unknown_attribute") + ": not a valid ONNX model: node 'conv_extra' (Conv): Unrecognized attribute: "
+                                         "foo for operator Conv");
+}
+
+// The model's own output shape says 8 x 8 where a 3 x 3 kernel on 8 x 8 gives 6 x 6.
+TEST(OnnxRefusals, AShapeTheModelContradicts) {
+  REQUIRE_ONNX();
+  EXPECT_EQ(refusal(model("contradicted_shape")),
+            model("contradicted_shape") + ": shape inference failed: node 'conv_declared_8x8' (Conv): Inferred shape "
+                                          "and existing shape differ in dimension 2: (6) vs (8)");
+}
+
+// A node without a name is named by its place in the graph: OP_INDEX as a layer, "node #INDEX (OP, unnamed)" in a
+// refusal.
+TEST(OnnxRefusals, AnUnnamedNodeIsNamedByItsPlace) {
+  REQUIRE_ONNX();
+  const OnnxGemms g = pevp::sweep::run_onnx_gemms(model("unnamed"), std::nullopt);
+  ASSERT_EQ(g.gemms.size(), 2u);
+  expect_gemm(g.gemms[0], "MatMul_0", "MatMul", 2, 4, 1, 1);  // x [1, 4] @ w [4, 2]: w stationary, m = 2, n = 1
+  expect_gemm(g.gemms[1], "Conv_1", "Conv", 1, 9, 4, 1);      // 3 x 3 on 4 x 4: 2 x 2 out, m = 1, k = 9, n = 4
+  EXPECT_EQ(refusal(model("unnamed_refused")),
+            model("unnamed_refused") + ": node #1 (Conv, unnamed): the weight W 'filters' is not a constant (an "
+                                       "initializer, a Constant node's output, or computed from those alone): a "
+                                       "weight computed at run time is not lowered");
+}
+
 TEST(OnnxRefusals, ABatchTheModelCannotTake) {
   REQUIRE_ONNX();
   EXPECT_EQ(refusal(model("grouped_conv"), 4),
