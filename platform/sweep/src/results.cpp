@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -108,12 +109,15 @@ constexpr const char* kPlanFormat = "pe-vp sweep plan 1";
 json to_json(const SweepPlan& plan) {
   json points = json::array();
   for (const PlannedPoint& p : plan.points) points.push_back(to_json(p));
-  return {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
-          {"swept", plan.swept},   {"points", points}};
+  json doc = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
+              {"swept", plan.swept},   {"points", points}};
+  if (!plan.baseline.empty()) doc["baseline"] = plan.baseline;  // a plan without one reads as before
+  return doc;
 }
 
 void write_plan(std::ostream& out, const SweepPlan& plan) {
   json head = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path}, {"swept", plan.swept}};
+  if (!plan.baseline.empty()) head["baseline"] = plan.baseline;
   std::string text = head.dump();
   text.pop_back();  // the closing '}': the points follow
   out << text << ",\"points\":[\n";
@@ -148,6 +152,10 @@ void read_head(const json& doc, const std::string& source, SweepPlan& plan) {
   plan.name = doc.at("name").get<std::string>();
   plan.spec_path = doc.at("spec").get<std::string>();
   plan.swept = doc.at("swept").get<std::vector<std::string>>();
+  if (doc.contains("baseline")) {
+    if (!doc["baseline"].is_object()) throw SpecError(source + ": a malformed sweep plan: \"baseline\" is no object");
+    plan.baseline = doc["baseline"];
+  }
 }
 
 }  // namespace
@@ -259,6 +267,8 @@ json ok_record(const json& stats, double wall_s) {
                    {"hbm_utilisation", at(h, "bandwidth_utilisation")},
                    {"intensity", at(m, "arithmetic_intensity")},
                    {"roofline_tflops", at(m, "roofline_tflops")}};
+    // The configured bandwidth: the roofline's memory ceiling (the plots draw it beside the dtype's peak).
+    if (h.contains("bandwidth_gbps")) r["memory"]["bandwidth_gbps"] = h["bandwidth_gbps"];
   }
   return r;
 }
@@ -291,7 +301,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
   for (const std::string& s : shares) header.push_back("acct:" + s);
   for (const std::string& s : opcodes) header.push_back("instr:" + s);
   if (scalesim) header.insert(header.end(), {"scalesim_folds", "scalesim_total_cycles"});
-  static const char* const kMemory[] = {"hbm_bytes", "hbm_gbps", "hbm_utilisation", "intensity", "roofline_tflops"};
+  static const char* const kMemory[] = {"hbm_bytes",       "hbm_gbps", "hbm_utilisation", "intensity",
+                                        "roofline_tflops", "bandwidth_gbps"};
   if (memory)
     for (const char* m : kMemory) header.push_back(std::string("mem:") + m);
   if (with_wall) header.push_back("wall_s");
@@ -413,9 +424,54 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     }
     networks.push_back(n);
   }
-  return {{"name", plan.name}, {"spec", plan.spec_path}, {"points", plan.points.size()},
-          {"ok", ok},          {"failed", failed},       {"missing", missing},
-          {"swept", plan.swept}, {"networks", networks}};
+  return {{"name", plan.name},   {"spec", plan.spec_path}, {"points", plan.points.size()},
+          {"ok", ok},            {"failed", failed},       {"missing", missing},
+          {"swept", plan.swept}, {"baseline", plan.baseline}, {"notes", dtype_rate_notes(plan)},
+          {"networks", networks}};
+}
+
+bool runs_fp8_at_bf16_rate(const std::string& dtype, bool double_row) {
+  std::string lower;
+  for (char c : dtype) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.rfind("fp8", 0) == 0 && !double_row;
+}
+
+std::vector<std::string> dtype_rate_notes(const SweepPlan& plan) {
+  // (gen, dtype) -> the configurations, each described once by its swept values, in the plan's order.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> slow;
+  std::set<std::size_t> seen;
+  std::size_t configurations = 0;
+  for (const PlannedPoint& p : plan.points) {
+    if (!seen.insert(p.point.configuration).second) continue;
+    ++configurations;
+    const json* dr = find_param(p.point, "double_row");
+    if (!runs_fp8_at_bf16_rate(p.dtype, dr && dr->is_boolean() && dr->get<bool>())) continue;
+    std::string where;
+    for (const std::string& s : plan.swept)
+      if (const json* v = find_param(p.point, s)) where += (where.empty() ? "" : ", ") + s + "=" + value_text(*v);
+    slow[{p.gen, p.dtype}].push_back(where);
+  }
+  std::vector<std::string> notes;
+  for (const auto& [which, where] : slow) {
+    const auto& [gen, dtype] = which;
+    constexpr std::size_t kNamed = 3;
+    std::string configs;
+    if (where.size() == configurations) {
+      configs = "every configuration";
+    } else {
+      for (std::size_t i = 0; i < where.size() && i < kNamed; ++i) configs += (i ? "; " : "") + where[i];
+      if (where.size() > kNamed) configs += "; and " + std::to_string(where.size() - kNamed) + " more";
+    }
+    std::string note = "dtype " + dtype + " on " + gen + " without double_row runs at the bf16 rate (one contraction " +
+                       "row per partition: the same cycles and peak_tflops as bf16) in " + configs + ": ";
+    if (gen == "MAVERICK")
+      note += "MAVERICK has no fp8 double_row (its perf_mode pumps MX sources only); an MX dtype (mxfp8_e4m3) runs "
+              "more rows per partition";
+    else
+      note += "set double_row = true ([set] or [grid]) to contract two fp8 rows per partition, twice the bf16 rate";
+    notes.push_back(note);
+  }
+  return notes;
 }
 
 }  // namespace pevp::sweep
