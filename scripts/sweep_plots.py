@@ -1458,7 +1458,10 @@ def make_plots(results, out_dir, emit, max_configs=None, baseline_args=()):
     for n in notes:
         emit("note: " + n)
     index = []
-    report = {"baseline": None if baseline is None else {
+    report = {"axes": [{"parameter": _label_name(a),
+                        "kind": "numeric" if _numeric_param(results, a) is not None else "categorical",
+                        "values": [v for v in results.distinct(a) if v.strip()]} for a in swept_axes(results)],
+              "baseline": None if baseline is None else {
         "configuration": baseline.label, "why": baseline.why,
         "values": {_label_name(d): v for d, v in zip(results.dims, baseline.config)}}, "notes": notes}
     plot_time(results, table, out_dir, emit, index)
