@@ -708,7 +708,8 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
     """Network-level `metric` against `xdim`; returns a note (or None) for stdout."""
     Figure, ticker = _mpl()
     # A parameter zipped with xdim moves with it: it is no other dimension of the plot.
-    others = [d for d in results.varying_dims() if d != xdim and not results.moves_with(xdim, d)]
+    # So is one it determines (double_row zipped beside dtype): the x value already says it.
+    others = [d for d in results.varying_dims() if d != xdim and not results.function_of(d, xdim)]
     workloads = results.distinct("workload")
     xvals = [v for v in results.distinct(xdim) if v.strip()]
     nums = _numeric_param(results, xdim)
@@ -721,6 +722,11 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
         xpos = {v: i for i, v in enumerate(xvals)}
     di = results.dims.index(xdim)
     oi = [results.dims.index(d) for d in others]
+    # A parameter set by the x value but not zipped one-to-one with it (double_row beside dtype) is named under it.
+    shown = [q for q in results.varying_dims() if q != xdim and results.function_of(q, xdim)
+             and not results.moves_with(q, xdim)]
+    by_x = {r.raw.get(xdim, ""): r for r in results.rows}
+    tick_labels = [v + "".join("\n%s=%s" % (_label_name(q), by_x[v].raw.get(q, "")) for q in shown) for v in xvals]
 
     # series: (workload, others' values) -> [(x, y, peak)]
     series = {}
@@ -772,7 +778,7 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
         if peak:
             _draw_peaks(ax, [(c, pts) for (_, c), pts in series.items() if panel is None or c == panel],
                         others if panel is None else [], handles)
-        _set_x_axis(ax, ticker, [xpos[v] for v in xvals], xvals, numeric)
+        _set_x_axis(ax, ticker, [xpos[v] for v in xvals], tick_labels, numeric)
         ax.grid(True, alpha=0.3)
         if panel is not None:
             ax.set_title(_combo_label(others, panel), fontsize="small")
@@ -914,7 +920,7 @@ def plot_speedup(results, table, baseline, out_dir, emit, index):
         return
     label = baseline.label
     _axis_plots(results, table, out_dir, emit, "speedup", "speedup",
-                "speedup over the baseline (x, baseline time / time)",
+                "speedup (x, baseline time / time)",
                 "How much faster than the baseline (" + label.replace("%", "%%") + ") as %s changes? (x)", index,
                 hline=(1.0, "baseline (1x)"))
 
@@ -992,9 +998,13 @@ def plot_stalls(results, table, out_dir, emit, index):
     longest = max(len(part) for _, bars in panels for k, _ in bars for part in tick(k).split("\n"))
     per_bar = 0.32 if compact else max(0.8, 0.075 * longest)
     width = min(40.0, max(6.0, n_bars * per_bar + 2.5))
-    tall = 0.09 * longest if compact else 0.18 * (len(short) if varying else 1)
-    fig = Figure(figsize=(width, len(panels) * (3.0 + tall) + 0.6))
-    axes = fig.subplots(len(panels), 1, squeeze=False)
+    tall = 0.09 * longest if compact else 0.18 * ((len(short) if varying else 1) + 1)
+    # The back-pressure gets a panel of its own on the right, on its own scale, so it neither stacks with the
+    # bottlenecks nor flattens them.
+    side = bool(pressure)
+    fig = Figure(figsize=(width + (0.35 * width + 1.0 if side else 0.0), len(panels) * (3.0 + tall) + 0.6))
+    axes = fig.subplots(len(panels), 2 if side else 1, squeeze=False,
+                        gridspec_kw={"width_ratios": [3, 1]} if side else None)
     for pi, (wl, bars) in enumerate(panels):
         ax = axes[pi][0]
         xs = list(range(len(bars)))
@@ -1003,17 +1013,27 @@ def plot_stalls(results, table, out_dir, emit, index):
             hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
             ax.bar(xs, hs, bottom=bottom, label=c[len("stall:"):], color="C%d" % (i % 10), width=0.7)
             bottom = [b + h for b, h in zip(bottom, hs)]
-        for c in pressure:
-            hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
-            ax.bar([x + 0.42 for x in xs], hs, width=0.14, color="0.8", hatch="//", edgecolor="0.5",
-                   label="%s (back-pressure: the array was busy; not stacked, not a bottleneck)" % c[len("stall:"):])
+        if side:
+            bx = axes[pi][1]
+            for c in pressure:
+                hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
+                bx.bar(xs, hs, width=0.7, color="0.8", hatch="//", edgecolor="0.5")
+            bx.set_xticks(xs)
+            bx.set_xticklabels([str(x + 1) for x in xs], fontsize="small")
+            bx.set_xlabel("configuration (numbered as on the left)")
+            bx.set_title("%s: back-pressure, not a bottleneck\n(the SEQ waiting on a full IFIFO: the array was busy)"
+                         % ", ".join(c[len("stall:"):] for c in pressure), fontsize="small")
+            bx.set_ylabel("cycles (sum of count x cycles)")
+            bx.grid(True, axis="y", alpha=0.3)
         for x, (_, v) in zip(xs, bars):
             if not v["complete"]:
                 ax.text(x, 0, "incomplete", rotation=90, ha="center", va="bottom", fontsize="x-small", color="red")
-        if not reasons and not pressure:
-            ax.text(0.5, 0.5, "no stall cycles", transform=ax.transAxes, ha="center", va="center")
+        if not reasons:
+            ax.text(0.5, 0.5, "no stall cycles" + (" but back-pressure (right)" if pressure else ""),
+                    transform=ax.transAxes, ha="center", va="center")
         ax.set_xticks(xs)
-        ax.set_xticklabels([tick(k) for k, _ in bars], fontsize="small", rotation=90 if compact else 0)
+        ax.set_xticklabels([("%d: " % (x + 1) if compact else "[%d]\n" % (x + 1)) * side + tick(k)
+                            for x, (k, _) in zip(xs, bars)], fontsize="small", rotation=90 if compact else 0)
         ax.set_xlim(-0.6, max(n_bars, 1) - 0.4)
         ax.set_ylabel("stall cycles\n(sum of count x cycles, per reason)")
         ax.grid(True, axis="y", alpha=0.3)
@@ -1023,7 +1043,7 @@ def plot_stalls(results, table, out_dir, emit, index):
             ax.set_xlabel(xlabel)
     fig.suptitle("What held instructions back on each configuration? (instruction stall cycles; they overlap, so "
                  "the accounting, not their sum, is the time lost)")
-    if reasons or pressure:
+    if reasons:
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small",
                    title="stall reason")
@@ -1031,7 +1051,7 @@ def plot_stalls(results, table, out_dir, emit, index):
     path = os.path.join(out_dir, name)
     _save(fig, path)
     index.append((name, "What held instructions back? The stall reasons stacked per configuration; ififo_full "
-                        "(back-pressure from a busy array) is the hatched grey bar beside each stack, not a bottleneck"))
+                        "(back-pressure from a busy array, not a bottleneck) in its own panel on the right"))
     emit(path)
 
 
@@ -1204,7 +1224,7 @@ def plot_energy(results, table, out_dir, emit, index):
                ("tops_per_w", 1.0, "TOPS/W (2 x MACs / energy)", "higher is better"),
                ("edp_pj_s", 1e-9 * 1e3, "energy x delay (mJ x ms)", "lower is better"))
     Figure, ticker = _mpl()
-    fig = Figure(figsize=(max(5.0, 0.75 * len(configs) + 2.0) * len(workloads), 9.5))
+    fig = Figure(figsize=(max(5.0, 1.15 * len(configs) + 2.0) * len(workloads), 9.5))
     axes = fig.subplots(len(metrics), len(workloads), squeeze=False)
     for wi, wl in enumerate(workloads):
         for mi, (metric, scale, ylabel, better) in enumerate(metrics):
@@ -1220,7 +1240,7 @@ def plot_energy(results, table, out_dir, emit, index):
                 if v > 0:
                     ax.text(x, v, "%.3g" % v, ha="center", va="bottom", fontsize="x-small")
             ax.set_xticks(range(len(configs)))
-            ax.set_xticklabels(labels if mi == len(metrics) - 1 else [""] * len(configs), fontsize="small")
+            ax.set_xticklabels(labels if mi == len(metrics) - 1 else [""] * len(configs), fontsize="x-small")
             ax.set_ylabel(ylabel)
             ax.set_ylim(0, max(vals) * 1.2 if vals and max(vals) > 0 else 1)
             ax.grid(True, axis="y", alpha=0.3)
@@ -1428,7 +1448,7 @@ def write_index(out_dir, results, index, summary, report):
     text += ["- [%s](%s): %s" % (name, name, what) for name, what in index]
     text.append("")
     text.append("stall:ififo_full is back-pressure (the SEQ waiting to push into a full instruction FIFO while the "
-                "array works): a sign of a busy array, not a bottleneck; stalls.png draws it apart.")
+                "array works): a sign of a busy array, not a bottleneck; stalls.png draws it in a panel of its own.")
     for name, content in (("README.md", "\n".join(text) + "\n"),
                           ("report.json", json.dumps(report, indent=1, sort_keys=True) + "\n")):
         path = os.path.join(out_dir, name)
