@@ -730,7 +730,23 @@ TEST(SweepRecords, TheBaselineTravelsInThePlan) {
   write_plan(out, plan);
   EXPECT_EQ(read_plan_text(out.str(), "sweep.json").baseline, (json{{"tile_n", 512}}));
   EXPECT_EQ(plan_from_json(to_json(plan), "sweep.json").baseline, (json{{"tile_n", 512}}));
-  EXPECT_EQ(summary(plan, summary_records())["baseline"], (json{{"tile_n", 512}}));
+  const json with_baseline = summary(plan, summary_records());
+  EXPECT_EQ(with_baseline["baseline"], (json{{"tile_n", 512}}));
+  // net at tile_n 128 took 1 x 50 + 3 x 80 = 290 ns; at 512 (the baseline) L1 is missing, so no speedup anywhere.
+  EXPECT_FALSE(with_baseline["networks"][0].contains("speedup"));
+  // Complete at 512 (L1 ok: 1 x 45 + 3 x 60 = 225 ns): 128's speedup is 225 / 290, the baseline's own 1.
+  Records complete = summary_records();
+  complete[4] = ok(120, 60, 0.5);
+  const json sped = summary(plan, complete);
+  ASSERT_EQ(sped["networks"][0]["workload"], "net");
+  EXPECT_DOUBLE_EQ(sped["networks"][0]["speedup"].get<double>(), 225.0 / 290.0);
+  EXPECT_DOUBLE_EQ(sped["networks"][2]["speedup"].get<double>(), 1.0);
+  EXPECT_FALSE(sped["networks"][0].contains("peak_tflops"));  // the records have none
+  // The network's peak, weighted by time: L0 50 ns at 40 TFLOPS, L1 3 x 80 ns at 10: (2000 + 2400) / 290.
+  complete[0]->operator[]("peak_tflops") = 40.0;
+  complete[1]->operator[]("peak_tflops") = 10.0;
+  EXPECT_DOUBLE_EQ(summary(plan, complete)["networks"][0]["peak_tflops"].get<double>(), 4400.0 / 290.0);
+  EXPECT_FALSE(sped["networks"][1].contains("speedup"));  // "other" at 128 has a failed point
   json bad = to_json(plan);
   bad["baseline"] = 512;
   EXPECT_EQ(spec_error_of([&] { plan_from_json(bad, "sweep.json"); }),

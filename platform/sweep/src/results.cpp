@@ -360,6 +360,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     // device-memory bytes moved (runs through the memory system only).
     std::map<std::string, double> weighted_shares;
     double waiting_ns = 0, hbm_bytes = 0;
+    double peak_weighted = 0;  // sum of count x time x peak_tflops: the network's peak, weighted by time
+    bool peak = true;          // every point had a peak_tflops
     bool memory = false;
     std::size_t ok = 0, failed = 0, missing = 0;
   };
@@ -385,6 +387,10 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     t.cycles += count * cycles;
     t.weighted_util += count * cycles * at(*r, "utilisation").get<double>();
     t.time_ns += count * at(*r, "time_ns").get<double>();
+    if (const json& peak = at(*r, "peak_tflops"); peak.is_number())
+      t.peak_weighted += count * at(*r, "time_ns").get<double>() * peak.get<double>();
+    else
+      t.peak = false;
     for (const auto& [category, share] : at(*r, "array_accounting").items()) {
       t.weighted_shares[category] += count * cycles * share.get<double>();
       if (category == "waiting_for_data") t.waiting_ns += count * at(*r, "time_ns").get<double>() * share.get<double>();
@@ -408,6 +414,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
       n["macs"] = t.macs;
       n["utilisation"] = t.cycles > 0 ? t.weighted_util / t.cycles : 0.0;
       n["tflops"] = t.time_ns > 0 ? 2.0 * t.macs / (t.time_ns * 1e-9) / 1e12 : 0.0;
+      // The dtype's peak on the configuration's array (time-weighted over the layers): tflops = utilisation x peak.
+      if (t.peak) n["peak_tflops"] = t.time_ns > 0 ? t.peak_weighted / t.time_ns : 0.0;
       // Where the array's PE-cycles went over the whole network, and how much of its time was spent waiting for
       // data (docs/timing.md "Where the PE-cycles go"; docs/memory-system.md).
       json shares = json::object();
@@ -423,6 +431,22 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
       }
     }
     networks.push_back(n);
+  }
+  // Each complete network's speedup over the same workload in the baseline configuration ([plots] baseline), when
+  // the spec named one and that network is complete.
+  if (!plan.baseline.empty()) {
+    const auto is_baseline = [&](const json& n) {
+      for (const auto& [k, v] : plan.baseline.items())
+        if (!n.at("params").contains(k) || n.at("params").at(k) != v) return false;
+      return true;
+    };
+    for (json& n : networks) {
+      if (!n.contains("time_ns")) continue;
+      for (const json& b : networks)
+        if (b.at("workload") == n.at("workload") && is_baseline(b) && b.contains("time_ns") &&
+            n["time_ns"].get<double>() > 0)
+          n["speedup"] = b["time_ns"].get<double>() / n["time_ns"].get<double>();
+    }
   }
   return {{"name", plan.name},   {"spec", plan.spec_path}, {"points", plan.points.size()},
           {"ok", ok},            {"failed", failed},       {"missing", missing},
