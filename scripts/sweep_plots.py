@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 """PNG plots of a `pe-vp sweep` results CSV, or a SCALE-Sim style COMPUTE_REPORT.csv.
 
-    sweep_plots.py RESULTS_CSV OUT_DIR                      # PNG plots into OUT_DIR
-    sweep_plots.py RESULTS_CSV OUT_DIR --max-configs 8      # per-layer plots: up to 8 configurations
+    sweep_plots.py RESULTS_CSV OUT_DIR                      # PNG plots, README.md and report.json into OUT_DIR
+    sweep_plots.py RESULTS_CSV OUT_DIR --baseline dtype=bf16 --baseline geometry.pe_rows=128
+    sweep_plots.py RESULTS_CSV OUT_DIR --max-configs 8      # per-layer plots: the first 8 configurations
     sweep_plots.py RESULTS_CSV OUT_DIR --format scalesim    # OUT_DIR/COMPUTE_REPORT.csv, no plots
 
 Options: --format png|scalesim (default png: the plots below; scalesim: only COMPUTE_REPORT.csv);
---max-configs N (default 4: configurations drawn in each layers_<workload>.png). OUT_DIR is created
+--baseline NAME=VALUE, repeated (the speedups' baseline configuration by its swept values: NAME a p: column
+without its prefix, or gen / dtype when they join the configuration; `pe-vp sweep` passes the spec's
+[plots] baseline; without it the first configuration in the CSV with every workload complete, and stdout
+says so); --max-configs N (default: every configuration in each layers_<workload>.png). OUT_DIR is created
 if missing; files already there with the same names are overwritten.
 
 Input
@@ -48,24 +52,34 @@ Plots (--format png, the default)
 --------------------------------
 Each plot is OUT_DIR/<name>.png, drawn with matplotlib's Agg renderer (no display needed).
 
-  util_vs_<param>.png   one per numeric p: parameter with more than one value (a parameter with a value
-                        that is not a number is skipped, saying so): network utilisation against that
-                        parameter, one line per workload. Where other parameters vary too, one line per
-                        (workload, combination of the others), colour = workload and line style = the
-                        others; past 8 lines, one panel per combination of the others (at most 12 panels;
-                        stdout says when more were left out), one line per workload in each.
-  tflops_vs_tile_n.png  network TFLOPS against p:tile_n (a numeric axis, or a categorical one when a value,
-                        e.g. `auto`, is not a number), lines or panels as above; with a peak_tflops column
-                        also each combination's network peak_tflops as a grey dotted line labelled with its
-                        value. Needs p:tile_n with two values or more, time_ns, and macs (or m, k, n).
-  stalls.png            stacked bars of the stall breakdown: one panel per workload, one bar per configuration
-                        (one panel with a bar per workload when nothing varies), stacked by stall reason
-                        (the stall:* columns, count-weighted sums). An incomplete point keeps its slot and is
-                        marked `incomplete`. Needs stall:* columns.
-  layers_<workload>.png one per workload with more than one layer: a bar of count*cycles per layer, layers
-                        in CSV order, bars grouped by configuration; a failed layer is marked `failed`.
-                        Only the first --max-configs configurations (default 4, CSV order) are drawn, and
-                        stdout says so when there are more.
+  The x axes are the swept parameters: every p: column with more than one value, a zipped twin drawn
+  once (geometry.pe_cols with geometry.pe_rows), a parameter another one sets (double_row zipped beside
+  dtype) named under that one's ticks. A numeric parameter is a numeric axis (log2 for powers of two), any
+  other a categorical one in CSV order. Lines: one per workload and combination of the other parameters
+  (colour = workload, style = the others); past 8 lines, one panel per combination (at most 12).
+
+  time_vs_<param>.png     network time (ms: sum(count * time_ns) / 1e6; log y when it spans > 20x).
+  speedup_vs_<param>.png  the baseline's time for the workload / the network's time (x; dashed line at 1).
+  util_vs_<param>.png     network utilisation (cycle-weighted, %).
+  tflops_vs_tile_n.png    network TFLOPS against p:tile_n with each combination's peak_tflops (dotted).
+  accounting.png          one bar per configuration (one panel per workload): the network's time split
+                          by its acct: shares (time x sum(count * cycles * share) / sum(count * cycles)).
+  energy.png              energy (mJ, sum(count * energy_pj)), TOPS/W (2 * sum(count * macs) / energy_pj)
+                          and energy x delay (mJ x ms) per configuration, one column per workload.
+  roofline.png            one panel per configuration: each ok layer at (mem:intensity flop/byte, tflops)
+                          under min(peak, intensity * bandwidth), peak = the configuration's largest
+                          peak_tflops, bandwidth = its mem:bandwidth_gbps (needs both columns).
+  stalls.png              stacked bars of the stall:* reasons (count-weighted sums), one panel per
+                          workload, one bar per configuration; stall:ififo_full (back-pressure from a busy
+                          array) in a panel of its own on the right. An incomplete point is marked.
+  layers_<workload>.png   one per workload with more than one layer: count * time_ns (us; cycles without
+                          time_ns) of every layer on a log scale, one line per configuration.
+  README.md               the plots written, one line each on what to read from them, and the answer per
+                          workload: the fastest and slowest configuration (with the speedup), the most
+                          efficient (TOPS/W), and why (peak x utilisation, the fastest's lost PE-cycles);
+                          notes (an fp8 dtype run without p:double_row = true ran at the bf16 rate).
+  report.json             the same figures: baseline, axes, notes, networks (time_ms, speedup,
+                          utilisation, tflops, peak_tflops, accounting, energy), roofline ceilings, answer.
 
 stdout: `skipped N row(s) with status S`; `note: ...` lines (incomplete network points, truncations);
 one line per file written (its path); `skip: <plot>: <reason>` for a plot whose inputs are absent.
@@ -73,8 +87,9 @@ Errors go to stderr as `sweep_plots.py: error: ...`.
 
 COMPUTE_REPORT.csv (--format scalesim)
 --------------------------------------
-SCALE-Sim v2's compute report layout (as its simulator writes it): the header line
-`LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,` and then one
+SCALE-Sim v2's compute report layout (as its simulator writes it), with three columns after its six: the
+header line `LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,
+Configuration, Workload, Key,` and then one
 line per ok row, fields joined by ", " and each line ending in "," (then a newline). Cycle counts are
 written as integers (when whole), percentages as decimals rounded to 6 places. The columns:
 
@@ -96,6 +111,9 @@ written as integers (when whole), percentages as decimals rounded to 6 places. T
                         default (128 x 128; MAVERICK: 128 x 256, docs/configuration.md)
   Compute Util %        utilisation * 100 (SCALE-Sim's compute utilisation leaves out the memory stalls;
                         the results CSV has no such figure, so the overall one stands in)
+  Configuration         every configuration column as NAME=VALUE joined by ';' ("default": none), so the
+                        rows of one configuration can be told from another's (commas become ';')
+  Workload, Key         the row's workload and its point key (empty without a key column)
 
 Exit status: 0 done; 2 for a missing or unreadable RESULTS_CSV, a CSV without the required columns (named),
 a bad value in an ok row, or an OUT_DIR that cannot be created or written.
