@@ -77,7 +77,9 @@ Each plot is OUT_DIR/<name>.png, drawn with matplotlib's Agg renderer (no displa
   README.md               the plots written, one line each on what to read from them, and the answer per
                           workload: the fastest and slowest configuration (with the speedup), the most
                           efficient (TOPS/W), and why (peak x utilisation, the fastest's lost PE-cycles);
-                          notes (an fp8 dtype run without p:double_row = true ran at the bf16 rate).
+                          notes (an fp8 dtype run without double_row ran at the bf16 rate: summary.json's
+                          notes when `pe-vp sweep` wrote one beside RESULTS_CSV, else from the CSV's
+                          dtype and p:double_row columns).
   report.json             the same figures: baseline, axes, notes, networks (time_ms, speedup,
                           utilisation, tflops, peak_tflops, accounting, energy), roofline ceilings, answer.
 
@@ -1365,7 +1367,17 @@ def plot_roofline(results, table, out_dir, emit, index, report):
 
 def fp8_rate_notes(results):
     """Notes for configurations that ran an fp8 dtype without double_row: one contraction row per partition, the bf16
-    rate, so their figures equal bf16's. One per dtype."""
+    rate, so their figures equal bf16's. `pe-vp sweep`'s summary.json beside RESULTS_CSV has them from the plan (which
+    knows a double_row fixed in [set], which no p: column shows); without it, one per fp8 dtype whose rows have no
+    p:double_row = true."""
+    summary = os.path.join(os.path.dirname(os.path.abspath(results.path)), "summary.json")
+    try:
+        with open(summary) as f:
+            notes = json.load(f).get("notes")
+        if isinstance(notes, list) and all(isinstance(n, str) for n in notes):
+            return notes
+    except (OSError, ValueError, AttributeError):
+        pass  # no summary.json (a CSV on its own), or not pe-vp sweep's: the CSV's columns tell
     notes = []
     if "dtype" not in results.fieldnames:
         return notes

@@ -191,6 +191,18 @@ class CompareTest(unittest.TestCase):
         with open(os.path.join(out, "report.json")) as f:
             self.assertEqual(json.load(f)["notes"], [])
 
+    def test_the_sweeps_own_notes_come_first(self):
+        # Beside pe-vp sweep's summary.json the notes are the plan's (it knows a double_row fixed in [set], which no
+        # p: column shows): here none, though c4's row has no p:double_row = true.
+        d = os.path.join(self.tmp, "with_summary")
+        os.makedirs(d)
+        shutil.copy(self.csv, os.path.join(d, "results.csv"))
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump({"notes": ["the plan's own note"]}, f)
+        p = run(os.path.join(d, "results.csv"), os.path.join(d, "plots"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([l for l in p.stdout.splitlines() if l.startswith("note: ")], ["note: the plan's own note"])
+
     def test_compute_report_separates_configurations(self):
         out = os.path.join(self.tmp, "report")
         p = run(self.csv, out, "--format", "scalesim")
