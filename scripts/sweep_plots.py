@@ -919,7 +919,8 @@ def _axis_plots(results, table, out_dir, emit, prefix, metric, ylabel, question,
 def plot_utilisation(results, table, out_dir, emit, index):
     _axis_plots(results, table, out_dir, emit, "util", "utilisation",
                 "network utilisation (useful PE-cycles / PE-cycles, %)",
-                "How busy is the array as %s changes? (a busy small array is not a fast one: see time_vs)",
+                "How busy is the array as %s changes? (%% of PE-cycles useful; a busy small array is not a fast one: "
+                "see time_vs)",
                 index, percent=True)
 
 
@@ -1122,7 +1123,8 @@ def plot_layers(results, out_dir, emit, index, max_configs=None):
         ax.set_xlabel("layer (network order; red x: failed)")
         ax.set_ylabel("count x time per layer (us, log scale)" if timed else "count x cycles per layer (log scale)")
         more = " (first %d of %d configurations)" % (len(shown), len(configs)) if len(configs) > len(shown) else ""
-        question = "Which layers of %s take the time on each configuration?%s" % (wl, more)
+        question = "Which layers of %s take the time on each configuration? (%s, log scale)%s" % (
+            wl, "us" if timed else "cycles", more)
         ax.set_title(question)
         ax.grid(True, which="both", axis="y", alpha=0.3)
         if any(_combo_label(varying, [c[i] for i in vi]) for c in shown):
@@ -1137,7 +1139,7 @@ def plot_layers(results, out_dir, emit, index, max_configs=None):
             emit("note: %s: %d configurations, showing the first %d (--max-configs)"
                  % (os.path.basename(path), len(configs), len(shown)))
         _save(fig, path)
-        index.append((name + ".png", question + " Each layer's count x time, log scale, one line per configuration"))
+        index.append((name + ".png", question + ": each layer's count x time, one line per configuration"))
         emit(path)
     if single:
         if len(single) == len(workloads):
@@ -1265,7 +1267,8 @@ def plot_energy(results, table, out_dir, emit, index):
             ax.set_ylim(0, max(vals) * 1.2 if vals and max(vals) > 0 else 1)
             ax.grid(True, axis="y", alpha=0.3)
             ax.set_title("%s: %s (%s; best in green)" % (wl, ylabel.split(" (")[0], better), fontsize="small")
-    fig.suptitle("Which configuration is the most efficient? (energy per network run, TOPS/W, energy-delay product)")
+    fig.suptitle("Which configuration is the most efficient? (energy per network run in mJ, TOPS/W, energy-delay "
+                 "product in mJ x ms)")
     fig.tight_layout()
     path = os.path.join(out_dir, name)
     _save(fig, path)
@@ -1351,8 +1354,8 @@ def plot_roofline(results, table, out_dir, emit, index, report):
             ax.set_ylabel("achieved TFLOPS")
     for pi in range(len(configs), nrows * ncols):
         axes[pi // ncols][pi % ncols].set_visible(False)
-    fig.suptitle("Is each layer bound by compute or by memory? (one point per layer; the line is the dtype's peak on "
-                 "the array and the HBM bandwidth)")
+    fig.suptitle("Is each layer bound by compute or by memory? (achieved TFLOPS against flop/byte, one point per "
+                 "layer; the line: the dtype's peak on the array, the HBM bandwidth)")
     fig.legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
     fig.tight_layout()
     path = os.path.join(out_dir, name)
