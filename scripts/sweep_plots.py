@@ -1085,6 +1085,9 @@ def plot_layers(results, out_dir, emit, index, max_configs=None):
     varying = results.varying_dims()
     vi = [results.dims.index(d) for d in varying]
     timed = "time_ns" in results.fieldnames
+    # The legend names each configuration once: a zipped twin (pe_cols beside pe_rows) says nothing more.
+    varying = [d for i, d in enumerate(varying) if not any(results.moves_with(k, d) for k in varying[:i])]
+    vi = [results.dims.index(d) for d in varying]
     for wl in workloads:
         wl_rows = [r for r in results.rows if r.workload == wl]
         layers = list(dict.fromkeys(r.layer for r in wl_rows))
