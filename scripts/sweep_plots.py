@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 """PNG plots of a `pe-vp sweep` results CSV, or a SCALE-Sim style COMPUTE_REPORT.csv.
 
-    sweep_plots.py RESULTS_CSV OUT_DIR                      # PNG plots into OUT_DIR
-    sweep_plots.py RESULTS_CSV OUT_DIR --max-configs 8      # per-layer plots: up to 8 configurations
+    sweep_plots.py RESULTS_CSV OUT_DIR                      # PNG plots, README.md and report.json into OUT_DIR
+    sweep_plots.py RESULTS_CSV OUT_DIR --baseline dtype=bf16 --baseline geometry.pe_rows=128
+    sweep_plots.py RESULTS_CSV OUT_DIR --max-configs 8      # per-layer plots: the first 8 configurations
     sweep_plots.py RESULTS_CSV OUT_DIR --format scalesim    # OUT_DIR/COMPUTE_REPORT.csv, no plots
 
 Options: --format png|scalesim (default png: the plots below; scalesim: only COMPUTE_REPORT.csv);
---max-configs N (default 4: configurations drawn in each layers_<workload>.png). OUT_DIR is created
+--baseline NAME=VALUE, repeated (the speedups' baseline configuration by its swept values: NAME a p: column
+without its prefix, or gen / dtype when they join the configuration; `pe-vp sweep` passes the spec's
+[plots] baseline; without it the first configuration in the CSV with every workload complete, and stdout
+says so); --max-configs N (default: every configuration in each layers_<workload>.png). OUT_DIR is created
 if missing; files already there with the same names are overwritten.
 
 Input
@@ -48,24 +52,36 @@ Plots (--format png, the default)
 --------------------------------
 Each plot is OUT_DIR/<name>.png, drawn with matplotlib's Agg renderer (no display needed).
 
-  util_vs_<param>.png   one per numeric p: parameter with more than one value (a parameter with a value
-                        that is not a number is skipped, saying so): network utilisation against that
-                        parameter, one line per workload. Where other parameters vary too, one line per
-                        (workload, combination of the others), colour = workload and line style = the
-                        others; past 8 lines, one panel per combination of the others (at most 12 panels;
-                        stdout says when more were left out), one line per workload in each.
-  tflops_vs_tile_n.png  network TFLOPS against p:tile_n (a numeric axis, or a categorical one when a value,
-                        e.g. `auto`, is not a number), lines or panels as above; with a peak_tflops column
-                        also each combination's network peak_tflops as a grey dotted line labelled with its
-                        value. Needs p:tile_n with two values or more, time_ns, and macs (or m, k, n).
-  stalls.png            stacked bars of the stall breakdown: one panel per workload, one bar per configuration
-                        (one panel with a bar per workload when nothing varies), stacked by stall reason
-                        (the stall:* columns, count-weighted sums). An incomplete point keeps its slot and is
-                        marked `incomplete`. Needs stall:* columns.
-  layers_<workload>.png one per workload with more than one layer: a bar of count*cycles per layer, layers
-                        in CSV order, bars grouped by configuration; a failed layer is marked `failed`.
-                        Only the first --max-configs configurations (default 4, CSV order) are drawn, and
-                        stdout says so when there are more.
+  The x axes are the swept parameters: every p: column with more than one value, a zipped twin drawn
+  once (geometry.pe_cols with geometry.pe_rows), a parameter another one sets (double_row zipped beside
+  dtype) named under that one's ticks. A numeric parameter is a numeric axis (log2 for powers of two), any
+  other a categorical one in CSV order. Lines: one per workload and combination of the other parameters
+  (colour = workload, style = the others); past 8 lines, one panel per combination (at most 12).
+
+  time_vs_<param>.png     network time (ms: sum(count * time_ns) / 1e6; log y when it spans > 20x).
+  speedup_vs_<param>.png  the baseline's time for the workload / the network's time (x; dashed line at 1).
+  util_vs_<param>.png     network utilisation (cycle-weighted, %).
+  tflops_vs_tile_n.png    network TFLOPS against p:tile_n with each combination's peak_tflops (dotted).
+  accounting.png          one bar per configuration (one panel per workload): the network's time split
+                          by its acct: shares (time x sum(count * cycles * share) / sum(count * cycles)).
+  energy.png              energy (mJ, sum(count * energy_pj)), TOPS/W (2 * sum(count * macs) / energy_pj)
+                          and energy x delay (mJ x ms) per configuration, one column per workload.
+  roofline.png            one panel per configuration: each ok layer at (mem:intensity flop/byte, tflops)
+                          under min(peak, intensity * bandwidth), peak = the configuration's largest
+                          peak_tflops, bandwidth = its mem:bandwidth_gbps (needs both columns).
+  stalls.png              stacked bars of the stall:* reasons (count-weighted sums), one panel per
+                          workload, one bar per configuration; stall:ififo_full (back-pressure from a busy
+                          array) in a panel of its own on the right. An incomplete point is marked.
+  layers_<workload>.png   one per workload with more than one layer: count * time_ns (us; cycles without
+                          time_ns) of every layer on a log scale, one line per configuration.
+  README.md               the plots written, one line each on what to read from them, and the answer per
+                          workload: the fastest and slowest configuration (with the speedup), the most
+                          efficient (TOPS/W), and why (peak x utilisation, the fastest's lost PE-cycles);
+                          notes (an fp8 dtype run without double_row ran at the bf16 rate: summary.json's
+                          notes when `pe-vp sweep` wrote one beside RESULTS_CSV, else from the CSV's
+                          dtype and p:double_row columns).
+  report.json             the same figures: baseline, axes, notes, networks (time_ms, speedup,
+                          utilisation, tflops, peak_tflops, accounting, energy), roofline ceilings, answer.
 
 stdout: `skipped N row(s) with status S`; `note: ...` lines (incomplete network points, truncations);
 one line per file written (its path); `skip: <plot>: <reason>` for a plot whose inputs are absent.
@@ -73,8 +89,9 @@ Errors go to stderr as `sweep_plots.py: error: ...`.
 
 COMPUTE_REPORT.csv (--format scalesim)
 --------------------------------------
-SCALE-Sim v2's compute report layout (as its simulator writes it): the header line
-`LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,` and then one
+SCALE-Sim v2's compute report layout (as its simulator writes it), with three columns after its six: the
+header line `LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,
+Configuration, Workload, Key,` and then one
 line per ok row, fields joined by ", " and each line ending in "," (then a newline). Cycle counts are
 written as integers (when whole), percentages as decimals rounded to 6 places. The columns:
 
@@ -96,6 +113,9 @@ written as integers (when whole), percentages as decimals rounded to 6 places. T
                         default (128 x 128; MAVERICK: 128 x 256, docs/configuration.md)
   Compute Util %        utilisation * 100 (SCALE-Sim's compute utilisation leaves out the memory stalls;
                         the results CSV has no such figure, so the overall one stands in)
+  Configuration         every configuration column as NAME=VALUE joined by ';' ("default": none), so the
+                        rows of one configuration can be told from another's (commas become ';')
+  Workload, Key         the row's workload and its point key (empty without a key column)
 
 Exit status: 0 done; 2 for a missing or unreadable RESULTS_CSV, a CSV without the required columns (named),
 a bad value in an ok row, or an OUT_DIR that cannot be created or written.
@@ -105,6 +125,7 @@ Python standard library and matplotlib (Agg, no display; only for the plots).
 
 import argparse
 import csv
+import json
 import math
 import os
 import re
@@ -118,7 +139,7 @@ REQUIRED = ("status", "workload", "layer", "count", "cycles", "utilisation")
 REQUIRED_SCALESIM = REQUIRED + ("m", "k")
 # numeric columns an ok row may carry (besides stall:* and instr:*), checked when present and non-empty
 NUMERIC = ("count", "m", "k", "n", "macs", "cycles", "time_ns", "utilisation", "tflops", "peak_tflops",
-           "wall_s", "scalesim_folds", "scalesim_total_cycles")
+           "wall_s", "scalesim_folds", "scalesim_total_cycles", "energy_pj", "power_w", "tops_per_w", "edp_pj_s")
 MUST_HAVE = ("count", "cycles", "utilisation")  # non-empty in every ok row
 HIDDEN_DIMS = ("gen", "dtype")  # join the configuration only when the p: columns do not separate rows
 
@@ -128,7 +149,7 @@ DEFAULT_ARRAY = (128, 128)
 GEN_ARRAY = {"MAVERICK": (128, 256), "V5": (128, 256)}
 
 SCALESIM_HEADER = ("LayerID", "Total Cycles", "Stall Cycles", "Overall Util %", "Mapping Efficiency %",
-                   "Compute Util %")
+                   "Compute Util %", "Configuration", "Workload", "Key")
 
 MAX_LINES_ONE_AXES = 8
 MAX_PANELS = 12
@@ -187,6 +208,7 @@ class Results:
         self.params = [c for c in fieldnames if c.startswith("p:")]
         self.stall_cols = [c for c in fieldnames if c.startswith("stall:")]
         self.instr_cols = [c for c in fieldnames if c.startswith("instr:")]
+        self.acct_cols = [c for c in fieldnames if c.startswith("acct:")]
         self.ok = [r for r in rows if r.status == "ok"]
         self.skipped = {}
         for r in rows:
@@ -210,6 +232,15 @@ class Results:
 
     def varying_dims(self):
         return [d for d in self.dims if len(self.distinct(d)) > 1]
+
+    def function_of(self, a, b):
+        """Whether every value of `b` goes with one value of `a` (a is determined by b: double_row by dtype when they
+        are zipped as fp8/true, bf16/false, fp32/false)."""
+        seen = {}
+        for r in self.rows:
+            if seen.setdefault(r.raw.get(b, ""), r.raw.get(a, "")) != r.raw.get(a, ""):
+                return False
+        return True
 
     def moves_with(self, a, b):
         """Whether `a` and `b` vary together (a zipped pair): each value of one goes with one value of the other."""
@@ -281,7 +312,7 @@ def read_results(path, required=REQUIRED):
         raise InputError("%s: cannot read: %s" % (path, e.strerror or e))
 
     numeric = [c for c in header
-               if c in NUMERIC or c.startswith("stall:") or c.startswith("instr:") or c.startswith("acct:")]
+               if c in NUMERIC or c.startswith(("stall:", "instr:", "acct:", "mem:"))]
     for r in rows:
         if r.status != "ok":
             continue
@@ -355,6 +386,35 @@ def network_stalls(layers, stall_cols):
     return {c: sum(_count(l) * l.get(c, 0.0) for l in layers) for c in stall_cols}
 
 
+def network_time_ns(layers):
+    """sum(count * time_ns); None when a layer lacks time_ns."""
+    layers = list(layers)
+    if not layers or any("time_ns" not in l for l in layers):
+        return None
+    return sum(_count(l) * l["time_ns"] for l in layers)
+
+
+def network_energy(layers):
+    """{energy_pj, tops_per_w, edp_pj_s} of the network's layers run one after another, or None when a layer has no
+    energy figure: energy = sum(count * energy_pj), TOPS/W = 2 * sum(count * macs) / energy (operations per pJ),
+    EDP = energy x the network's seconds (summary.json's definitions)."""
+    layers = list(layers)
+    if not layers or any("energy_pj" not in l or "time_ns" not in l or _macs(l) is None for l in layers):
+        return None
+    pj = sum(_count(l) * l["energy_pj"] for l in layers)
+    ns = sum(_count(l) * l["time_ns"] for l in layers)
+    ops = sum(_count(l) * 2.0 * _macs(l) for l in layers)
+    return {"energy_pj": pj, "tops_per_w": ops / pj if pj > 0 else None, "edp_pj_s": pj * ns * 1e-9}
+
+
+def network_accounting(layers, acct_cols):
+    """{share: fraction of the network's PE-cycles}: each layer's acct: shares weighted by count * cycles."""
+    total = network_cycles(layers)
+    if total <= 0 or not acct_cols:
+        return {}
+    return {c[len("acct:"):]: sum(_count(l) * l["cycles"] * l.get(c, 0.0) for l in layers) / total for c in acct_cols}
+
+
 class Network:
     """One network point: a workload in one configuration."""
 
@@ -412,6 +472,9 @@ def network_table(results):
             "tflops": net.tflops(),
             "peak_tflops": net.peak_tflops(),
             "stalls": net.stalls(results.stall_cols),
+            "time_ns": network_time_ns(net.layers()),
+            "energy": network_energy(net.layers()),
+            "accounting": network_accounting(net.layers(), results.acct_cols),
         }
     return table
 
@@ -461,6 +524,17 @@ def report_stall_cycles(results, r):
     return sum(r.num.get(c, 0.0) for c in results.stall_cols)
 
 
+def configuration_label(results, row):
+    """The row's configuration as one field: NAME=VALUE of every configuration column, joined by ';' ("default" when
+    nothing is swept), so a report's rows of one configuration can be told from another's."""
+    return ";".join("%s=%s" % (_label_name(d), row.raw.get(d, "")) for d in results.dims) or "default"
+
+
+def _report_field(text):
+    """A COMPUTE_REPORT field: its fields are joined by ", " unquoted, as SCALE-Sim writes them, so no comma inside."""
+    return text.replace(",", ";").strip()
+
+
 def scalesim_rows(results):
     """The COMPUTE_REPORT.csv data rows: lists of the six fields as text, one per ok row."""
     out = []
@@ -475,7 +549,9 @@ def scalesim_rows(results):
         # Under timing.model=scalesim_ws the row carries SCALE-Sim's own figure: the last cycle's index.
         total = r.num.get("scalesim_total_cycles", r.num["cycles"])
         out.append([str(r.index), _fmt_int_or_float(total), _fmt_int_or_float(stall), _fmt_pct(util),
-                    _fmt_pct(mapping_efficiency(r.num["k"], r.num["m"], rows, cols) * 100.0), _fmt_pct(util)])
+                    _fmt_pct(mapping_efficiency(r.num["k"], r.num["m"], rows, cols) * 100.0), _fmt_pct(util),
+                    _report_field(configuration_label(results, r)), _report_field(r.workload),
+                    _report_field(r.raw.get("key", ""))])
     return out
 
 
@@ -491,6 +567,103 @@ def write_scalesim(results, out_dir):
     if not results.stall_cols:
         print("note: no stall:* columns: Stall Cycles is 0")
     return [path]
+
+
+# ------------------------------------------------------------------------------------------ baseline
+
+class Baseline:
+    """The configuration the speedups are against: `config` (a tuple over results.dims), `label`, and `why`."""
+
+    def __init__(self, config, label, why):
+        self.config = config
+        self.label = label
+        self.why = why
+
+
+def _dim_of(results, name):
+    """The configuration column a --baseline NAME means: p:NAME, NAME itself (p:..., gen, dtype)."""
+    for c in ("p:" + name, name):
+        if c in results.dims:
+            return c
+    return None
+
+
+def _values_text(values):
+    return ", ".join(values)
+
+
+def parse_baseline_args(results, specs):
+    """{dim: value} from --baseline NAME=VALUE arguments, checked against the CSV; InputError naming the key and the
+    values it could take."""
+    chosen = {}
+    varying = [_label_name(d) for d in results.dims if len(results.distinct(d)) > 1]
+    for text in specs:
+        name, eq, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name:
+            raise InputError("--baseline %r: expected NAME=VALUE (a swept parameter and one of its values, e.g. "
+                             "dtype=bf16)" % text)
+        dim = _dim_of(results, name[2:] if name.startswith("p:") else name)
+        if dim is None:
+            raise InputError("--baseline %s: not a swept parameter of %s (swept: %s)"
+                             % (name, results.path, _values_text(varying) or "none"))
+        values = [v for v in results.distinct(dim) if v.strip()]
+        if value not in values:
+            num = parse_number(value)
+            match = [v for v in values if num is not None and parse_number(v) == num]
+            if not match:
+                raise InputError("--baseline %s=%s: not a value of %s in %s (it takes: %s)"
+                                 % (_label_name(dim), value, _label_name(dim), results.path, _values_text(values)))
+            value = match[0]
+        chosen[dim] = value
+    return chosen
+
+
+def choose_baseline(results, table, chosen):
+    """The Baseline: the one configuration with the `chosen` values, or -- without any -- the first configuration in
+    the CSV whose every workload is complete (else the first with any complete workload). InputError when `chosen`
+    selects none or several configurations (naming the parameters still to give and their values)."""
+    configs = list(dict.fromkeys(c for (_, c) in table))
+    if chosen:
+        idx = {d: results.dims.index(d) for d in chosen}
+        match = [c for c in configs if all(c[idx[d]] == v for d, v in chosen.items())]
+        given = ", ".join("%s=%s" % (_label_name(d), v) for d, v in chosen.items())
+        if not match:
+            raise InputError("--baseline %s: no configuration of %s has these values together" % (given, results.path))
+        if len(match) > 1:
+            open_dims = [d for d in results.dims if d not in chosen and len({c[results.dims.index(d)] for c in match}) > 1]
+            raise InputError("--baseline %s: selects %d configurations; give also %s" % (
+                given, len(match), "; ".join("%s (%s)" % (_label_name(d), _values_text(
+                    list(dict.fromkeys(c[results.dims.index(d)] for c in match)))) for d in open_dims)))
+        config = match[0]
+        why = "named by the sweep's [plots] baseline (--baseline %s)" % given
+    else:
+        workloads = results.distinct("workload")
+        complete = [c for c in configs
+                    if all(table.get((w, c), {}).get("complete") and table[(w, c)]["time_ns"] for w in workloads)]
+        partial = [c for c in configs if any(table.get((w, c), {}).get("complete") and table[(w, c)]["time_ns"]
+                                             for w in workloads)]
+        if not (complete or partial):
+            return None
+        config = (complete or partial)[0]
+        why = ("the first configuration in the CSV%s; [plots] baseline = {...} in the spec (or --baseline NAME=VALUE) "
+               "names another" % (" with every workload complete" if complete else " with a complete workload"))
+    label = _combo_label([d for d in results.varying_dims()], [config[results.dims.index(d)]
+                                                                for d in results.varying_dims()]) or "the only one"
+    return Baseline(config, label, why)
+
+
+def add_speedups(table, baseline):
+    """table[...]["speedup"] = the workload's baseline time / its time (None without either)."""
+    for (wl, config), row in table.items():
+        row["time_ms"] = row["time_ns"] / 1e6 if row["complete"] and row["time_ns"] else None
+        row["speedup"] = None
+    if baseline is None:
+        return
+    for (wl, config), row in table.items():
+        base = table.get((wl, baseline.config))
+        if base and base["time_ms"] and row["time_ms"]:
+            row["speedup"] = base["time_ms"] / row["time_ms"]
 
 
 # --------------------------------------------------------------------------------------------- plots
@@ -550,11 +723,13 @@ def _set_x_axis(ax, ticker, xs, labels, numeric):
         ax.set_xlim(-0.5, len(labels) - 0.5)
 
 
-def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False, peak=False):
+def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False, peak=False, hline=None,
+               logy=False):
     """Network-level `metric` against `xdim`; returns a note (or None) for stdout."""
     Figure, ticker = _mpl()
     # A parameter zipped with xdim moves with it: it is no other dimension of the plot.
-    others = [d for d in results.varying_dims() if d != xdim and not results.moves_with(xdim, d)]
+    # So is one it determines (double_row zipped beside dtype): the x value already says it.
+    others = [d for d in results.varying_dims() if d != xdim and not results.function_of(d, xdim)]
     workloads = results.distinct("workload")
     xvals = [v for v in results.distinct(xdim) if v.strip()]
     nums = _numeric_param(results, xdim)
@@ -567,6 +742,11 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
         xpos = {v: i for i, v in enumerate(xvals)}
     di = results.dims.index(xdim)
     oi = [results.dims.index(d) for d in others]
+    # A parameter set by the x value but not zipped one-to-one with it (double_row beside dtype) is named under it.
+    shown = [q for q in results.varying_dims() if q != xdim and results.function_of(q, xdim)
+             and not results.moves_with(q, xdim)]
+    by_x = {r.raw.get(xdim, ""): r for r in results.rows}
+    tick_labels = [v + "".join("\n%s=%s" % (_label_name(q), by_x[v].raw.get(q, "")) for q in shown) for v in xvals]
 
     # series: (workload, others' values) -> [(x, y, peak)]
     series = {}
@@ -618,7 +798,7 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
         if peak:
             _draw_peaks(ax, [(c, pts) for (_, c), pts in series.items() if panel is None or c == panel],
                         others if panel is None else [], handles)
-        _set_x_axis(ax, ticker, [xpos[v] for v in xvals], xvals, numeric)
+        _set_x_axis(ax, ticker, [xpos[v] for v in xvals], tick_labels, numeric)
         ax.grid(True, alpha=0.3)
         if panel is not None:
             ax.set_title(_combo_label(others, panel), fontsize="small")
@@ -626,11 +806,17 @@ def _line_plot(results, table, xdim, metric, ylabel, title, path, percent=False,
             ax.set_xlabel(_label_name(xdim))
         if pi % ncols == 0:
             ax.set_ylabel(ylabel)
+        if hline is not None:
+            value, text = hline
+            h = ax.axhline(value, linestyle="--", color="0.35", linewidth=1)
+            handles.setdefault(text, h)
         if percent:
             ax.set_ylim(0, 1.05)
             ax.yaxis.set_major_formatter(ticker.PercentFormatter(xmax=1))
+        elif logy:
+            ax.set_yscale("log")
         else:
-            ax.set_ylim(0, ymax)
+            ax.set_ylim(0, max(ymax, hline[0] * 1.1) if hline else ymax)
     for pi in range(len(panels), nrows * ncols):
         axes[pi // ncols][pi % ncols].set_visible(False)
     fig.suptitle(title)
@@ -683,36 +869,84 @@ def _save(fig, path):
         raise InputError("%s: cannot write: %s" % (path, e.strerror or e))
 
 
-def plot_utilisation(results, table, out_dir, emit):
-    params = [p for p in results.params if len([v for v in results.distinct(p) if v.strip()]) > 1]
-    numeric = [p for p in params if _numeric_param(results, p) is not None]
-    for p in params:
-        if p not in numeric:
-            emit("skip: util_vs_%s.png: %s has non-numeric values" % (_safe(_label_name(p)), p))
-    if not numeric:
-        why = "no p: column" if not results.params else \
-            "no numeric p: parameter with more than one value (p: columns: %s)" % ", ".join(results.params)
-        emit("skip: util_vs_<param>.png: %s" % why)
-        return
-    plotted = []
-    for p in numeric:
-        twin = next((q for q in plotted if results.moves_with(q, p)), None)
-        if twin is not None:
-            emit("skip: util_vs_%s.png: %s varies with %s (zipped): see its plot" % (_safe(_label_name(p)), p, twin))
+def swept_axes(results):
+    """The p: parameters with more than one value, one of each zipped group (the first): the plots' x axes. A string
+    parameter (dtype, gen, a mode) is a categorical axis in the CSV's order, a numeric one a numeric axis."""
+    varying = [p for p in results.params if len([v for v in results.distinct(p) if v.strip()]) > 1]
+    axes = []
+    for p in varying:
+        if any(results.moves_with(q, p) for q in axes):
+            continue  # zipped with an axis already chosen
+        # A parameter another one determines (double_row zipped beside dtype) is drawn as part of that one's axis.
+        if any(q != p and results.function_of(p, q) and not results.moves_with(p, q) for q in varying):
             continue
-        plotted.append(p)
-        path = os.path.join(out_dir, "util_vs_%s.png" % _safe(_label_name(p)))
-        written, note = _line_plot(results, table, p, "utilisation", "network utilisation (cycle-weighted)",
-                                   "Network utilisation vs %s" % _label_name(p), path, percent=True)
+        axes.append(p)
+    return axes
+
+
+def _zipped_twins(results, p):
+    """The other p: parameters that vary with `p` (zipped with it, or determined by it), for the axis label."""
+    return [q for q in results.params if q != p and len(results.distinct(q)) > 1 and results.function_of(q, p)]
+
+
+def _axis_plots(results, table, out_dir, emit, prefix, metric, ylabel, question, index, **kw):
+    """One `prefix`_vs_<param>.png per swept axis: `metric` of every complete network against it."""
+    axes = swept_axes(results)
+    if not axes:
+        why = "no p: column" if not results.params else \
+            "no p: parameter with more than one value (p: columns: %s)" % ", ".join(results.params)
+        emit("skip: %s_vs_<param>.png: %s" % (prefix, why))
+        return
+    for p in axes:
+        for q in _zipped_twins(results, p):
+            emit("skip: %s_vs_%s.png: %s varies with %s (%s): see its plot" % (
+                prefix, _safe(_label_name(q)), q, p, "zipped" if results.moves_with(p, q) else "set by it"))
+        name = _label_name(p)
+        twins = _zipped_twins(results, p)
+        if twins:
+            name += " (with " + ", ".join(_label_name(q) for q in twins) + ")"
+        path = os.path.join(out_dir, "%s_vs_%s.png" % (prefix, _safe(_label_name(p))))
+        written, note = _line_plot(results, table, p, metric, ylabel, question % name, path, **kw)
         if written is None:
             emit("skip: %s: %s" % (os.path.basename(path), note))
             continue
         if note:
             emit("note: " + note)
+        index.append((os.path.basename(written), question % name))
         emit(written)
 
 
-def plot_tflops(results, table, out_dir, emit):
+def plot_utilisation(results, table, out_dir, emit, index):
+    _axis_plots(results, table, out_dir, emit, "util", "utilisation",
+                "network utilisation (useful PE-cycles / PE-cycles, %)",
+                "How busy is the array as %s changes? (%% of PE-cycles useful; a busy small array is not a fast one: "
+                "see time_vs)",
+                index, percent=True)
+
+
+def plot_time(results, table, out_dir, emit, index):
+    if "time_ns" not in results.fieldnames:
+        emit("skip: time_vs_<param>.png: no time_ns column")
+        return
+    spread = [r["time_ms"] for r in table.values() if r.get("time_ms")]
+    logy = bool(spread) and max(spread) / min(spread) > 20
+    _axis_plots(results, table, out_dir, emit, "time", "time_ms",
+                "network time (ms, sum of count x time_ns%s)" % (", log scale" if logy else ""),
+                "How long does each network take as %s changes? (ms, lower is faster)", index, logy=logy)
+
+
+def plot_speedup(results, table, baseline, out_dir, emit, index):
+    if baseline is None:
+        emit("skip: speedup_vs_<param>.png: no baseline (no configuration with time_ns complete for a workload)")
+        return
+    label = baseline.label
+    _axis_plots(results, table, out_dir, emit, "speedup", "speedup",
+                "speedup (x, baseline time / time)",
+                "How much faster than the baseline (" + label.replace("%", "%%") + ") as %s changes? (x)", index,
+                hline=(1.0, "baseline (1x)"))
+
+
+def plot_tflops(results, table, out_dir, emit, index):
     name = "tflops_vs_tile_n.png"
     if "p:tile_n" not in results.fieldnames:
         emit("skip: %s: no p:tile_n column" % name)
@@ -729,17 +963,21 @@ def plot_tflops(results, table, out_dir, emit):
         return
     peak = "peak_tflops" in results.fieldnames
     path = os.path.join(out_dir, name)
-    written, note = _line_plot(results, table, "p:tile_n", "tflops", "network TFLOPS",
-                               "Network TFLOPS vs tile_n", path, peak=peak)
+    question = "How close to the peak does each network run as tile_n changes? (TFLOPS)"
+    written, note = _line_plot(results, table, "p:tile_n", "tflops", "network TFLOPS", question, path, peak=peak)
     if written is None:
         emit("skip: %s: %s" % (name, note))
         return
     if note:
         emit("note: " + note)
+    index.append((name, question + ": achieved against each configuration's peak (dotted)"))
     emit(written)
 
 
-def plot_stalls(results, table, out_dir, emit):
+BACKPRESSURE = ("stall:ififo_full",)
+
+
+def plot_stalls(results, table, out_dir, emit, index):
     name = "stalls.png"
     if not results.stall_cols:
         emit("skip: %s: no stall:* columns" % name)
@@ -752,7 +990,10 @@ def plot_stalls(results, table, out_dir, emit):
     varying = results.varying_dims()
     vi = [results.dims.index(d) for d in varying]
     short = _short_names(varying)
-    reasons = [c for c in results.stall_cols if any(v["stalls"][c] for _, v in points)]
+    # ififo_full counts cycles the SEQ could not push into a full IFIFO because the array was busy: back-pressure
+    # from work being done, not a bottleneck. It is drawn apart (a hatched grey bar beside each stack).
+    reasons = [c for c in results.stall_cols if c not in BACKPRESSURE and any(v["stalls"][c] for _, v in points)]
+    pressure = [c for c in results.stall_cols if c in BACKPRESSURE and any(v["stalls"][c] for _, v in points)]
     workloads = [w for w in results.distinct("workload") if any(k[0] == w for k, _ in points)]
     if varying:
         # one panel per workload, one bar per configuration
@@ -778,9 +1019,13 @@ def plot_stalls(results, table, out_dir, emit):
     longest = max(len(part) for _, bars in panels for k, _ in bars for part in tick(k).split("\n"))
     per_bar = 0.32 if compact else max(0.8, 0.075 * longest)
     width = min(40.0, max(6.0, n_bars * per_bar + 2.5))
-    tall = 0.09 * longest if compact else 0.18 * (len(short) if varying else 1)
-    fig = Figure(figsize=(width, len(panels) * (3.0 + tall) + 0.6))
-    axes = fig.subplots(len(panels), 1, squeeze=False)
+    tall = 0.09 * longest if compact else 0.18 * ((len(short) if varying else 1) + 1)
+    # The back-pressure gets a panel of its own on the right, on its own scale, so it neither stacks with the
+    # bottlenecks nor flattens them.
+    side = bool(pressure)
+    fig = Figure(figsize=(width + (0.35 * width + 1.0 if side else 0.0), len(panels) * (3.0 + tall) + 0.6))
+    axes = fig.subplots(len(panels), 2 if side else 1, squeeze=False,
+                        gridspec_kw={"width_ratios": [3, 1]} if side else None)
     for pi, (wl, bars) in enumerate(panels):
         ax = axes[pi][0]
         xs = list(range(len(bars)))
@@ -789,21 +1034,36 @@ def plot_stalls(results, table, out_dir, emit):
             hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
             ax.bar(xs, hs, bottom=bottom, label=c[len("stall:"):], color="C%d" % (i % 10), width=0.7)
             bottom = [b + h for b, h in zip(bottom, hs)]
+        if side:
+            bx = axes[pi][1]
+            for c in pressure:
+                hs = [v["stalls"][c] if v["complete"] else 0.0 for _, v in bars]
+                bx.bar(xs, hs, width=0.7, color="0.8", hatch="//", edgecolor="0.5")
+            bx.set_xticks(xs)
+            bx.set_xticklabels([str(x + 1) for x in xs], fontsize="small")
+            bx.set_xlabel("configuration (numbered as on the left)")
+            bx.set_title("%s: back-pressure, not a bottleneck\n(the SEQ waiting on a full IFIFO: the array was busy)"
+                         % ", ".join(c[len("stall:"):] for c in pressure), fontsize="small")
+            bx.set_ylabel("cycles (sum of count x cycles)")
+            bx.grid(True, axis="y", alpha=0.3)
         for x, (_, v) in zip(xs, bars):
             if not v["complete"]:
                 ax.text(x, 0, "incomplete", rotation=90, ha="center", va="bottom", fontsize="x-small", color="red")
         if not reasons:
-            ax.text(0.5, 0.5, "no stall cycles", transform=ax.transAxes, ha="center", va="center")
+            ax.text(0.5, 0.5, "no stall cycles" + (" but back-pressure (right)" if pressure else ""),
+                    transform=ax.transAxes, ha="center", va="center")
         ax.set_xticks(xs)
-        ax.set_xticklabels([tick(k) for k, _ in bars], fontsize="small", rotation=90 if compact else 0)
+        ax.set_xticklabels([("%d: " % (x + 1) if compact else "[%d]\n" % (x + 1)) * side + tick(k)
+                            for x, (k, _) in zip(xs, bars)], fontsize="small", rotation=90 if compact else 0)
         ax.set_xlim(-0.6, max(n_bars, 1) - 0.4)
-        ax.set_ylabel("stall cycles\n(sum of count x cycles)")
+        ax.set_ylabel("stall cycles\n(sum of count x cycles, per reason)")
         ax.grid(True, axis="y", alpha=0.3)
         if wl is not None:
             ax.set_title(wl, fontsize="medium")
         if pi == len(panels) - 1:
             ax.set_xlabel(xlabel)
-    fig.suptitle("Stall breakdown per workload and configuration")
+    fig.suptitle("What held instructions back on each configuration? (instruction stall cycles; they overlap, so "
+                 "the accounting, not their sum, is the time lost)")
     if reasons:
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small",
@@ -811,15 +1071,22 @@ def plot_stalls(results, table, out_dir, emit):
     fig.tight_layout()
     path = os.path.join(out_dir, name)
     _save(fig, path)
+    index.append((name, "What held instructions back? The stall reasons stacked per configuration; ififo_full "
+                        "(back-pressure from a busy array, not a bottleneck) in its own panel on the right"))
     emit(path)
 
 
-def plot_layers(results, out_dir, emit, max_configs=4):
+def plot_layers(results, out_dir, emit, index, max_configs=None):
+    """layers_<workload>.png: every layer's count x time (or cycles) on a log scale, one line per configuration."""
     nets = networks(results)
     workloads = results.distinct("workload")
     single = []
     used = set()
     varying = results.varying_dims()
+    vi = [results.dims.index(d) for d in varying]
+    timed = "time_ns" in results.fieldnames
+    # The legend names each configuration once: a zipped twin (pe_cols beside pe_rows) says nothing more.
+    varying = [d for i, d in enumerate(varying) if not any(results.moves_with(k, d) for k in varying[:i])]
     vi = [results.dims.index(d) for d in varying]
     for wl in workloads:
         wl_rows = [r for r in results.rows if r.workload == wl]
@@ -828,34 +1095,41 @@ def plot_layers(results, out_dir, emit, max_configs=4):
             single.append(wl)
             continue
         configs = [c for (w, c) in nets if w == wl]
-        shown = configs[:max_configs]
+        shown = configs[:max_configs] if max_configs else configs
         Figure, ticker = _mpl()
-        fig = Figure(figsize=(min(30.0, max(6.0, 0.25 * len(layers) * len(shown) + 0.3 * len(layers) + 3.0)), 4.5))
+        fig = Figure(figsize=(min(24.0, max(7.0, 0.22 * len(layers) + 3.0)), 5.0))
         ax = fig.subplots()
-        width = 0.8 / len(shown)
+        from matplotlib import transforms
+        bottom = transforms.blended_transform_factory(ax.transData, ax.transAxes)
         for ci, config in enumerate(shown):
             net = nets[(wl, config)]
-            per_layer = {}
-            failed = set()
+            per_layer, failed = {}, set()
             for r in net.rows:
                 if r.status == "ok":
-                    per_layer[r.layer] = per_layer.get(r.layer, 0.0) + r.num.get("count", 1.0) * r.num["cycles"]
+                    value = r.num.get("time_ns", 0.0) / 1e3 if timed else r.num["cycles"]
+                    per_layer[r.layer] = per_layer.get(r.layer, 0.0) + r.num.get("count", 1.0) * value
                 else:
                     failed.add(r.layer)
-            xs = [li + (ci - (len(shown) - 1) / 2.0) * width for li in range(len(layers))]
-            hs = [per_layer.get(l, 0.0) for l in layers]
+            xs = [i for i, l in enumerate(layers) if per_layer.get(l, 0) > 0]
             label = _combo_label(varying, [config[i] for i in vi]) or None
-            ax.bar(xs, hs, width=width * 0.95, color="C%d" % (ci % 10), label=label)
-            for x, l in zip(xs, layers):
+            ax.plot(xs, [per_layer[layers[i]] for i in xs], color="C%d" % (ci % 10),
+                    linestyle=LINESTYLES[(ci // 10) % len(LINESTYLES)], marker=MARKERS[ci % len(MARKERS)],
+                    markersize=4, linewidth=1, label=label)
+            for i, l in enumerate(layers):
                 if l in failed and l not in per_layer:
-                    ax.text(x, 0, "failed", rotation=90, ha="center", va="bottom", fontsize="x-small", color="red")
+                    ax.plot([i], [0.02], marker="x", color="red", transform=bottom, clip_on=False)
+        ax.set_yscale("log")
         ax.set_xticks(range(len(layers)))
-        ax.set_xticklabels(layers, rotation=0 if len(layers) <= 10 else 90)
-        ax.set_xlabel("layer (CSV order)")
-        ax.set_ylabel("cycles x count")
+        ax.set_xticklabels(layers, rotation=0 if len(layers) <= 8 else 90, fontsize="small" if len(layers) <= 30
+                           else "x-small")
+        ax.set_xlim(-0.5, len(layers) - 0.5)
+        ax.set_xlabel("layer (network order; red x: failed)")
+        ax.set_ylabel("count x time per layer (us, log scale)" if timed else "count x cycles per layer (log scale)")
         more = " (first %d of %d configurations)" % (len(shown), len(configs)) if len(configs) > len(shown) else ""
-        ax.set_title("%s: per-layer cycles%s" % (wl, more))
-        ax.grid(True, axis="y", alpha=0.3)
+        question = "Which layers of %s take the time on each configuration? (%s, log scale)%s" % (
+            wl, "us" if timed else "cycles", more)
+        ax.set_title(question)
+        ax.grid(True, which="both", axis="y", alpha=0.3)
         if any(_combo_label(varying, [c[i] for i in vi]) for c in shown):
             ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", title="configuration")
         base = "layers_%s" % _safe(wl)
@@ -868,6 +1142,7 @@ def plot_layers(results, out_dir, emit, max_configs=4):
             emit("note: %s: %d configurations, showing the first %d (--max-configs)"
                  % (os.path.basename(path), len(configs), len(shown)))
         _save(fig, path)
+        index.append((name + ".png", question + ": each layer's count x time, one line per configuration"))
         emit(path)
     if single:
         if len(single) == len(workloads):
@@ -876,8 +1151,356 @@ def plot_layers(results, out_dir, emit, max_configs=4):
             emit("skip: layers_<workload>.png for %d single-layer workload(s): %s" % (len(single), ", ".join(single)))
 
 
-def make_plots(results, out_dir, emit, max_configs=4):
+ACCT_ORDER = ("useful", "mapping", "short_stream", "sbuf_bandwidth", "throttle", "transpose", "fill_drain",
+              "waiting_for_data", "not_streaming")
+ACCT_MEANING = {
+    "useful": "PE-cycles of MACs at their dtype's full rate",
+    "mapping": "PEs a partial tile leaves idle (K or M below the array)",
+    "short_stream": "streams shorter than the pipeline's initiation interval",
+    "sbuf_bandwidth": "SBUF reads slower than the stream",
+    "throttle": "a throttled XBUS",
+    "transpose": "transposing data moves (no MACs)",
+    "fill_drain": "filling and draining the array (SCALE-Sim preset)",
+    "waiting_for_data": "the array idle, waiting for DMA (memory)",
+    "not_streaming": "no stream: weight loads, dependencies, dispatch, fill/drain and commit",
+}
+
+
+def _config_labels(results, configs):
+    varying = []
+    for d in results.varying_dims():  # a zipped twin says nothing its partner does not (pe_cols beside pe_rows)
+        if not any(results.moves_with(k, d) for k in varying):
+            varying.append(d)
+    short = _short_names(varying)
+    vi = [results.dims.index(d) for d in varying]
+    return ["\n".join("%s=%s" % (n, c[i]) for n, i in zip(short, vi)) or "-" for c in configs]
+
+
+def _complete_configs(results, table):
+    return list(dict.fromkeys(c for (_, c), v in table.items() if v["complete"]))
+
+
+def plot_accounting(results, table, out_dir, emit, index):
+    name = "accounting.png"
+    if not results.acct_cols or "time_ns" not in results.fieldnames:
+        emit("skip: %s: no %s column" % (name, "acct:*" if not results.acct_cols else "time_ns"))
+        return
+    configs = _complete_configs(results, table)
+    workloads = [w for w in results.distinct("workload") if any((w, c) in table for c in configs)]
+    if not configs or not workloads:
+        emit("skip: %s: no complete network point" % name)
+        return
+    shares = [a for a in ACCT_ORDER if any(table.get((w, c), {}).get("accounting", {}).get(a, 0) > 0
+                                           for w in workloads for c in configs)]
+    shares += sorted({a for v in table.values() for a in v["accounting"] if a not in ACCT_ORDER and
+                      any(t["accounting"].get(a, 0) > 0 for t in table.values())})
+    labels = _config_labels(results, configs)
+    Figure, ticker = _mpl()
+    fig = Figure(figsize=(max(7.0, 0.9 * len(configs) + 3.5), 3.6 * len(workloads) + 0.8))
+    axes = fig.subplots(len(workloads), 1, squeeze=False)
+    colours = {"useful": "tab:green", "mapping": "tab:olive", "waiting_for_data": "tab:red",
+               "not_streaming": "tab:gray", "short_stream": "tab:orange", "sbuf_bandwidth": "tab:purple",
+               "throttle": "tab:brown", "transpose": "tab:pink", "fill_drain": "tab:cyan"}
+    for wi, wl in enumerate(workloads):
+        ax = axes[wi][0]
+        xs = list(range(len(configs)))
+        bottom = [0.0] * len(configs)
+        for a in shares:
+            hs = [(table[(wl, c)]["time_ms"] or 0.0) * table[(wl, c)]["accounting"].get(a, 0.0)
+                  if (wl, c) in table and table[(wl, c)]["complete"] else 0.0 for c in configs]
+            ax.bar(xs, hs, bottom=bottom, width=0.7, color=colours.get(a), label="%s: %s" % (a, ACCT_MEANING.get(a, a)))
+            bottom = [b + h for b, h in zip(bottom, hs)]
+        for x, c in zip(xs, configs):
+            row = table.get((wl, c))
+            if row and row["complete"] and row["time_ms"]:
+                ax.text(x, bottom[x], "%.3g ms\n%.0f%% useful" % (row["time_ms"], 100 * row["accounting"].get("useful", 0)),
+                        ha="center", va="bottom", fontsize="x-small")
+        ax.set_xticks(xs)
+        ax.set_xticklabels(labels, fontsize="small")
+        ax.set_ylim(0, max(bottom) * 1.25 if max(bottom) > 0 else 1)
+        ax.set_ylabel("network time (ms)")
+        ax.set_title(wl, fontsize="medium")
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("Where did each network's time go? (ms; each bar is split by the share of the array's PE-cycles\n"
+                 "that went to each use: time x share)")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small", title="PE-cycles")
+    fig.tight_layout()
+    path = os.path.join(out_dir, name)
+    _save(fig, path)
+    index.append((name, "Where did the time go? Each configuration's network time split by the array's PE-cycle "
+                        "accounting: green is useful work, the rest is why a configuration is slower than its peak"))
+    emit(path)
+
+
+def plot_energy(results, table, out_dir, emit, index):
+    name = "energy.png"
+    if "energy_pj" not in results.fieldnames:
+        emit("skip: %s: no energy_pj column" % name)
+        return
+    configs = [c for c in _complete_configs(results, table)]
+    workloads = [w for w in results.distinct("workload")
+                 if any(table.get((w, c), {}).get("energy") for c in configs)]
+    if not workloads:
+        emit("skip: %s: no complete network point with energy figures" % name)
+        return
+    labels = _config_labels(results, configs)
+    metrics = (("energy_pj", 1e-9, "energy (mJ per run)", "lower is better"),
+               ("tops_per_w", 1.0, "TOPS/W (2 x MACs / energy)", "higher is better"),
+               ("edp_pj_s", 1e-9 * 1e3, "energy x delay (mJ x ms)", "lower is better"))
+    Figure, ticker = _mpl()
+    fig = Figure(figsize=(max(5.0, 1.15 * len(configs) + 2.0) * len(workloads), 9.5))
+    axes = fig.subplots(len(metrics), len(workloads), squeeze=False)
+    for wi, wl in enumerate(workloads):
+        for mi, (metric, scale, ylabel, better) in enumerate(metrics):
+            ax = axes[mi][wi]
+            vals = []
+            for c in configs:
+                e = table.get((wl, c), {}).get("energy")
+                vals.append(e[metric] * scale if e and e.get(metric) is not None else 0.0)
+            best = (min if better.startswith("lower") else max)([v for v in vals if v > 0] or [0])
+            ax.bar(range(len(configs)), vals, width=0.7,
+                   color=["tab:green" if v == best and v > 0 else "tab:blue" for v in vals])
+            for x, v in enumerate(vals):
+                if v > 0:
+                    ax.text(x, v, "%.3g" % v, ha="center", va="bottom", fontsize="x-small")
+            ax.set_xticks(range(len(configs)))
+            ax.set_xticklabels(labels if mi == len(metrics) - 1 else [""] * len(configs), fontsize="x-small")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(0, max(vals) * 1.2 if vals and max(vals) > 0 else 1)
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.set_title("%s: %s (%s; best in green)" % (wl, ylabel.split(" (")[0], better), fontsize="small")
+    fig.suptitle("Which configuration is the most efficient? (energy per network run in mJ, TOPS/W, energy-delay "
+                 "product in mJ x ms)")
+    fig.tight_layout()
+    path = os.path.join(out_dir, name)
+    _save(fig, path)
+    index.append((name, "Which configuration is the most efficient? Energy per run (mJ), TOPS/W and energy x delay "
+                        "(mJ x ms) per network, the best of each in green"))
+    emit(path)
+
+
+def roofline_ceilings(results):
+    """{configuration: (peak_tflops, bandwidth_gbps)} from the rows' own figures: the dtype's peak on that array
+    (peak_tflops, the largest of the configuration's rows) and the configured HBM bandwidth (mem:bandwidth_gbps)."""
+    ceilings = {}
+    for r in results.ok:
+        pk, bw = r.num.get("peak_tflops"), r.num.get("mem:bandwidth_gbps")
+        if pk is None or bw is None:
+            continue
+        c = results.config(r)
+        old = ceilings.get(c, (0.0, bw))
+        ceilings[c] = (max(old[0], pk), bw)
+    return ceilings
+
+
+def plot_roofline(results, table, out_dir, emit, index, report):
+    name = "roofline.png"
+    missing = [c for c in ("mem:intensity", "mem:bandwidth_gbps", "tflops", "peak_tflops")
+               if c not in results.fieldnames]
+    if missing:
+        emit("skip: %s: no %s column (a sweep through device memory, data_path = dma, has them)"
+             % (name, ", ".join(missing)))
+        return
+    ceilings = roofline_ceilings(results)
+    configs = [c for c in dict.fromkeys(results.config(r) for r in results.ok) if c in ceilings]
+    if not configs:
+        emit("skip: %s: no ok row has mem:intensity, mem:bandwidth_gbps and peak_tflops" % name)
+        return
+    note = None
+    if len(configs) > MAX_PANELS:
+        note = "%s: %d configurations, showing the first %d panels" % (name, len(configs), MAX_PANELS)
+        configs = configs[:MAX_PANELS]
+    workloads = results.distinct("workload")
+    Figure, ticker = _mpl()
+    ncols = min(3, len(configs))
+    nrows = math.ceil(len(configs) / ncols)
+    fig = Figure(figsize=(4.8 * ncols + 2.5, 3.8 * nrows + 0.8))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
+    xs_all = [r.num["mem:intensity"] for r in results.ok if r.num.get("mem:intensity")]
+    lo, hi = min(xs_all) / 2, max(xs_all) * 2
+    peaks = [ceilings[c][0] for c in configs]
+    ys_all = [r.num["tflops"] for r in results.ok if r.num.get("tflops")]
+    ylo = min(ys_all + [min(peaks)]) / 3 if ys_all else min(peaks) / 100
+    labels = _config_labels(results, configs)
+    report["roofline"] = []
+    handles = {}
+    for ci, c in enumerate(configs):
+        ax = axes[ci // ncols][ci % ncols]
+        peak, bw = ceilings[c]
+        ridge = peak * 1e3 / bw  # flop/byte where I x BW (GB/s) = peak (TFLOPS)
+        report["roofline"].append({"configuration": labels[ci].replace("\n", ", "), "peak_tflops": peak,
+                                   "bandwidth_gbps": bw, "ridge_flop_per_byte": ridge})
+        xs = [lo, ridge, hi] if lo < ridge < hi else [lo, hi]
+        h, = ax.plot(xs, [min(peak, x * bw / 1e3) for x in xs], color="black", linewidth=1.2)
+        handles.setdefault("ceiling: min(peak, intensity x HBM bandwidth)", h)
+        ax.text(hi, peak, "peak %.3g TFLOPS" % peak, ha="right", va="bottom", fontsize="x-small")
+        ax.text(lo * 1.1, min(peak, lo * 1.1 * bw / 1e3), "HBM %.4g GB/s" % bw, ha="left", va="bottom",
+                fontsize="x-small", rotation=30)
+        for wi, wl in enumerate(workloads):
+            pts = [(r.num["mem:intensity"], r.num["tflops"]) for r in results.ok
+                   if r.workload == wl and results.config(r) == c and r.num.get("mem:intensity")
+                   and r.num.get("tflops")]
+            if pts:
+                h = ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color="C%d" % (wi % 10),
+                               alpha=0.8, label=wl)
+                handles.setdefault(wl, h)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(ylo, max(peaks) * 2)
+        ax.set_title(labels[ci].replace("\n", ", "), fontsize="small")
+        ax.grid(True, which="major", alpha=0.3)
+        if ci // ncols == nrows - 1:
+            ax.set_xlabel("arithmetic intensity (flop / byte of device memory)")
+        if ci % ncols == 0:
+            ax.set_ylabel("achieved TFLOPS")
+    for pi in range(len(configs), nrows * ncols):
+        axes[pi // ncols][pi % ncols].set_visible(False)
+    fig.suptitle("Is each layer bound by compute or by memory? (achieved TFLOPS against flop/byte, one point per "
+                 "layer; the line: the dtype's peak on the array, the HBM bandwidth)")
+    fig.legend(list(handles.values()), list(handles), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    fig.tight_layout()
+    path = os.path.join(out_dir, name)
+    if note:
+        emit("note: " + note)
+    _save(fig, path)
+    index.append((name, "Is each layer compute- or memory-bound? Each layer at its flop/byte against its achieved "
+                        "TFLOPS, under the configuration's peak (dtype x array x clock) and HBM bandwidth ceilings; "
+                        "points far below the line lose time on the array itself (see accounting.png)"))
+    emit(path)
+
+
+def fp8_rate_notes(results):
+    """Notes for configurations that ran an fp8 dtype without double_row: one contraction row per partition, the bf16
+    rate, so their figures equal bf16's. `pe-vp sweep`'s summary.json beside RESULTS_CSV has them from the plan (which
+    knows a double_row fixed in [set], which no p: column shows); without it, one per fp8 dtype whose rows have no
+    p:double_row = true."""
+    summary = os.path.join(os.path.dirname(os.path.abspath(results.path)), "summary.json")
+    try:
+        with open(summary) as f:
+            notes = json.load(f).get("notes")
+        if isinstance(notes, list) and all(isinstance(n, str) for n in notes):
+            return notes
+    except (OSError, ValueError, AttributeError):
+        pass  # no summary.json (a CSV on its own), or not pe-vp sweep's: the CSV's columns tell
+    notes = []
+    if "dtype" not in results.fieldnames:
+        return notes
+    by_dtype = {}
+    for r in results.rows:
+        dtype = r.raw.get("dtype", "").strip()
+        double_row = r.raw.get("p:double_row", "").strip().lower() == "true"
+        if dtype.lower().startswith("fp8") and not double_row:
+            by_dtype.setdefault(dtype, set()).add(r.raw.get("gen", "").strip().upper())
+    for dtype, gens in by_dtype.items():
+        fix = ("MAVERICK has no fp8 double_row (an MX dtype pumps more rows)" if gens == {"MAVERICK"} else
+               "set double_row = true in the spec ([set] or [grid]) to contract two fp8 rows per partition, twice "
+               "the rate")
+        notes.append("dtype %s ran without double_row, so at the bf16 rate (one contraction row per partition: the "
+                     "same cycles and peak as bf16): %s" % (dtype, fix))
+    return notes
+
+
+def _fmt(v, unit=""):
+    return ("%.3g" % v) + unit if v is not None else "n/a"
+
+
+def answer(results, table, baseline):
+    """The summary's answer per workload: {workload: {...}} with the fastest and the most efficient configuration and
+    the figures that say why (peak x utilisation, the accounting)."""
+    varying = results.varying_dims()
+    vi = [results.dims.index(d) for d in varying]
+
+    def label(c):
+        return _combo_label(varying, [c[i] for i in vi]) or "the only configuration"
+
+    out = {}
+    for wl in results.distinct("workload"):
+        rows = [(c, v) for (w, c), v in table.items() if w == wl and v["complete"] and v["time_ms"]]
+        if not rows:
+            continue
+        fastest = min(rows, key=lambda cv: cv[1]["time_ms"])
+        slowest = max(rows, key=lambda cv: cv[1]["time_ms"])
+        busiest = max(rows, key=lambda cv: cv[1]["utilisation"] or 0)
+        eff = [(c, v) for c, v in rows if v["energy"] and v["energy"]["tops_per_w"]]
+        best_eff = max(eff, key=lambda cv: cv[1]["energy"]["tops_per_w"]) if eff else None
+
+        def lost(v):
+            items = sorted(((a, f) for a, f in v["accounting"].items() if a != "useful" and f >= 0.005),
+                           key=lambda af: -af[1])
+            return ", ".join("%s %.0f%%" % (a, 100 * f) for a, f in items[:3]) or "none"
+
+        def entry(cv):
+            c, v = cv
+            e = {"configuration": label(c), "time_ms": v["time_ms"], "speedup": v["speedup"],
+                 "utilisation": v["utilisation"], "peak_tflops": v["peak_tflops"], "tflops": v["tflops"],
+                 "accounting": v["accounting"]}
+            if v["energy"]:
+                e.update(v["energy"])
+            return e
+        out[wl] = {"fastest": entry(fastest), "slowest": entry(slowest), "busiest": entry(busiest),
+                   "most_efficient": entry(best_eff) if best_eff else None, "lost_fastest": lost(fastest[1]),
+                   "lost_busiest": lost(busiest[1])}
+    return out
+
+
+def summary_lines(results, table, baseline, answers, notes):
+    lines = []
+    if baseline is not None:
+        lines.append("Baseline for the speedups: %s (%s)." % (baseline.label, baseline.why))
+        lines.append("")
+    for wl, a in answers.items():
+        f, s, b, e = a["fastest"], a["slowest"], a["busiest"], a["most_efficient"]
+        lines.append("**%s**" % wl)
+        lines.append("- Fastest: %s, %s ms%s; slowest: %s, %s ms." % (
+            f["configuration"], _fmt(f["time_ms"]),
+            " (%.2fx the baseline)" % f["speedup"] if f["speedup"] else "", s["configuration"], _fmt(s["time_ms"])))
+        if e:
+            lines.append("- Most efficient: %s, %s TOPS/W (%s mJ per run)%s." % (
+                e["configuration"], _fmt(e["tops_per_w"]), _fmt(e["energy_pj"] * 1e-9),
+                "" if e["configuration"] == f["configuration"] else "; the fastest runs at %s TOPS/W"
+                % _fmt(f.get("tops_per_w"))))
+        why = ("- Why: time = flops / (peak x utilisation). The fastest has a peak of %s TFLOPS at %.0f%% utilisation "
+               "= %s TFLOPS achieved; its PE-cycles not useful: %s." % (
+                   _fmt(f["peak_tflops"]), 100 * (f["utilisation"] or 0), _fmt(f["tflops"]), a["lost_fastest"]))
+        if b["configuration"] != f["configuration"]:
+            why += (" The busiest array, %s, is at %.0f%% utilisation but of a %s TFLOPS peak = %s TFLOPS (not useful:"
+                    " %s)." % (b["configuration"], 100 * (b["utilisation"] or 0), _fmt(b["peak_tflops"]),
+                               _fmt(b["tflops"]), a["lost_busiest"]))
+        lines.append(why)
+        lines.append("")
+    for n in notes:
+        lines.append("Note: " + n + ".")
+    return lines
+
+
+def write_index(out_dir, results, index, summary, report):
+    """OUT_DIR/README.md (the plots, one line each, and the summary) and OUT_DIR/report.json (the same figures)."""
+    text = ["# Sweep plots: %s" % os.path.basename(os.path.dirname(os.path.abspath(results.path))), "",
+            "Made by scripts/sweep_plots.py from %s." % os.path.basename(results.path), "", "## Answer", ""]
+    text += summary or ["(no complete network point with time_ns)"]
+    text += ["", "## Plots", ""]
+    text += ["- [%s](%s): %s" % (name, name, what) for name, what in index]
+    text.append("")
+    text.append("stall:ififo_full is back-pressure (the SEQ waiting to push into a full instruction FIFO while the "
+                "array works): a sign of a busy array, not a bottleneck; stalls.png draws it in a panel of its own.")
+    for name, content in (("README.md", "\n".join(text) + "\n"),
+                          ("report.json", json.dumps(report, indent=1, sort_keys=True) + "\n")):
+        path = os.path.join(out_dir, name)
+        try:
+            with open(path, "w") as f:
+                f.write(content)
+        except OSError as e:
+            raise InputError("%s: cannot write: %s" % (path, e.strerror or e))
+    return [os.path.join(out_dir, "README.md"), os.path.join(out_dir, "report.json")]
+
+
+def make_plots(results, out_dir, emit, max_configs=None, baseline_args=()):
     table = network_table(results)
+    chosen = parse_baseline_args(results, baseline_args)
+    baseline = choose_baseline(results, table, chosen)
+    add_speedups(table, baseline)
     if results.duplicate_layers:
         emit("note: a workload has the same layer more than once in one configuration: its rows are summed")
     for net in networks(results).values():
@@ -885,10 +1508,39 @@ def make_plots(results, out_dir, emit, max_configs=4):
             where = _combo_label(results.dims, net.config) or "the only configuration"
             emit("note: %s at %s is incomplete (%d of %d layer row(s) not ok): left out of the network-level plots"
                  % (net.workload, where, len(net.rows) - len(net.ok_rows), len(net.rows)))
-    plot_utilisation(results, table, out_dir, emit)
-    plot_tflops(results, table, out_dir, emit)
-    plot_stalls(results, table, out_dir, emit)
-    plot_layers(results, out_dir, emit, max_configs=max_configs)
+    if baseline is not None and "time_ns" in results.fieldnames:
+        emit("baseline: %s (%s)" % (baseline.label, baseline.why))
+    notes = fp8_rate_notes(results)
+    for n in notes:
+        emit("note: " + n)
+    index = []
+    report = {"axes": [{"parameter": _label_name(a),
+                        "kind": "numeric" if _numeric_param(results, a) is not None else "categorical",
+                        "values": [v for v in results.distinct(a) if v.strip()]} for a in swept_axes(results)],
+              "baseline": None if baseline is None else {
+        "configuration": baseline.label, "why": baseline.why,
+        "values": {_label_name(d): v for d, v in zip(results.dims, baseline.config)}}, "notes": notes}
+    plot_time(results, table, out_dir, emit, index)
+    plot_speedup(results, table, baseline, out_dir, emit, index)
+    plot_utilisation(results, table, out_dir, emit, index)
+    plot_tflops(results, table, out_dir, emit, index)
+    plot_accounting(results, table, out_dir, emit, index)
+    plot_energy(results, table, out_dir, emit, index)
+    plot_roofline(results, table, out_dir, emit, index, report)
+    plot_stalls(results, table, out_dir, emit, index)
+    plot_layers(results, out_dir, emit, index, max_configs=max_configs)
+    answers = answer(results, table, baseline)
+    report["networks"] = [{"workload": w, "configuration": _combo_label(results.dims, c),
+                           "values": {_label_name(d): x for d, x in zip(results.dims, c)},
+                           "complete": v["complete"], "time_ms": v["time_ms"], "speedup": v["speedup"],
+                           "utilisation": v["utilisation"], "tflops": v["tflops"], "peak_tflops": v["peak_tflops"],
+                           "accounting": v["accounting"], "energy": v["energy"]}
+                          for (w, c), v in table.items()]
+    report["answer"] = answers
+    if index or answers:
+        for path in write_index(out_dir, results, index, summary_lines(results, table, baseline, answers, notes),
+                                report):
+            emit(path)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -915,14 +1567,17 @@ def build_parser():
     p.add_argument("out_dir", metavar="OUT_DIR", help="output directory (created if missing)")
     p.add_argument("--format", choices=("png", "scalesim"), default="png",
                    help="png: the plots (default); scalesim: OUT_DIR/COMPUTE_REPORT.csv only")
-    p.add_argument("--max-configs", type=int, default=4, metavar="N",
-                   help="configurations drawn per per-layer plot (default 4, the first in CSV order)")
+    p.add_argument("--max-configs", type=int, default=None, metavar="N",
+                   help="configurations drawn per per-layer plot (default: every one; N: the first N in CSV order)")
+    p.add_argument("--baseline", action="append", default=[], metavar="NAME=VALUE",
+                   help="the speedups' baseline configuration, by its swept values (repeat for each parameter; "
+                        "default: the first complete configuration in the CSV)")
     return p
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.max_configs < 1:
+    if args.max_configs is not None and args.max_configs < 1:
         print("%s: error: --max-configs must be at least 1" % PROG, file=sys.stderr)
         return EXIT_INPUT
 
@@ -940,7 +1595,7 @@ def main(argv=None):
         else:
             if not results.ok:
                 emit("note: no ok rows: nothing to plot")
-            make_plots(results, args.out_dir, emit, max_configs=args.max_configs)
+            make_plots(results, args.out_dir, emit, max_configs=args.max_configs, baseline_args=args.baseline)
     except InputError as e:
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return EXIT_INPUT

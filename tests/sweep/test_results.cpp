@@ -674,12 +674,12 @@ using nlohmann::json;
 // memory: 3 MiB read + 1 MiB written is 4194304 bytes, the other figures copied as the stats give them.
 TEST(SweepRecords, MemoryFiguresBecomeColumnsWhenAPointUsedDeviceMemory) {
   const json memory = {{"hbm", {{"bytes_read", 3 << 20}, {"bytes_written", 1 << 20}, {"achieved_gbps", 100.5},
-                                {"bandwidth_utilisation", 0.25}}},
+                                {"bandwidth_utilisation", 0.25}, {"bandwidth_gbps", 612.5}}},
                        {"arithmetic_intensity", 64.0},
                        {"roofline_tflops", 39.2}};
   const json with = ok_record({{"cycles", 10}, {"memory", memory}}, 0.0);
   EXPECT_EQ(with["memory"], (json{{"hbm_bytes", 4194304.0}, {"hbm_gbps", 100.5}, {"hbm_utilisation", 0.25},
-                                  {"intensity", 64.0}, {"roofline_tflops", 39.2}}));
+                                  {"intensity", 64.0}, {"roofline_tflops", 39.2}, {"bandwidth_gbps", 612.5}}));
   // The host data path: a memory section without traffic (no roofline) adds nothing.
   const json without = ok_record({{"cycles", 10}, {"memory", {{"hbm", {{"bytes_read", 0}}}}}}, 0.0);
   EXPECT_FALSE(without.contains("memory"));
@@ -717,6 +717,83 @@ TEST(SweepRecords, EnergyFiguresBecomeColumnsAndNetworkTotals) {
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find("peak_tflops,energy_pj,power_w,tops_per_w,edp_pj_s"), std::string::npos) << header;
   EXPECT_NE(csv.find(",1234.5,0,0,0"), std::string::npos) << csv;
+}
+
+
+// The spec's [plots] baseline travels in the plan's head (so --collect needs no spec) and into summary.json; a plan
+// without one (every plan before it existed) reads as before.
+TEST(SweepRecords, TheBaselineTravelsInThePlan) {
+  SweepPlan plan = summary_plan();
+  EXPECT_FALSE(to_json(plan).contains("baseline"));
+  plan.baseline = {{"tile_n", 512}};
+  std::ostringstream out;
+  write_plan(out, plan);
+  EXPECT_EQ(read_plan_text(out.str(), "sweep.json").baseline, (json{{"tile_n", 512}}));
+  EXPECT_EQ(plan_from_json(to_json(plan), "sweep.json").baseline, (json{{"tile_n", 512}}));
+  const json with_baseline = summary(plan, summary_records());
+  EXPECT_EQ(with_baseline["baseline"], (json{{"tile_n", 512}}));
+  // net at tile_n 128 took 1 x 50 + 3 x 80 = 290 ns; at 512 (the baseline) L1 is missing, so no speedup anywhere.
+  EXPECT_FALSE(with_baseline["networks"][0].contains("speedup"));
+  // Complete at 512 (L1 ok: 1 x 45 + 3 x 60 = 225 ns): 128's speedup is 225 / 290, the baseline's own 1.
+  Records complete = summary_records();
+  complete[4] = ok(120, 60, 0.5);
+  const json sped = summary(plan, complete);
+  ASSERT_EQ(sped["networks"][0]["workload"], "net");
+  EXPECT_DOUBLE_EQ(sped["networks"][0]["speedup"].get<double>(), 225.0 / 290.0);
+  EXPECT_DOUBLE_EQ(sped["networks"][2]["speedup"].get<double>(), 1.0);
+  EXPECT_FALSE(sped["networks"][0].contains("peak_tflops"));  // the records have none
+  // The network's peak, weighted by time: L0 50 ns at 40 TFLOPS, L1 3 x 80 ns at 10: (2000 + 2400) / 290.
+  complete[0]->operator[]("peak_tflops") = 40.0;
+  complete[1]->operator[]("peak_tflops") = 10.0;
+  EXPECT_DOUBLE_EQ(summary(plan, complete)["networks"][0]["peak_tflops"].get<double>(), 4400.0 / 290.0);
+  EXPECT_FALSE(sped["networks"][1].contains("speedup"));  // "other" at 128 has a failed point
+  json bad = to_json(plan);
+  bad["baseline"] = 512;
+  EXPECT_EQ(spec_error_of([&] { plan_from_json(bad, "sweep.json"); }),
+            "sweep.json: a malformed sweep plan: \"baseline\" is no object");
+}
+
+// fp8 without double_row contracts one row per partition: the bf16 rate. The note appears for exactly the
+// configurations that ran so: fp8 (any fp8 name) without double_row; not for fp8 with it, nor for bf16 or MX.
+TEST(SweepSummary, Fp8WithoutDoubleRowIsNotedWithTheKeyToSet) {
+  EXPECT_TRUE(runs_fp8_at_bf16_rate("fp8_e4m3fn", false));
+  EXPECT_TRUE(runs_fp8_at_bf16_rate("FP8_EXP4", false));
+  EXPECT_FALSE(runs_fp8_at_bf16_rate("fp8_e4m3fn", true));
+  EXPECT_FALSE(runs_fp8_at_bf16_rate("bf16", false));
+  EXPECT_FALSE(runs_fp8_at_bf16_rate("mxfp8_e4m3", false));
+
+  // Four configurations: bf16; fp8 without double_row (twice: two arrays); fp8 with it.
+  SweepPlan plan;
+  plan.swept = {"geometry.pe_rows", "dtype", "double_row"};
+  const Gemm g{"g", 64, 64, 64, 1};
+  const auto config = [&](std::size_t c, int rows, const char* dtype, bool dr) {
+    PlannedPoint p = planned("k" + std::to_string(c), c, c, "net", 0, g,
+                             {{"geometry.pe_rows", rows}, {"dtype", dtype}, {"double_row", dr}});
+    p.dtype = dtype;
+    return p;
+  };
+  plan.points = {config(0, 64, "bf16", false), config(1, 64, "fp8_e4m3fn", false), config(2, 128, "fp8_e4m3fn", false),
+                 config(3, 128, "fp8_e4m3fn", true)};
+  const std::vector<std::string> notes = dtype_rate_notes(plan);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "dtype fp8_e4m3fn on MARIANA without double_row runs at the bf16 rate (one contraction row per partition: "
+            "the same cycles and peak_tflops as bf16) in geometry.pe_rows=64, dtype=fp8_e4m3fn, double_row=false; "
+            "geometry.pe_rows=128, dtype=fp8_e4m3fn, double_row=false: set double_row = true ([set] or [grid]) to "
+            "contract two fp8 rows per partition, twice the bf16 rate");
+  EXPECT_EQ(summary(plan, {})["notes"], json::array({notes[0]}));
+  // With double_row on every fp8 configuration: no note.
+  plan.points = {config(0, 64, "bf16", false), config(3, 128, "fp8_e4m3fn", true)};
+  EXPECT_TRUE(dtype_rate_notes(plan).empty());
+  EXPECT_EQ(summary(plan, {})["notes"], json::array());
+  // MAVERICK has no double_row to set: the note says so; every configuration is named as such.
+  PlannedPoint m = config(0, 128, "fp8_e5m2", false);
+  m.gen = "MAVERICK";
+  plan.points = {m};
+  ASSERT_EQ(dtype_rate_notes(plan).size(), 1u);
+  EXPECT_NE(dtype_rate_notes(plan)[0].find("in every configuration: MAVERICK has no fp8 double_row"),
+            std::string::npos)
+      << dtype_rate_notes(plan)[0];
 }
 
 }  // namespace

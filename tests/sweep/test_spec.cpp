@@ -348,6 +348,64 @@ TEST(SpecParse, TheExamplesParse) {
   EXPECT_EQ(llama.name, "llama2-7b-block-memory");
   EXPECT_EQ(describe_params(llama.fixed), (std::vector<std::string>{"mode=\"timing\"", "data_path=\"dma\""}));
   EXPECT_EQ(expand(llama).size(), 3u * 9u);
+  // array_dtype_compare.toml: a zip of 9 rows (3 arrays x bf16, fp8 with double_row, fp32) over ResNet-50's 54
+  // layers and the Llama-2-7B block's 9 GEMMs; its baseline the 128 x 128 array in bf16.
+  const SweepSpec compare = read_spec((root / "platform/examples/sweep/array_dtype_compare.toml").string());
+  EXPECT_EQ(compare.name, "array-dtype-compare");
+  EXPECT_EQ(expand(compare).size(), 9u * (54u + 9u));
+  EXPECT_EQ(describe_params(compare.baseline),
+            (std::vector<std::string>{"geometry.pe_rows=128", "dtype=\"bf16\""}));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [plots] baseline: one configuration by its swept values.
+
+const std::string kBaselineSweep = kWorkload +
+                                   "[grid]\ntile_n = [128, 512]\ndtype = [\"bf16\", \"fp32\"]\n"
+                                   "[zip]\n\"geometry.pe_rows\" = [64, 128]\n\"geometry.pe_cols\" = [64, 128]\n";
+
+TEST(SpecPlots, BaselineNamesEveryGridKeyAndOneZipRow) {
+  // tile_n and dtype have two values each: both named; pe_rows = 128 picks the zip's second row alone.
+  const SweepSpec spec =
+      toml_spec(kBaselineSweep + "[plots]\nbaseline = { tile_n = 512, dtype = \"bf16\", \"geometry.pe_rows\" = 128 }\n");
+  EXPECT_EQ(describe_params(spec.baseline),
+            (std::vector<std::string>{"tile_n=512", "dtype=\"bf16\"", "geometry.pe_rows=128"}));
+  // No [plots]: no baseline (the plots take the first configuration and say so).
+  EXPECT_TRUE(toml_spec(kBaselineSweep).baseline.empty());
+  // JSON spells it the same.
+  const SweepSpec j = json_spec(R"({"workload": {"gemms": [{"m": 1, "k": 2, "n": 3}]}, "grid": {"tile_n": [1, 2]},
+                                    "plots": {"baseline": {"tile_n": 2}}})");
+  EXPECT_EQ(describe_params(j.baseline), (std::vector<std::string>{"tile_n=2"}));
+}
+
+TEST(SpecPlots, ABadBaselineIsRefusedNamingTheKeyAndItsValues) {
+  const std::string plots = "[plots]\nbaseline = ";
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "{ tile_n = 512, dtype = \"int4\", \"geometry.pe_rows\" = 64 }\n"),
+            "s.toml: plots.baseline.dtype = \"int4\": not a value the sweep takes (dtype: \"bf16\", \"fp32\")");
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "{ tile_n = 256, dtype = \"bf16\" }\n"),
+            "s.toml: plots.baseline.tile_n = 256: not a value the sweep takes (tile_n: 128, 512)");
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "{ double_row = true }\n"),
+            "s.toml: plots.baseline.double_row: not a swept parameter (swept: tile_n, dtype, geometry.pe_rows, "
+            "geometry.pe_cols)");
+  // A grid key left out picks both of its values.
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "{ tile_n = 128, \"geometry.pe_rows\" = 64 }\n"),
+            "s.toml: plots.baseline: dtype is not named, so it picks 2 configurations (give one of its values: "
+            "\"bf16\", \"fp32\")");
+  // The zip left out picks both of its rows; zipped values that are no row pick none.
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "{ tile_n = 128, dtype = \"bf16\" }\n"),
+            "s.toml: plots.baseline: picks 2 zip rows: name a zipped key (geometry.pe_rows: 64, 128; "
+            "geometry.pe_cols: 64, 128)");
+  EXPECT_EQ(toml_error(kBaselineSweep + plots +
+                       "{ tile_n = 128, dtype = \"bf16\", \"geometry.pe_rows\" = 64, \"geometry.pe_cols\" = 128 }\n"),
+            "s.toml: plots.baseline: no zip row has these values together (zipped lists vary together; the zip's "
+            "lists: geometry.pe_rows: 64, 128; geometry.pe_cols: 64, 128)");
+  EXPECT_EQ(toml_error(kBaselineSweep + plots + "[128]\n"),
+            "s.toml: plots.baseline: expected a table of swept parameters and their values, e.g. { dtype = \"bf16\" }, "
+            "got a list");
+  EXPECT_EQ(toml_error(kBaselineSweep + "[plots]\nbase = { tile_n = 128 }\n"),
+            "s.toml: plots.base: unknown key (plots's keys: baseline)");
+  EXPECT_EQ(toml_error(kWorkload + plots + "{ tile_n = 128 }\n"),
+            "s.toml: plots.baseline: nothing is swept ([grid] or [zip]): there is one configuration");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -355,9 +413,9 @@ TEST(SpecParse, TheExamplesParse) {
 
 TEST(SpecErrors, UnknownTopLevelKey) {
   EXPECT_EQ(toml_error("grids = { tile_n = [1] }\n" + kWorkload),
-            "s.toml: grids: unknown key (the spec's keys: name, workload, set, grid, zip)");
+            "s.toml: grids: unknown key (the spec's keys: name, workload, set, grid, zip, plots)");
   EXPECT_EQ(json_error(R"({"workloads": []})"),
-            "s.json: workloads: unknown key (the spec's keys: name, workload, set, grid, zip)");
+            "s.json: workloads: unknown key (the spec's keys: name, workload, set, grid, zip, plots)");
 }
 
 TEST(SpecErrors, NameNotAString) {

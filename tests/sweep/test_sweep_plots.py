@@ -66,8 +66,13 @@ class SampleTestCase(unittest.TestCase):
 
 
 class PlotsTest(SampleTestCase):
-    EXPECTED = ("util_vs_geometry.pe_rows.png", "util_vs_tile_n.png", "tflops_vs_tile_n.png", "stalls.png",
-                "layers_netA.png", "layers_netB.png")
+    EXPECTED = ("time_vs_geometry.pe_rows.png", "time_vs_tile_n.png", "speedup_vs_geometry.pe_rows.png",
+                "speedup_vs_tile_n.png", "util_vs_geometry.pe_rows.png", "util_vs_tile_n.png", "tflops_vs_tile_n.png",
+                "stalls.png", "layers_netA.png", "layers_netB.png")
+    # the sample has no acct:*, energy or mem:* columns: those plots say why they are absent
+    SKIPPED = ("skip: accounting.png: no acct:* column", "skip: energy.png: no energy_pj column",
+               "skip: roofline.png: no mem:intensity, mem:bandwidth_gbps column (a sweep through device memory, "
+               "data_path = dma, has them)")
 
     def test_every_plot_written_and_valid_png(self):
         out = os.path.join(self.dir, "plots")  # created by the script
@@ -84,11 +89,16 @@ class PlotsTest(SampleTestCase):
             w, h = png_size(path)
             self.assertGreater(w, 100, path)
             self.assertGreater(h, 100, path)
-        self.assertEqual(sorted(os.listdir(out)), sorted(self.EXPECTED))
+        self.assertEqual(sorted(os.listdir(out)), sorted(self.EXPECTED + ("README.md", "report.json")))
         self.assertIn("skipped 1 row(s) with status failed", lines)
         self.assertIn("note: netB at geometry.pe_rows=128, tile_n=512 is incomplete (1 of 2 layer row(s) not ok): "
                       "left out of the network-level plots", lines)
-        self.assertFalse([l for l in lines if l.startswith("skip:")], p.stdout)
+        self.assertEqual([l for l in lines if l.startswith("skip:")], list(self.SKIPPED), p.stdout)
+        # the index names every plot written, one line each
+        with open(os.path.join(out, "README.md")) as f:
+            index = f.read()
+        for name in self.EXPECTED:
+            self.assertIn("- [%s](%s): " % (name, name), index)
 
     def test_max_configs_truncates_and_says_so(self):
         p = run(SAMPLE, self.dir, "--max-configs", "2")
@@ -106,14 +116,20 @@ class PlotsTest(SampleTestCase):
         p = run(path, os.path.join(self.dir, "out"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.splitlines(), [
+            "skip: time_vs_<param>.png: no time_ns column",
+            "skip: speedup_vs_<param>.png: no baseline (no configuration with time_ns complete for a workload)",
             "skip: util_vs_<param>.png: no p: column",
             "skip: tflops_vs_tile_n.png: no p:tile_n column",
+            "skip: accounting.png: no acct:* column",
+            "skip: energy.png: no energy_pj column",
+            "skip: roofline.png: no mem:intensity, mem:bandwidth_gbps, tflops, peak_tflops column (a sweep through "
+            "device memory, data_path = dma, has them)",
             "skip: stalls.png: no stall:* columns",
             "skip: layers_<workload>.png: no workload has more than one layer",
         ])
         self.assertEqual(os.listdir(os.path.join(self.dir, "out")), [])
 
-    def test_single_valued_and_string_params_skip_with_a_reason(self):
+    def test_single_valued_params_skip_and_string_params_are_categorical_axes(self):
         path = os.path.join(self.dir, "strs.csv")
         header = ["status", "workload", "layer", "count", "cycles", "utilisation", "p:tile_n", "p:dataflow",
                   "time_ns", "macs"]
@@ -121,9 +137,10 @@ class PlotsTest(SampleTestCase):
                                  ["ok", "w", "a", "1", "120", "0.4", "128", "os", "60", "1000"]])
         p = run(path, self.dir)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("skip: util_vs_dataflow.png: p:dataflow has non-numeric values", p.stdout)
-        self.assertIn("skip: util_vs_<param>.png: no numeric p: parameter with more than one value "
-                      "(p: columns: p:tile_n, p:dataflow)", p.stdout)
+        # a string parameter is a categorical axis (ws, os in the CSV's order), not skipped
+        for name in ("util_vs_dataflow.png", "time_vs_dataflow.png", "speedup_vs_dataflow.png"):
+            self.assertIn(os.path.join(self.dir, name), p.stdout.splitlines())
+        self.assertNotIn("util_vs_tile_n.png", p.stdout)  # one value: no axis
         self.assertIn("skip: tflops_vs_tile_n.png: p:tile_n has one value (128)", p.stdout)
 
 
@@ -240,7 +257,8 @@ class NetworkMetricsTest(unittest.TestCase):
 
 
 class ScaleSimTest(SampleTestCase):
-    HEADER = "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,"
+    HEADER = ("LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
+              "Configuration, Workload, Key,")
 
     def test_compute_report(self):
         p = run(SAMPLE, self.dir, "--format", "scalesim")
@@ -257,20 +275,25 @@ class ScaleSimTest(SampleTestCase):
         self.assertEqual(len(body), 19)
         for line in body:
             self.assertTrue(line.endswith(","), line)
-            self.assertEqual(len(line[:-1].split(", ")), 6, line)
+            self.assertEqual(len(line[:-1].split(", ")), 9, line)
         ids = [int(l.split(", ")[0]) for l in body]
         self.assertEqual(ids, [i for i in range(20) if i != 16])  # the failed row's index is missing
         by_id = {int(l.split(", ")[0]): l for l in body}
         # netA/conv1 at pe_rows=64: k=96 m=64 -> 96*64 / (2*64 * 1*128) = 37.5 %; stalls 1920 + 304
-        self.assertEqual(by_id[0], "0, 8112, 2224, 23.6686, 37.5, 23.6686,")
+        self.assertEqual(by_id[0], "0, 8112, 2224, 23.6686, 37.5, 23.6686, geometry.pe_rows=64;tile_n=128, netA, "
+                         "f3e03c812910f917,")
         # netA/conv2: k=256 m=128 fill the array
-        self.assertEqual(by_id[1], "1, 8232, 2208, 62.1963, 100.0, 62.1963,")
+        self.assertEqual(by_id[1], "1, 8232, 2208, 62.1963, 100.0, 62.1963, geometry.pe_rows=64;tile_n=128, netA, "
+                         "76ab5ce9a50e92cb,")
         # netA/fc: k=512 m=100 -> 512*100 / (512 * 128) = 78.125 %; stalls 384 + 0
-        self.assertEqual(by_id[2], "2, 1536, 384, 26.0417, 78.125, 26.0417,")
+        self.assertEqual(by_id[2], "2, 1536, 384, 26.0417, 78.125, 26.0417, geometry.pe_rows=64;tile_n=128, netA, "
+                         "92cc804347c4c6e5,")
         # netA/conv1 at pe_rows=128: 96*64 / (128 * 128) = 37.5 %
-        self.assertEqual(by_id[17], "17, 3348, 576, 28.6738, 37.5, 28.6738,")
+        self.assertEqual(by_id[17], "17, 3348, 576, 28.6738, 37.5, 28.6738, geometry.pe_rows=128;tile_n=512, netA, "
+                         "8425c34eada98652,")
         # netB/attn at pe_rows=128, tile_n=512 (its mlp failed): stalls 768 + 168
-        self.assertEqual(by_id[15], "15, 5292, 936, 77.3998, 100.0, 77.3998,")
+        self.assertEqual(by_id[15], "15, 5292, 936, 77.3998, 100.0, 77.3998, geometry.pe_rows=128;tile_n=512, netB, "
+                         "2d86ec42add086ed,")
 
     def test_array_columns_and_generation_default(self):
         path = os.path.join(self.dir, "arr.csv")
@@ -288,11 +311,11 @@ class ScaleSimTest(SampleTestCase):
         self.assertEqual(lines, [
             self.HEADER,
             # 40*100 / (ceil(40/32)*32 * ceil(100/64)*64) = 4000 / (64 * 128)
-            "0, 1000, 0, 50.0, 48.828125, 50.0,",
+            "0, 1000, 0, 50.0, 48.828125, 50.0, default, w, ,",
             # MAVERICK default 128 x 256: 200*300 / (256 * 512)
-            "1, 2000, 0, 12.5, 45.776367, 12.5,",
+            "1, 2000, 0, 12.5, 45.776367, 12.5, default, w, ,",
             # MARIANA default 128 x 128: 200*300 / (256 * 384)
-            "2, 2000, 0, 12.5, 61.035156, 12.5,",
+            "2, 2000, 0, 12.5, 61.035156, 12.5, default, w, ,",
         ])
         self.assertEqual(sp.mapping_efficiency(96, 64, 64, 128), 0.375)
         self.assertEqual(sp.mapping_efficiency(128, 128, 128, 128), 1.0)

@@ -415,6 +415,59 @@ gemms = [ { name = "g", m = 256, k = 512, n = 512 } ]
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("scalesim_folds"), "8");
   EXPECT_EQ(rows[1].at("scalesim_total_cycles"), "13279");
+  // Each line names its configuration, workload and point key, so the two configurations can be told apart.
+  EXPECT_NE(report.find(", geometry.pe_cols=128, gemms, " + rows[0].at("key") + ",\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(", geometry.pe_cols=64, gemms, " + rows[1].at("key") + ",\n"), std::string::npos) << report;
+}
+
+// fp8 without double_row runs at the bf16 rate: the sweep says so for exactly those configurations, naming the key
+// to set, and `pe-vp gemm` for exactly such a run; a [plots] baseline reaches summary.json as the speedups' reference.
+TEST(SweepRun, Fp8AtTheBf16RateIsNotedWithTheKeyToSet) {
+  const std::string dir = scratch("fp8note");
+  const std::string spec = write(dir + "/s.toml", R"(
+[[workload]]
+gemms = [ { name = "g", m = 128, k = 256, n = 256 } ]
+[zip]
+dtype = ["bf16", "fp8_e4m3fn", "fp8_e4m3fn"]
+double_row = [false, false, true]
+[plots]
+baseline = { dtype = "bf16" }
+)");
+  const Result r = pe_vp("sweep " + spec + " --out " + dir + "/out --no-plots --quiet", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string note =
+      "  note: dtype fp8_e4m3fn on MARIANA without double_row runs at the bf16 rate (one contraction row per "
+      "partition: the same cycles and peak_tflops as bf16) in dtype=fp8_e4m3fn, double_row=false: set double_row = "
+      "true ([set] or [grid]) to contract two fp8 rows per partition, twice the bf16 rate\n";
+  EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("note:"), r.out.rfind("note:")) << r.out;  // one note: not for bf16, not with double_row
+  const nlohmann::json summary = nlohmann::json::parse(slurp(dir + "/out/summary.json"));
+  EXPECT_EQ(summary["notes"].size(), 1u);
+  EXPECT_EQ(summary["baseline"], (nlohmann::json{{"dtype", "bf16"}}));
+  // The baseline's own speedup is 1; fp8 without double_row runs in bf16's cycles on the host-free DMA path less
+  // what its half-size operands save, so its speedup is at least 1; with double_row it is faster still.
+  ASSERT_EQ(summary["networks"].size(), 3u);
+  EXPECT_DOUBLE_EQ(summary["networks"][0]["speedup"].get<double>(), 1.0);
+  EXPECT_GE(summary["networks"][1]["speedup"].get<double>(), 1.0);
+  EXPECT_GT(summary["networks"][2]["speedup"].get<double>(), summary["networks"][1]["speedup"].get<double>());
+  // The peak: bf16 on 128 x 128 at 2.4 GHz is 2 x 128 x 128 x 2.4e9 = 78.6432 TFLOPS, fp8 without double_row the
+  // same, with it twice.
+  EXPECT_NEAR(summary["networks"][0]["peak_tflops"].get<double>(), 78.6432, 1e-9);
+  EXPECT_NEAR(summary["networks"][1]["peak_tflops"].get<double>(), 78.6432, 1e-9);
+  EXPECT_NEAR(summary["networks"][2]["peak_tflops"].get<double>(), 2 * 78.6432, 1e-9);
+
+  const std::string gemm = "gemm --m 128 --k 256 --n 256 --mode timing --no-check --quiet --data-path host";
+  const Result fp8 = pe_vp(gemm + " --dtype fp8_e4m3fn", dir);
+  ASSERT_EQ(fp8.status, 0) << fp8.err;
+  EXPECT_NE(fp8.out.find("  note:     fp8 without double_row runs at the bf16 rate (one contraction row per "
+                         "partition); --double-row contracts two rows per partition, twice the rate\n"),
+            std::string::npos)
+      << fp8.out;
+  for (const std::string& other : {std::string(" --dtype fp8_e4m3fn --double-row"), std::string(" --dtype bf16")}) {
+    const Result quiet = pe_vp(gemm + other, dir);
+    ASSERT_EQ(quiet.status, 0) << quiet.err;
+    EXPECT_EQ(quiet.out.find("note:"), std::string::npos) << other << "\n" << quiet.out;
+  }
 }
 
 // A point's configuration is validated whole, as `pe-vp gemm --set ... --set ...` is: [set] may name

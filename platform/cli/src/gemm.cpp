@@ -24,6 +24,8 @@
 #include "pevp/host/npy.h"
 #include "pevp/host/operands.h"
 #include "pevp/host/scalesim.h"
+#include "pevp/isa/enums.h"
+#include "pevp/isa/generation.h"
 #include "pevp/isa/opcode.h"
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
@@ -581,6 +583,12 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
       << ": C[" << plan.shape.m << "x" << plan.shape.n
       << "] = A[" << plan.shape.m << "x" << plan.shape.k << "] @ B[" << plan.shape.k << "x" << plan.shape.n << "]"
       << (cmd.a_path.empty() ? " (random operands, seed " + std::to_string(cmd.seed) + ")" : "") << '\n';
+  // fp8 without double_row contracts one row per partition: the bf16 rate, which the figures cannot say by themselves.
+  if (isa::is_fp8(plan.options.dtype) && !plan.options.double_row && !plan.options.mx && !plan.options.sparsity)
+    out << "  note:     fp8 without double_row runs at the bf16 rate (one contraction row per partition)"
+        << (isa::is_maverick(cmd.gen) ? "; MAVERICK has no double_row (an MX dtype pumps more rows)"
+                                      : "; --double-row contracts two rows per partition, twice the rate")
+        << '\n';
   std::size_t total = 0;
   std::ostringstream by_op;
   for (const auto& [op, count] : st.instructions) {

@@ -139,6 +139,7 @@ sweep::SweepPlan make_plan(const sweep::SweepSpec& spec) {
   plan.name = spec.name;
   plan.spec_path = fs::absolute(spec.source).string();
   plan.swept = spec.swept();
+  for (const sweep::Param& q : spec.baseline) plan.baseline[q.name] = q.value;
   std::vector<sweep::Point> points = sweep::expand(spec);
   plan.points.reserve(points.size());
   std::optional<EffectiveConfig> last_config;
@@ -266,10 +267,17 @@ int collect(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream&
   for (const std::string& e : errors)
     if (shown++ < kShownErrors) out << "  failed: " << e << '\n';
   print_networks(summary, out);
+  for (const nlohmann::json& note : summary.at("notes")) out << "  note: " << note.get<std::string>() << '\n';
   out << "  wrote:  " << cmd.out_dir << "/results.csv, " << cmd.out_dir << "/summary.json\n";
   if (cmd.plots && ok > 0) {
-    const std::string e = run_plots(cmd.out_dir, {}, cmd.out_dir + "/plots.log");
-    if (e.empty()) out << "  wrote:  " << cmd.out_dir << "/plots/*.png\n";
+    // The speedups' baseline, when the spec named one ([plots] baseline): the script checks it against the CSV too.
+    std::vector<std::string> baseline;
+    for (const auto& [name, value] : plan.baseline.items())
+      baseline.insert(baseline.end(), {"--baseline", name + "=" + sweep::value_text(value)});
+    const std::string e = run_plots(cmd.out_dir, baseline, cmd.out_dir + "/plots.log");
+    if (e.empty())
+      out << "  wrote:  " << cmd.out_dir << "/plots/*.png, " << cmd.out_dir << "/plots/README.md (what each plot "
+          << "answers, and which configuration is fastest, most efficient, and why)\n";
     else err << "pe-vp sweep: no plots: " << e << '\n';
   }
   if (cmd.scalesim_report && ok > 0) {

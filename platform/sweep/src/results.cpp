@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -108,12 +109,15 @@ constexpr const char* kPlanFormat = "pe-vp sweep plan 1";
 json to_json(const SweepPlan& plan) {
   json points = json::array();
   for (const PlannedPoint& p : plan.points) points.push_back(to_json(p));
-  return {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
-          {"swept", plan.swept},   {"points", points}};
+  json doc = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path},
+              {"swept", plan.swept},   {"points", points}};
+  if (!plan.baseline.empty()) doc["baseline"] = plan.baseline;  // a plan without one reads as before
+  return doc;
 }
 
 void write_plan(std::ostream& out, const SweepPlan& plan) {
   json head = {{"format", kPlanFormat}, {"name", plan.name}, {"spec", plan.spec_path}, {"swept", plan.swept}};
+  if (!plan.baseline.empty()) head["baseline"] = plan.baseline;
   std::string text = head.dump();
   text.pop_back();  // the closing '}': the points follow
   out << text << ",\"points\":[\n";
@@ -148,6 +152,10 @@ void read_head(const json& doc, const std::string& source, SweepPlan& plan) {
   plan.name = doc.at("name").get<std::string>();
   plan.spec_path = doc.at("spec").get<std::string>();
   plan.swept = doc.at("swept").get<std::vector<std::string>>();
+  if (doc.contains("baseline")) {
+    if (!doc["baseline"].is_object()) throw SpecError(source + ": a malformed sweep plan: \"baseline\" is no object");
+    plan.baseline = doc["baseline"];
+  }
 }
 
 }  // namespace
@@ -259,6 +267,8 @@ json ok_record(const json& stats, double wall_s) {
                    {"hbm_utilisation", at(h, "bandwidth_utilisation")},
                    {"intensity", at(m, "arithmetic_intensity")},
                    {"roofline_tflops", at(m, "roofline_tflops")}};
+    // The configured bandwidth: the roofline's memory ceiling (the plots draw it beside the dtype's peak).
+    if (h.contains("bandwidth_gbps")) r["memory"]["bandwidth_gbps"] = h["bandwidth_gbps"];
   }
   return r;
 }
@@ -291,7 +301,8 @@ std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<j
   for (const std::string& s : shares) header.push_back("acct:" + s);
   for (const std::string& s : opcodes) header.push_back("instr:" + s);
   if (scalesim) header.insert(header.end(), {"scalesim_folds", "scalesim_total_cycles"});
-  static const char* const kMemory[] = {"hbm_bytes", "hbm_gbps", "hbm_utilisation", "intensity", "roofline_tflops"};
+  static const char* const kMemory[] = {"hbm_bytes",       "hbm_gbps", "hbm_utilisation", "intensity",
+                                        "roofline_tflops", "bandwidth_gbps"};
   if (memory)
     for (const char* m : kMemory) header.push_back(std::string("mem:") + m);
   if (with_wall) header.push_back("wall_s");
@@ -349,6 +360,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     // device-memory bytes moved (runs through the memory system only).
     std::map<std::string, double> weighted_shares;
     double waiting_ns = 0, hbm_bytes = 0;
+    double peak_weighted = 0;  // sum of count x time x peak_tflops: the network's peak, weighted by time
+    bool peak = true;          // every point had a peak_tflops
     bool memory = false;
     std::size_t ok = 0, failed = 0, missing = 0;
   };
@@ -374,6 +387,10 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     t.cycles += count * cycles;
     t.weighted_util += count * cycles * at(*r, "utilisation").get<double>();
     t.time_ns += count * at(*r, "time_ns").get<double>();
+    if (const json& peak = at(*r, "peak_tflops"); peak.is_number())
+      t.peak_weighted += count * at(*r, "time_ns").get<double>() * peak.get<double>();
+    else
+      t.peak = false;
     for (const auto& [category, share] : at(*r, "array_accounting").items()) {
       t.weighted_shares[category] += count * cycles * share.get<double>();
       if (category == "waiting_for_data") t.waiting_ns += count * at(*r, "time_ns").get<double>() * share.get<double>();
@@ -397,6 +414,8 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
       n["macs"] = t.macs;
       n["utilisation"] = t.cycles > 0 ? t.weighted_util / t.cycles : 0.0;
       n["tflops"] = t.time_ns > 0 ? 2.0 * t.macs / (t.time_ns * 1e-9) / 1e12 : 0.0;
+      // The dtype's peak on the configuration's array (time-weighted over the layers): tflops = utilisation x peak.
+      if (t.peak) n["peak_tflops"] = t.time_ns > 0 ? t.peak_weighted / t.time_ns : 0.0;
       // Where the array's PE-cycles went over the whole network, and how much of its time was spent waiting for
       // data (docs/timing.md "Where the PE-cycles go"; docs/memory-system.md).
       json shares = json::object();
@@ -413,9 +432,70 @@ json summary(const SweepPlan& plan, const std::vector<std::optional<json>>& reco
     }
     networks.push_back(n);
   }
-  return {{"name", plan.name}, {"spec", plan.spec_path}, {"points", plan.points.size()},
-          {"ok", ok},          {"failed", failed},       {"missing", missing},
-          {"swept", plan.swept}, {"networks", networks}};
+  // Each complete network's speedup over the same workload in the baseline configuration ([plots] baseline), when
+  // the spec named one and that network is complete.
+  if (!plan.baseline.empty()) {
+    const auto is_baseline = [&](const json& n) {
+      for (const auto& [k, v] : plan.baseline.items())
+        if (!n.at("params").contains(k) || n.at("params").at(k) != v) return false;
+      return true;
+    };
+    for (json& n : networks) {
+      if (!n.contains("time_ns")) continue;
+      for (const json& b : networks)
+        if (b.at("workload") == n.at("workload") && is_baseline(b) && b.contains("time_ns") &&
+            n["time_ns"].get<double>() > 0)
+          n["speedup"] = b["time_ns"].get<double>() / n["time_ns"].get<double>();
+    }
+  }
+  return {{"name", plan.name},   {"spec", plan.spec_path}, {"points", plan.points.size()},
+          {"ok", ok},            {"failed", failed},       {"missing", missing},
+          {"swept", plan.swept}, {"baseline", plan.baseline}, {"notes", dtype_rate_notes(plan)},
+          {"networks", networks}};
+}
+
+bool runs_fp8_at_bf16_rate(const std::string& dtype, bool double_row) {
+  std::string lower;
+  for (char c : dtype) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.rfind("fp8", 0) == 0 && !double_row;
+}
+
+std::vector<std::string> dtype_rate_notes(const SweepPlan& plan) {
+  // (gen, dtype) -> the configurations, each described once by its swept values, in the plan's order.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> slow;
+  std::set<std::size_t> seen;
+  std::size_t configurations = 0;
+  for (const PlannedPoint& p : plan.points) {
+    if (!seen.insert(p.point.configuration).second) continue;
+    ++configurations;
+    const json* dr = find_param(p.point, "double_row");
+    if (!runs_fp8_at_bf16_rate(p.dtype, dr && dr->is_boolean() && dr->get<bool>())) continue;
+    std::string where;
+    for (const std::string& s : plan.swept)
+      if (const json* v = find_param(p.point, s)) where += (where.empty() ? "" : ", ") + s + "=" + value_text(*v);
+    slow[{p.gen, p.dtype}].push_back(where);
+  }
+  std::vector<std::string> notes;
+  for (const auto& [which, where] : slow) {
+    const auto& [gen, dtype] = which;
+    constexpr std::size_t kNamed = 3;
+    std::string configs;
+    if (where.size() == configurations) {
+      configs = "every configuration";
+    } else {
+      for (std::size_t i = 0; i < where.size() && i < kNamed; ++i) configs += (i ? "; " : "") + where[i];
+      if (where.size() > kNamed) configs += "; and " + std::to_string(where.size() - kNamed) + " more";
+    }
+    std::string note = "dtype " + dtype + " on " + gen + " without double_row runs at the bf16 rate (one contraction " +
+                       "row per partition: the same cycles and peak_tflops as bf16) in " + configs + ": ";
+    if (gen == "MAVERICK")
+      note += "MAVERICK has no fp8 double_row (its perf_mode pumps MX sources only); an MX dtype (mxfp8_e4m3) runs "
+              "more rows per partition";
+    else
+      note += "set double_row = true ([set] or [grid]) to contract two fp8 rows per partition, twice the bf16 rate";
+    notes.push_back(note);
+  }
+  return notes;
 }
 
 }  // namespace pevp::sweep

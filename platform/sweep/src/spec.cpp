@@ -255,6 +255,79 @@ std::vector<std::string> knob_writes(const std::string& name, const json& v) {
   return {"protected:throttle_cfg.disable_throttle=" + std::to_string(~v.get<std::int64_t>() & 0x1ff)};
 }
 
+std::string values_text(const std::vector<json>& values) {
+  std::string s;
+  for (const json& v : values) s += (s.empty() ? "" : ", ") + v.dump();
+  return s;
+}
+
+// [plots] baseline = {NAME = VALUE, ...}: one configuration, named by its swept values. Every grid key with more than
+// one value must be named (each picks one of its values); the zipped keys named must pick exactly one zip row. A key
+// that is not swept, a value the sweep does not take, or a choice of none or several configurations is refused,
+// naming the key and the values it could take.
+std::vector<Param> plots_baseline(const Doc& plots, const SweepSpec& spec, const std::string& source) {
+  if (!plots.is_object()) throw SpecError(source + ": plots: expected a table, got " + kind_of(plots));
+  check_keys(plots, {"baseline"}, "plots", source);
+  if (!plots.contains("baseline")) return {};
+  const Doc& table = plots["baseline"];
+  const std::string where = source + ": plots.baseline";
+  if (!table.is_object())
+    throw SpecError(where + ": expected a table of swept parameters and their values, e.g. { dtype = \"bf16\" }, got " +
+                    kind_of(table));
+  const std::vector<std::string> swept = spec.swept();
+  if (swept.empty()) throw SpecError(where + ": nothing is swept ([grid] or [zip]): there is one configuration");
+  const auto values_of = [&](const std::string& name) -> const std::vector<json>& {
+    for (const auto* lists : {&spec.grid, &spec.zip})
+      for (const auto& [k, v] : *lists)
+        if (k == name) return v;
+    throw SpecError(where + "." + name + ": not a swept parameter (swept: " + joined(swept) + ")");
+  };
+  std::vector<Param> chosen;
+  for (const auto& [k, v] : flattened(table)) {
+    const std::vector<json>& values = values_of(k);
+    const json value = v.is_primitive() ? scalar(v) : json();
+    if (std::find(values.begin(), values.end(), value) == values.end())
+      throw SpecError(where + "." + k + " = " + (v.is_primitive() ? v.dump() : kind_of(v)) +
+                      ": not a value the sweep takes (" + k + ": " + values_text(values) + ")");
+    chosen.push_back({k, value});
+  }
+  const auto named = [&](const std::string& k) {
+    return std::any_of(chosen.begin(), chosen.end(), [&](const Param& p) { return p.name == k; });
+  };
+  for (const auto& [k, v] : spec.grid)
+    if (v.size() > 1 && !named(k))
+      throw SpecError(where + ": " + k + " is not named, so it picks " + std::to_string(v.size()) +
+                      " configurations (give one of its values: " + values_text(v) + ")");
+  if (!spec.zip.empty()) {
+    std::vector<std::size_t> rows;
+    for (std::size_t r = 0; r < spec.zip.front().second.size(); ++r) {
+      bool match = true;
+      for (const Param& p : chosen)
+        for (const auto& [k, v] : spec.zip)
+          if (k == p.name && v[r] != p.value) match = false;
+      if (match) rows.push_back(r);
+    }
+    std::vector<std::string> unnamed;
+    for (const auto& [k, v] : spec.zip)
+      if (!named(k)) unnamed.push_back(k + ": " + values_text(v));
+    if (rows.empty())
+      throw SpecError(where + ": no zip row has these values together (zipped lists vary together; the zip's " +
+                      "lists: " + [&] {
+                        std::string s;
+                        for (const auto& [k, v] : spec.zip) s += (s.empty() ? "" : "; ") + k + ": " + values_text(v);
+                        return s;
+                      }() + ")");
+    if (rows.size() > 1)
+      throw SpecError(where + ": picks " + std::to_string(rows.size()) + " zip rows: name a zipped key (" +
+                      [&] {
+                        std::string s;
+                        for (const std::string& u : unnamed) s += (s.empty() ? "" : "; ") + u;
+                        return s;
+                      }() + ")");
+  }
+  return chosen;
+}
+
 }  // namespace
 
 const std::vector<std::string>& gemm_option_names() {
@@ -304,7 +377,7 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
     throw SpecError(e.what());
   }
   if (!doc.is_object()) throw SpecError(source + ": expected a JSON object at the top, got " + kind_of(doc));
-  check_keys(doc, {"name", "workload", "set", "grid", "zip"}, "", source);
+  check_keys(doc, {"name", "workload", "set", "grid", "zip", "plots"}, "", source);
   SweepSpec spec;
   spec.source = source;
   spec.name = std::filesystem::path(source).stem().string();
@@ -346,6 +419,7 @@ SweepSpec parse_spec(std::string_view text, SpecFormat format, const std::string
     for (std::size_t j = i + 1; j < names.size(); ++j)
       if (names[i].substr(names[i].find('.') + 1) == names[j].substr(names[j].find('.') + 1))
         throw SpecError(source + ": " + names[j] + ": already given as " + names[i]);
+  if (doc.contains("plots")) spec.baseline = plots_baseline(doc["plots"], spec, source);
   return spec;
 }
 

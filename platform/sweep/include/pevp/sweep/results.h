@@ -42,6 +42,8 @@ struct SweepPlan {
   std::string name;
   std::string spec_path;
   std::vector<std::string> swept;  // the swept parameter names
+  // The spec's [plots] baseline, {name: value} (an empty object: none given); the plots' speedups are against it.
+  nlohmann::json baseline = nlohmann::json::object();
   std::vector<PlannedPoint> points;
 };
 
@@ -73,8 +75,16 @@ nlohmann::json failed_record(const std::string& error, int exit_status, double w
 std::string results_csv(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records,
                         bool with_wall = true);
 // Network-level totals per (configuration, workload): cycles = sum of count x cycles, time, MACs, TFLOPS, the
-// cycle-weighted utilisation, the points ok / failed / missing.
+// cycle-weighted utilisation, the accounting, the energy, the points ok / failed / missing; the baseline; and the
+// notes a reader needs to read the figures (dtype_rate_notes).
 nlohmann::json summary(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records);
+
+// What the sweep's figures cannot say by themselves: fp8 run without double_row contracts one row per partition, at
+// the bf16 rate (the same cycles and peak as bf16), so it looks like bf16 with no hint of why. One note per (gen,
+// dtype) that did so, naming the configurations and the key to set (none on MAVERICK, whose perf_mode pumps MX sources
+// only). A dtype is fp8 when its name starts with "fp8" (fp8_e4m3, ..., FP8_EXP4), as `pe-vp gemm --dtype` takes them.
+std::vector<std::string> dtype_rate_notes(const SweepPlan& plan);
+bool runs_fp8_at_bf16_rate(const std::string& dtype, bool double_row);
 
 // Writes `text` to `path` atomically. Returns "" or the error.
 std::string write_text_atomically(const std::string& path, const std::string& text);

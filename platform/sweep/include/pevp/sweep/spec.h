@@ -12,6 +12,8 @@
 //   tile_n = [128, 512]
 //   [zip]                         # lists of one length, varied together; crossed with the grid
 //   "geometry.pe_cols" = [64, 128]
+//   [plots]                       # optional: what the plots compare against
+//   baseline = { "geometry.pe_rows" = 64, tile_n = 128 }   # one configuration, by its swept values
 //
 // A parameter is a `pe-vp gemm` option (gen, dtype, fp32_mode, tile_n, double_row, sbuf_budget, mode, check), a
 // driver CSR knob (inter_instr_delay, dependency_check, fifo_size, throttled_ports, or any register field as
@@ -60,6 +62,9 @@ struct SweepSpec {
   std::vector<Network> workloads;
   std::vector<Param> fixed;                                           // [set]
   std::vector<std::pair<std::string, std::vector<nlohmann::json>>> grid, zip;
+  // [plots] baseline: the configuration speedups are measured against, by its swept values (every grid key with more
+  // than one value, and enough zipped keys to pick one zip row); empty: the plots take the first configuration.
+  std::vector<Param> baseline;
   // The swept parameter names: the grid's, then the zip's, in the spec's order.
   std::vector<std::string> swept() const;
 };
