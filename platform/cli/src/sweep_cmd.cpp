@@ -309,6 +309,14 @@ std::string stopped_text(const sweep::LocalOutcome& done, std::size_t points) {
 
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// The local runner's options for `jobs` points at once, each run as --point-isolation says.
+sweep::LocalOptions local_options(const SweepCommand& cmd, unsigned jobs) {
+  sweep::LocalOptions o{cmd.pe_vp, cmd.out_dir, jobs};
+  o.isolation = cmd.isolation;
+  o.run_in_child = cmd.run_in_child;
+  return o;
+}
+
 }  // namespace
 
 int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
@@ -323,7 +331,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       // Slurm ends a task with SIGTERM (scancel, its time limit): the point in flight stops unrecorded.
       const InterruptWatch watch(true);
       const sweep::LocalOutcome done =
-          sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, 1}), [&](const sweep::PlannedPoint& p, const json& r) {
+          sweep::run_local(plan, todo, stoppable(local_options(cmd, 1)), [&](const sweep::PlannedPoint& p, const json& r) {
             out << p.key << " " << p.point.workload << "/" << p.point.layer.name << ": " << r.value("status", "") << '\n';
           });
       if (done.stopped) {
@@ -389,7 +397,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
         << " distinct), " << recorded << " already recorded, " << todo.size() << " to run\n";
     if (cmd.backend == "slurm" && !todo.empty()) {
       sweep::SlurmOptions o{fs::absolute(cmd.pe_vp).string(), fs::absolute(cmd.out_dir).string(), cmd.partition,
-                            cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait};
+                            cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait, cmd.isolation};
       const auto chunks = sweep::chunks_of(todo, cmd.chunk_size);
       std::string id;
       const InterruptWatch watch(true);
@@ -424,7 +432,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       const InterruptWatch watch(true);
       sweep::LocalOutcome done;
       try {
-        done = sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()}),
+        done = sweep::run_local(plan, todo, stoppable(local_options(cmd, cmd.jobs ? cmd.jobs : default_jobs())),
                                 [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
       } catch (const std::bad_alloc&) {
         throw;
