@@ -21,7 +21,9 @@
 #include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/disasm.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/platform/samples.h"
 #include "pevp/sweep/lock.h"
 #include "pevp/sweep/results.h"
 #include "pevp/sweep/runner.h"
@@ -309,11 +311,28 @@ std::string stopped_text(const sweep::LocalOutcome& done, std::size_t points) {
 
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// What every forked point would otherwise build for itself (D-SWEEP-FORK): the tables pe-vp makes on their first use
+// -- the ISA's struct layouts, encoders, decoders and rules (each generation's sample program, decoded and checked,
+// reaches them all), each generation's preset and the configuration keys -- built here once, before the first fork,
+// so that every child inherits them built.
+void warm_up_for_forked_points() {
+  std::ostream discard(nullptr);
+  for (const isa::Generation g : isa::kAllGenerations) {
+    std::vector<std::uint8_t> bytes;
+    for (const SampleInstruction& s : sample_stream(g)) bytes.insert(bytes.end(), s.bytes.begin(), s.bytes.end());
+    (void)disassemble(bytes, DisasmOptions(g), discard);
+    VpConfig config = preset(g);
+    apply_override(config, "mode=timing");
+    (void)to_json(config);
+  }
+}
+
 // The local runner's options for `jobs` points at once, each run as --point-isolation says.
 sweep::LocalOptions local_options(const SweepCommand& cmd, unsigned jobs) {
   sweep::LocalOptions o{cmd.pe_vp, cmd.out_dir, jobs};
   o.isolation = cmd.isolation;
   o.run_in_child = cmd.run_in_child;
+  if (o.isolation == sweep::PointIsolation::Fork) warm_up_for_forked_points();
   return o;
 }
 
