@@ -195,12 +195,13 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
     int status = 0;
     pid_t pid;
     // With a stop to watch for, the wait polls: a stop noted just before a blocking wait began would go unseen until
-    // the next point ended. A poll is every 10 ms, and a signal cuts its sleep short.
+    // the next point ended. A poll is every millisecond (a point of a timing sweep takes a few: a longer sleep would
+    // leave its core idle), and a signal cuts its sleep short.
     const bool poll = static_cast<bool>(o.stop_requested);
     while ((pid = ::waitpid(-1, &status, poll ? WNOHANG : 0)) <= 0) {
       if (pid < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
       if (stopping()) return;
-      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     const auto it = running.find(pid);
     if (it == running.end()) return;  // not a point's process

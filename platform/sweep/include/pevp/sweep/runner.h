@@ -46,7 +46,7 @@ struct LocalOptions {
   unsigned jobs = 1;    // processes at once
   PointIsolation isolation = PointIsolation::Process;
   InChildRunner run_in_child = {};  // required by PointIsolation::Fork
-  // Asked between points and every 10 ms while waiting for one: true stops the run -- no point is
+  // Asked between points and every millisecond while waiting for one: true stops the run -- no point is
   // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
   // that had ended successfully is recorded. Empty = never.
   std::function<bool()> stop_requested = {};
