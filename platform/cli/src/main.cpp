@@ -26,6 +26,7 @@
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/cosim_check.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/platform/interrupt.h"
 #include "pevp/platform/sweep_cmd.h"
 #include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
@@ -83,6 +84,8 @@ const CLI::Validator kPath(
                            : std::string();
     },
     "PATH", "a non-empty path");
+
+int run_point_in_child(const std::vector<std::string>& argv);
 
 // The command line's one command, run.
 int run_command(int argc, char* argv[]) {
@@ -260,6 +263,12 @@ int run_command(int argc, char* argv[]) {
   sweep->add_option("--chunk-size", sweep_cmd.chunk_size, "slurm: points per array task (default: about 32 tasks)")
       ->check(integer_in(1, 1000000));
   sweep->add_flag("--wait", sweep_cmd.wait, "slurm: wait for the job array, then collect");
+  std::string point_isolation = "fork";
+  sweep->add_option("--point-isolation", point_isolation,
+                    "How each point gets its process: fork (a child of the sweep, which has started up once) or "
+                    "process (pe-vp gemm started afresh); the records are the same (docs/sweeps.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fork", "process"}));
 
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
@@ -566,6 +575,8 @@ int run_command(int argc, char* argv[]) {
     gemm_cmd.m_given = gemm->get_option("--m")->count() > 0;
     gemm_cmd.k_given = gemm->get_option("--k")->count() > 0;
     gemm_cmd.n_given = gemm->get_option("--n")->count() > 0;
+    // For the tests of a sweep's isolation (tests/sweep): a GEMM of this many rows aborts, as a point that crashes.
+    if (const char* m = std::getenv("PEVP_TEST_ABORT_GEMM_M"); m && std::to_string(gemm_cmd.m) == m) std::abort();
     return platform::run_gemm(gemm_cmd, std::cout, std::cerr);
   }
   if (*sweep) {
@@ -574,6 +585,8 @@ int run_command(int argc, char* argv[]) {
     sweep_cmd.pe_vp = ec ? std::string(argv[0]) : self.string();
     sweep_cmd.plots = !no_plots;
     sweep_cmd.progress = platform::Progress::for_stderr(quiet);
+    sweep_cmd.isolation = *sweep::parse_point_isolation(point_isolation);
+    sweep_cmd.run_in_child = run_point_in_child;
     return platform::run_sweep(sweep_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
@@ -612,6 +625,40 @@ int run_command(int argc, char* argv[]) {
   return 2;
 }
 
+// run_command as sc_main runs it: out of host memory is pe-vp's own error, status 2.
+int run_command_guarded(int argc, char* argv[]) {
+  try {
+    return run_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Inputs are checked against the host-memory limit before anything large is
+    // allocated (docs/gemm-tiling.md); reaching this is a limit the checks miss.
+    std::cerr << "pe-vp: out of host memory\n";
+    return 2;
+  }
+}
+
+// A sweep's point in a child forked from the sweep (platform/sweep/runner.h, D-SWEEP-FORK): its `pe-vp gemm` command
+// line, run as the process started afresh would run it -- its own signal watch, SystemC elaborated here for the first
+// time (the sweep never elaborates), an error escaping the command reported as sc_elab_and_sim reports it, status 1.
+int run_point_in_child(const std::vector<std::string>& argv) {
+  platform::forget_inherited_watch();
+  buffers::reserve_oom_headroom();  // the sweep's, if a failure in it used it
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  try {
+    return run_command_guarded(static_cast<int>(copy.size()), args.data());
+  } catch (const sc_core::sc_report& x) {
+    sc_core::sc_report_handler::get_handler()(x, sc_core::sc_report_handler::get_catch_actions());
+  } catch (...) {
+    sc_core::sc_report* report = sc_core::sc_handle_exception();
+    if (report) sc_core::sc_report_handler::get_handler()(*report, sc_core::sc_report_handler::get_catch_actions());
+    delete report;
+  }
+  return 1;
+}
+
 }  // namespace
 
 // pe-vp is a SystemC program: main hands over to sc_elab_and_sim, which calls
@@ -623,13 +670,6 @@ int main(int argc, char* argv[]) {
 }
 
 int sc_main(int argc, char* argv[]) {
-  try {
-    pevp::buffers::reserve_oom_headroom();  // so that an allocation failure reaches the handler below
-    return run_command(argc, argv);
-  } catch (const std::bad_alloc&) {
-    // Inputs are checked against the host-memory limit before anything large is
-    // allocated (docs/gemm-tiling.md); reaching this is a limit the checks miss.
-    std::cerr << "pe-vp: out of host memory\n";
-    return 2;
-  }
+  pevp::buffers::reserve_oom_headroom();  // so that an allocation failure reaches run_command_guarded's handler
+  return run_command_guarded(argc, argv);
 }

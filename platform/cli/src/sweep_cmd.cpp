@@ -21,7 +21,9 @@
 #include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
+#include "pevp/platform/disasm.h"
 #include "pevp/platform/gemm.h"
+#include "pevp/platform/samples.h"
 #include "pevp/sweep/lock.h"
 #include "pevp/sweep/results.h"
 #include "pevp/sweep/runner.h"
@@ -317,6 +319,31 @@ std::string stopped_text(const sweep::LocalOutcome& done, std::size_t points) {
 
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// What every forked point would otherwise build for itself (D-SWEEP-FORK): the tables pe-vp makes on their first use
+// -- the ISA's struct layouts, encoders, decoders and rules (each generation's sample program, decoded and checked,
+// reaches them all), each generation's preset and the configuration keys -- built here once, before the first fork,
+// so that every child inherits them built.
+void warm_up_for_forked_points() {
+  std::ostream discard(nullptr);
+  for (const isa::Generation g : isa::kAllGenerations) {
+    std::vector<std::uint8_t> bytes;
+    for (const SampleInstruction& s : sample_stream(g)) bytes.insert(bytes.end(), s.bytes.begin(), s.bytes.end());
+    (void)disassemble(bytes, DisasmOptions(g), discard);
+    VpConfig config = preset(g);
+    apply_override(config, "mode=timing");
+    (void)to_json(config);
+  }
+}
+
+// The local runner's options for `jobs` points at once, each run as --point-isolation says.
+sweep::LocalOptions local_options(const SweepCommand& cmd, unsigned jobs) {
+  sweep::LocalOptions o{cmd.pe_vp, cmd.out_dir, jobs};
+  o.isolation = cmd.isolation;
+  o.run_in_child = cmd.run_in_child;
+  if (o.isolation == sweep::PointIsolation::Fork) warm_up_for_forked_points();
+  return o;
+}
+
 }  // namespace
 
 int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
@@ -331,7 +358,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       // Slurm ends a task with SIGTERM (scancel, its time limit): the point in flight stops unrecorded.
       const InterruptWatch watch(true);
       const sweep::LocalOutcome done =
-          sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, 1}), [&](const sweep::PlannedPoint& p, const json& r) {
+          sweep::run_local(plan, todo, stoppable(local_options(cmd, 1)), [&](const sweep::PlannedPoint& p, const json& r) {
             out << p.key << " " << p.point.workload << "/" << p.point.layer.name << ": " << r.value("status", "") << '\n';
           });
       if (done.stopped) {
@@ -400,7 +427,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       if (!w.ignored.empty()) out << "  workload " << w.name << ": " << sweep::ignored_text(w.ignored) << '\n';
     if (cmd.backend == "slurm" && !todo.empty()) {
       sweep::SlurmOptions o{fs::absolute(cmd.pe_vp).string(), fs::absolute(cmd.out_dir).string(), cmd.partition,
-                            cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait};
+                            cmd.time, cmd.sbatch_args, cmd.chunk_size, cmd.wait, cmd.isolation};
       const auto chunks = sweep::chunks_of(todo, cmd.chunk_size);
       std::string id;
       const InterruptWatch watch(true);
@@ -435,7 +462,7 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       const InterruptWatch watch(true);
       sweep::LocalOutcome done;
       try {
-        done = sweep::run_local(plan, todo, stoppable({cmd.pe_vp, cmd.out_dir, cmd.jobs ? cmd.jobs : default_jobs()}),
+        done = sweep::run_local(plan, todo, stoppable(local_options(cmd, cmd.jobs ? cmd.jobs : default_jobs())),
                                 [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
       } catch (const std::bad_alloc&) {
         throw;

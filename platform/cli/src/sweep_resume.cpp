@@ -33,6 +33,8 @@ std::string resume_command(const SweepCommand& cmd) {
   for (const std::string& a : cmd.sbatch_args) words.insert(words.end(), {"--sbatch-arg", a});
   if (cmd.chunk_size != 0) words.insert(words.end(), {"--chunk-size", std::to_string(cmd.chunk_size)});
   if (cmd.wait) words.push_back("--wait");
+  if (cmd.isolation != sweep::PointIsolation::Fork)
+    words.insert(words.end(), {"--point-isolation", sweep::name(cmd.isolation)});
   if (cmd.progress == Progress::Style::Off) words.push_back("--quiet");
   std::string line;
   for (const std::string& w : words) line += (line.empty() ? "" : " ") + shell_word(w);

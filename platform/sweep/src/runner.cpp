@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -64,6 +66,56 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out_path, c
   return pid;
 }
 
+// Runs `run(argv)` in a forked child with stdin from /dev/null, stdout to /dev/null and stderr to `err_path`, as
+// spawn would start `argv`; the child ends with run's status. Throws with the reason when it cannot be started.
+pid_t fork_point(const std::vector<std::string>& argv, const std::string& err_path, const InChildRunner& run) {
+  if (!run) throw std::logic_error("a forked point needs LocalOptions::run_in_child");
+  // What the sweep has buffered goes out once, from here, not once more from every child.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // Opened here, so that a file that cannot be made is the sweep's error (as posix_spawn's would be), and the child
+  // does nothing that can fail before its point runs.
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int open_errno = errno;
+  const auto close_all = [&] {
+    for (const int fd : {in, out, err})
+      if (fd >= 0) ::close(fd);
+  };
+  if (in < 0 || out < 0 || err < 0) {
+    close_all();
+    throw std::runtime_error("cannot start a point: " + (err < 0 ? err_path : std::string("/dev/null")) + ": " +
+                             std::strerror(open_errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    // Nothing else of the sweep's: its lock on the folder (sweep.lock) ends with the sweep, not with its last point.
+    ::close_range(3, ~0U, 0);
+    int status = 1;
+    try {
+      status = run(argv);
+    } catch (const std::exception& e) {
+      std::cerr << "pe-vp gemm: " << e.what() << '\n';
+    } catch (...) {
+      std::cerr << "pe-vp gemm: an exception that is not a std::exception\n";
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    // _exit: the sweep's own atexit handlers and static objects are the parent's to run, not every child's.
+    ::_exit(status & 0xff);
+  }
+  const int fork_errno = errno;
+  close_all();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork a point's process: ") + std::strerror(fork_errno));
+  return pid;
+}
+
 int wait_for(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
@@ -114,6 +166,14 @@ std::string slurm_dir(const std::string& out_dir) { return out_dir + "/slurm"; }
 
 }  // namespace
 
+const char* name(PointIsolation isolation) { return isolation == PointIsolation::Fork ? "fork" : "process"; }
+
+std::optional<PointIsolation> parse_point_isolation(const std::string& text) {
+  if (text == "fork") return PointIsolation::Fork;
+  if (text == "process") return PointIsolation::Process;
+  return std::nullopt;
+}
+
 int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
   return wait_for(spawn(argv, out_path, err_path));
 }
@@ -135,12 +195,13 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
     int status = 0;
     pid_t pid;
     // With a stop to watch for, the wait polls: a stop noted just before a blocking wait began would go unseen until
-    // the next point ended. A poll is every 10 ms, and a signal cuts its sleep short.
+    // the next point ended. A poll is every millisecond (a point of a timing sweep takes a few: a longer sleep would
+    // leave its core idle), and a signal cuts its sleep short.
     const bool poll = static_cast<bool>(o.stop_requested);
     while ((pid = ::waitpid(-1, &status, poll ? WNOHANG : 0)) <= 0) {
       if (pid < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
       if (stopping()) return;
-      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     const auto it = running.find(pid);
     if (it == running.end()) return;  // not a point's process
@@ -176,7 +237,9 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
         std::vector<std::string> argv = {o.pe_vp, "gemm"};
         argv.insert(argv.end(), p.args.begin(), p.args.end());
         argv.insert(argv.end(), {"--quiet", "--stats-json", r.stats});
-        running.emplace(spawn(argv, "", r.err), r);
+        running.emplace(o.isolation == PointIsolation::Fork ? fork_point(argv, r.err, o.run_in_child)
+                                                            : spawn(argv, "", r.err),
+                        r);
       }
       if (!running.empty()) reap_one();
     }
@@ -215,7 +278,8 @@ std::string submit_slurm(const std::vector<std::vector<std::size_t>>& chunks, co
       "#!/bin/sh\n"
       "# A task of a pe-vp sweep's Slurm job array: runs chunk $SLURM_ARRAY_TASK_ID of chunks.json beside it,\n"
       "# one point after another, each recorded in the sweep's points/ folder. Written by pe-vp sweep.\n"
-      "exec " + quoted(o.pe_vp) + " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " + quoted(o.out_dir) + "\n";
+      "exec " + quoted(o.pe_vp) + " sweep --run-chunk \"$SLURM_ARRAY_TASK_ID\" --out " + quoted(o.out_dir) +
+      " --point-isolation " + name(o.isolation) + "\n";
   if (const std::string e = write_text_atomically(script, task); !e.empty()) throw std::runtime_error(e);
   std::filesystem::permissions(script, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                            std::filesystem::perms::group_exec | std::filesystem::perms::others_read |

@@ -45,6 +45,14 @@ InterruptWatch::~InterruptWatch() {
   g_noted = 0;
 }
 
+void forget_inherited_watch() {
+  if (!g_watching) return;
+  ::sigaction(SIGINT, &g_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_old_term, nullptr);
+  g_watching = false;
+  g_noted = 0;
+}
+
 int interrupt_signal() { return g_watching ? static_cast<int>(g_noted) : 0; }
 bool interrupt_watched() { return g_watching; }
 

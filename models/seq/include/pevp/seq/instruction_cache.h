@@ -32,39 +32,41 @@ class InstructionCache {
   using Ptr = std::shared_ptr<const Value>;
 
   // `entries` slots in pairs (rounded down to even; 0 = no cache: every get makes).
-  explicit InstructionCache(unsigned entries) : ways_(entries < 2 ? 0 : entries & ~1u) {}
+  explicit InstructionCache(unsigned entries)
+      : values_(entries < 2 ? 0 : entries & ~1u), raws_(new isa::RawInstruction[values_.size()]) {}
 
   // The value for `raw`, made by make(raw) -> Ptr on a miss.
   template <class Make>
   Ptr get(const isa::RawInstruction& raw, Make&& make) {
-    if (ways_.empty()) {
+    if (values_.empty()) {
       ++misses_;
       return make(raw);
     }
-    const std::size_t set = hash(raw) % (ways_.size() / 2) * 2;
-    Way& mru = ways_[set];  // the most recently used way first
-    Way& lru = ways_[set + 1];
-    if (mru.value && same(mru.raw, raw)) {
+    const std::size_t mru = hash(raw) % (values_.size() / 2) * 2;  // the set's most recently used way first
+    const std::size_t lru = mru + 1;
+    if (values_[mru] && same(raws_[mru], raw)) {
       ++hits_;
-      return mru.value;
+      return values_[mru];
     }
     Ptr found;
-    if (lru.value && same(lru.raw, raw)) {
+    if (values_[lru] && same(raws_[lru], raw)) {
       ++hits_;
-      found = lru.value;
+      found = values_[lru];
     } else {
       ++misses_;
       found = make(raw);
     }
-    // Assignments through a local, not mru.value.swap(lru.value): with GCC
-    // 12.2 at -O2 that swap of two vector elements returned the other way's
+    // Assignments through a local, not a swap of the two ways: with GCC
+    // 12.2 at -O2 a swap of two vector elements returned the other way's
     // value on a hit (a 20-line program reproduces it; -O0,
     // -fno-strict-aliasing and clang do not). The calibration tests caught
     // it as a Matmul timed with another's N.
-    lru = std::move(mru);
-    mru.raw = raw;
-    mru.value = found;
-    return found;
+    Ptr older = std::move(values_[mru]);
+    if (older) raws_[lru] = raws_[mru];
+    values_[lru] = std::move(older);
+    raws_[mru] = raw;
+    values_[mru] = std::move(found);
+    return values_[mru];
   }
 
   std::uint64_t hits() const { return hits_; }
@@ -75,39 +77,38 @@ class InstructionCache {
   // bytes. rebuild() makes every value again, so a restored SEQ hits and misses
   // exactly where the saved one would have.
   using Slot = CacheKey;
-  std::size_t slots() const { return ways_.size(); }
+  std::size_t slots() const { return values_.size(); }
   std::vector<Slot> keys() const {
     std::vector<Slot> out;
-    for (std::size_t i = 0; i < ways_.size(); ++i)
-      if (ways_[i].value) out.push_back({static_cast<std::uint32_t>(i), ways_[i].raw});
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      if (values_[i]) out.push_back({static_cast<std::uint32_t>(i), raws_[i]});
     return out;
   }
   // Why `keys` cannot be this cache's (a slot past its size or twice, an
   // instruction in a set its bytes do not hash to), or "".
   std::string check(const std::vector<Slot>& keys) const {
-    std::vector<bool> seen(ways_.size());
+    std::vector<bool> seen(values_.size());
     for (const Slot& k : keys) {
-      if (k.slot >= ways_.size()) return "slot " + std::to_string(k.slot) + " of " + std::to_string(ways_.size());
+      if (k.slot >= values_.size()) return "slot " + std::to_string(k.slot) + " of " + std::to_string(values_.size());
       if (seen[k.slot]) return "slot " + std::to_string(k.slot) + " twice";
       seen[k.slot] = true;
-      if (hash(k.raw) % (ways_.size() / 2) * 2 != (k.slot & ~1u))
+      if (hash(k.raw) % (values_.size() / 2) * 2 != (k.slot & ~1u))
         return "slot " + std::to_string(k.slot) + " holds an instruction of another set";
     }
     return "";
   }
   template <class Make>
   void rebuild(const std::vector<Slot>& keys, std::uint64_t hits, std::uint64_t misses, Make&& make) {
-    for (Way& w : ways_) w = Way{};
-    for (const Slot& k : keys) ways_.at(k.slot) = Way{k.raw, make(k.raw)};
+    for (Ptr& v : values_) v.reset();
+    for (const Slot& k : keys) {
+      values_.at(k.slot) = make(k.raw);
+      raws_[k.slot] = k.raw;
+    }
     hits_ = hits;
     misses_ = misses;
   }
 
  private:
-  struct Way {
-    isa::RawInstruction raw{};
-    Ptr value;
-  };
   // memcmp: std::array's == compares byte by byte here.
   static bool same(const isa::RawInstruction& a, const isa::RawInstruction& b) {
     return std::memcmp(a.data(), b.data(), a.size()) == 0;
@@ -131,7 +132,11 @@ class InstructionCache {
     return static_cast<std::size_t>(h);
   }
 
-  std::vector<Way> ways_;
+  // Slot i holds raws_[i] and its value values_[i]; a null value is an empty slot, whose bytes are never read. The
+  // bytes are left unset until a slot is filled: a cache of 8192 slots then costs the 128 KiB of its values to make,
+  // not 640 KiB, and a SEQ is made for every simulation (a sweep makes one per point).
+  std::vector<Ptr> values_;
+  std::unique_ptr<isa::RawInstruction[]> raws_;
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -1,5 +1,5 @@
 // `pe-vp sweep SPEC --out DIR`: an architecture-exploration sweep -- every point of the spec (platform/sweep,
-// docs/sweeps.md) run as its own `pe-vp gemm` process, on this machine's cores or as a Slurm job array, each point
+// docs/sweeps.md) run as its own `pe-vp gemm` simulation in a process of its own, on this machine's cores or as a Slurm job array, each point
 // recorded as it ends (so --resume skips what is done), then merged into results.csv, summary.json and plots.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pevp/platform/progress.h"
+#include "pevp/sweep/runner.h"
 
 namespace pevp::platform {
 
@@ -31,6 +32,10 @@ struct SweepCommand {
   bool wait = false;
   Progress::Style progress = Progress::Style::Off;
   std::string pe_vp;  // the binary the points run (this one)
+  // How each point gets its process (--point-isolation): forked from the sweep, running `run_in_child` (pe-vp's own
+  // command line, main.cpp), or `pe-vp gemm` started afresh.
+  sweep::PointIsolation isolation = sweep::PointIsolation::Fork;
+  sweep::InChildRunner run_in_child;
 };
 
 // Exit status: 0 every point ok; 1 some point failed or is missing (the others are recorded); 2 a bad spec,

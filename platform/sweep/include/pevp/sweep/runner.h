@@ -1,10 +1,12 @@
-// Running a sweep's points: a pool of `pe-vp gemm` processes on this machine (one simulation per process, since
-// SystemC elaborates once per process), and the Slurm job array whose tasks run chunks of them. Each point ends in
+// Running a sweep's points: a pool of `pe-vp gemm` simulations on this machine, each in a process of its own (SystemC
+// elaborates once per process) -- a child forked from the sweep, or a `pe-vp gemm` process started afresh -- and the
+// Slurm job array whose tasks run chunks of them. Each point ends in
 // its record (results.h), written atomically, so a killed run loses only the points in flight and a rerun with
 // --resume skips what is done.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,32 @@ namespace pevp::sweep {
 // std::runtime_error when it cannot be started.
 int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path);
 
+// How a point gets its process (D-SWEEP-FORK). Either way it is a process of its own: a point that crashes or fails
+// is one failed record with its message, and the others run on.
+enum class PointIsolation {
+  // A child forked from the sweep, which has done once what every point would repeat (exec, dynamic linking, static
+  // initialisation, reading the plan); the child runs LocalOptions::run_in_child and ends with its status.
+  Fork,
+  // `pe-vp gemm ARGS` started afresh (posix_spawn): the reference the forked children are compared against.
+  Process,
+};
+
+// "fork" / "process"; parse_point_isolation is its inverse (nullopt for any other text).
+const char* name(PointIsolation isolation);
+std::optional<PointIsolation> parse_point_isolation(const std::string& text);
+
+// Runs one point in a forked child: `argv` is the command line a Process point would exec (argv[0] the pe-vp binary,
+// argv[1] "gemm", then its arguments); returns the exit status the process would have had. It must not return by an
+// exception (one that does ends the child with status 1 and its message on stderr).
+using InChildRunner = std::function<int(const std::vector<std::string>& argv)>;
+
 struct LocalOptions {
   std::string pe_vp;    // the pe-vp binary the points run
   std::string out_dir;  // records go to out_dir/points
   unsigned jobs = 1;    // processes at once
-  // Asked between points and every 10 ms while waiting for one: true stops the run -- no point is
+  PointIsolation isolation = PointIsolation::Process;
+  InChildRunner run_in_child = {};  // required by PointIsolation::Fork
+  // Asked between points and every millisecond while waiting for one: true stops the run -- no point is
   // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
   // that had ended successfully is recorded. Empty = never.
   std::function<bool()> stop_requested = {};
@@ -38,7 +61,8 @@ struct LocalOutcome {
 
 // Runs every point of `todo` (indices into plan.points), at most options.jobs at once, and records each. `done` is
 // called in the parent after each point's record is written (for progress). Throws std::runtime_error when a
-// process cannot be started or a record cannot be written (the records already written stay).
+// process cannot be started or a record cannot be written (the records already written stay). Every process it
+// starts has ended when it returns or throws.
 LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& options,
                const std::function<void(const PlannedPoint&, const nlohmann::json& record)>& done);
 
@@ -48,6 +72,7 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_args;  // passed through as they are
   std::size_t chunk_size = 0;  // points per array task; 0 = about 32 tasks
   bool wait = false;           // sbatch --wait: return when every task has ended
+  PointIsolation isolation = PointIsolation::Fork;  // how the tasks run their points (--point-isolation)
 };
 
 // The chunks of `todo`, in order, of chunk_size points (the last one shorter); chunk_size 0 = as many as make about

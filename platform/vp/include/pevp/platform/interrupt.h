@@ -25,6 +25,11 @@ class InterruptWatch {
   InterruptWatch& operator=(const InterruptWatch&) = delete;
 };
 
+// In a child forked while a watch lives (a sweep's point, platform/sweep/runner.h): gives SIGINT and SIGTERM back
+// the dispositions the watch replaced and forgets the watch and its note, as an exec'd process starts, so the
+// child's own command can watch them. Nothing in the parent changes.
+void forget_inherited_watch();
+
 // The signal noted since the current watch began (SIGINT or SIGTERM), 0 when none or no watch lives.
 int interrupt_signal();
 // Whether a watch lives: VirtualPlatform::run then simulates in slices, looking at the note between them.
