@@ -114,6 +114,10 @@ std::string slurm_dir(const std::string& out_dir) { return out_dir + "/slurm"; }
 
 }  // namespace
 
+std::string coverage_path(const std::string& out_dir, const std::string& key) {
+  return record_path(out_dir, key) + ".coverage.json";
+}
+
 int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
   return wait_for(spawn(argv, out_path, err_path));
 }
@@ -176,6 +180,7 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
         std::vector<std::string> argv = {o.pe_vp, "gemm"};
         argv.insert(argv.end(), p.args.begin(), p.args.end());
         argv.insert(argv.end(), {"--quiet", "--stats-json", r.stats});
+        if (o.coverage) argv.insert(argv.end(), {"--coverage", coverage_path(o.out_dir, p.key)});
         running.emplace(spawn(argv, "", r.err), r);
       }
       if (!running.empty()) reap_one();
