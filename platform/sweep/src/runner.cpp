@@ -115,7 +115,7 @@ std::string slurm_dir(const std::string& out_dir) { return out_dir + "/slurm"; }
 }  // namespace
 
 std::string coverage_path(const std::string& out_dir, const std::string& key) {
-  return record_path(out_dir, key) + ".coverage.json";
+  return points_dir(out_dir) + "/" + key + ".coverage.json";
 }
 
 int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
