@@ -14,7 +14,7 @@ ldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=64 num_active_cols=32
 matmul src=sbuf[0]+0x1000:[1,48] in_dtype=bf16 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF psum_accumulate_flags=SINGLE dst=psum[0]:[1,48]
 matmul src=sbuf[0]+0x1000:[1,48] in_dtype=12 num_active_rows=64 num_active_cols=32 row_grp=0xF col_grp=0xF psum_accumulate_flags=SINGLE dst=psum[0]:[1,48]
 PES
-"$pevp" asm --allow-invalid "$dir/p.pes" -o "$dir/p.bin" >/dev/null
+"$pevp" asm --allow-invalid "$dir/p.pes" -o "$dir/p.bin" >/dev/null 2>&1
 # The third instruction stops the SEQ (exit 3 for a faulting program); the coverage file is written all the same.
 set +e
 "$pevp" run --gen MARIANA "$dir/p.bin" --coverage "$dir/c.json" >"$dir/run.out" 2>&1
