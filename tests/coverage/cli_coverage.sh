@@ -54,4 +54,28 @@ sed 's/"count": 1/"count": -1/' "$dir/c.json" > "$dir/bad.json"
 if "$pevp" coverage "$dir/c.json" "$dir/bad.json" 2>"$dir/err.txt"; then fail "a bad file was read"; fi
 grep -q "pe-vp coverage: $dir/bad.json: bins\[0\].count: must be a positive integer, not -1" "$dir/err.txt" ||
   fail "the refusal: $(cat "$dir/err.txt")"
+# A sweep: each distinct point runs `pe-vp gemm --coverage` into a file beside its record, and the sweep's file is
+# their merge -- its runs the points', its counts their sums.
+cat > "$dir/s.toml" <<'TOML'
+name = "tiny"
+[[workload]]
+name = "gemms"
+gemms = [{ name = "a", m = 64, k = 64, n = 64 }, { name = "b", m = 32, k = 128, n = 16 }]
+[grid]
+dependency_check = [true, false]
+TOML
+"$pevp" sweep "$dir/s.toml" --out "$dir/sw" --coverage "$dir/sw.json" --no-plots -j 2 >"$dir/sweep.out" 2>&1 ||
+  fail "the sweep: $(cat "$dir/sweep.out")"
+grep -q "coverage: 4 points merged into $dir/sw.json" "$dir/sweep.out" || fail "no merge line: $(cat "$dir/sweep.out")"
+python3 - "$dir/sw.json" "$dir"/sw/points/*.coverage.json <<'PY'
+import json, sys
+merged, points = json.load(open(sys.argv[1])), [json.load(open(p)) for p in sys.argv[2:]]
+assert len(points) == 4 and merged["runs"] == 4, (len(points), merged["runs"])
+total = {}
+for doc in points:
+    for b in doc["bins"]:
+        key = (b["group"], b["generation"], b["bin"])
+        total[key] = total.get(key, 0) + b["count"]
+assert {(b["group"], b["generation"], b["bin"]): b["count"] for b in merged["bins"]} == total
+PY
 echo "cli_coverage: every check passed"
