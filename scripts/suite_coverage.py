@@ -3,7 +3,7 @@
 
 Runs, each with --coverage, every `pe-vp run` and `pe-vp gemm` step of the golden cases (tests/golden/record.py:
 the assembler examples of platform/examples, the GEMMs of every generation and dtype, the configuration knobs)
-and every generation's demo sample stream (`pe-vp demo --out`), merges the files with `pe-vp coverage --merge-to`
+and every generation's demo sample stream (`pe-vp demo --coverage`), merges the files with `pe-vp coverage --merge-to`
 and prints the table: per feature group the bins hit with their counts, the percentage and the holes.
 
     scripts/suite_coverage.py build/platform/pe-vp [--out suite-coverage.json] [--jobs N] [--table FILE]
@@ -46,19 +46,13 @@ def run_case(case, pe_vp, work):
 
 
 def demo_streams(pe_vp, work):
-    """Every generation's sample stream, run with --coverage."""
-    samples = work / "demo"
-    subprocess.run([str(pe_vp), "demo", "--out", str(samples), "--quiet"], check=False, capture_output=True)
-    files = []
-    for gen in GENERATIONS:
-        stream = samples / f"sample_{gen}.bin"
-        if not stream.is_file():
-            raise SystemExit(f"suite_coverage: pe-vp demo wrote no {stream}")
-        out = samples / f"coverage_{gen}.json"
-        subprocess.run([str(pe_vp), "run", "--gen", gen, str(stream), "--coverage", str(out), "--quiet"],
-                       check=False, capture_output=True, cwd=samples)
-        files.append(out)
-    return files
+    """Every generation's sample stream, run as `pe-vp demo` runs it (what the platform models of it, the identity
+    its seed moves need loaded), with --coverage."""
+    out = work / "demo_coverage.json"
+    subprocess.run([str(pe_vp), "demo", "--quiet", "--coverage", str(out)], check=False, capture_output=True)
+    if not out.is_file():
+        raise SystemExit(f"suite_coverage: pe-vp demo wrote no {out}")
+    return [out]
 
 
 def main():
@@ -85,7 +79,7 @@ def main():
             sys.stderr.write(merged.stderr)
             return 1
         table = merged.stdout
-        header = (f"# the suite's coverage: {len(files)} coverage files from {len(cases)} golden cases and "
+        header = (f"# the suite's coverage: {len(files)} coverage files from {len(cases)} golden cases and the "
                   f"{len(GENERATIONS)} demo streams ({len(missing)} steps wrote none)\n")
         sys.stdout.write(header + table)
         if args.table:

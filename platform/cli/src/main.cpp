@@ -120,6 +120,10 @@ int run_command(int argc, char* argv[]) {
   auto* demo = app.add_subcommand(
       "demo", "Decode, check and run a sample instruction stream for every generation (each in a pe-vp run process)");
   demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here")->check(kPath);
+  std::string demo_coverage;
+  demo->add_option("--coverage", demo_coverage,
+                   "Write the streams' functional coverage of the ISA here, merged (docs/coverage.md)")
+      ->check(kPath);
 
   std::string regfile_name{platform::kDefaultRegfile};
   bool regs_json = false;
@@ -625,7 +629,8 @@ int run_command(int argc, char* argv[]) {
     // The runs start this same executable (pe-vp run); /proc/self/exe is it whatever argv[0] says.
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, quiet, std::cout, std::cerr);
+    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, quiet, std::cout, std::cerr,
+                              demo_coverage);
   }
   return 2;
 }
