@@ -13,8 +13,25 @@
 
 namespace pevp::coverage {
 
-void Collector::add(const pe::MicroOp& op, isa::Generation g) {
-  for (const BinKey& key : sample(op, g, has_geometry_ ? geometry_ : isa::preset_geometry(g))) add_bin(key);
+void Collector::add(const pe::MicroOp& op, isa::Generation g) { ++unsettled_[{g, sample_key(op)}]; }
+
+void Collector::settle() const {
+  for (const auto& [at, n] : unsettled_) {
+    const isa::Generation g = at.first;
+    for (const BinKey& key : sample(at.second, g, has_geometry_ ? geometry_ : isa::preset_geometry(g)))
+      (is_bin(key) ? hits_ : outside_)[key] += n;
+  }
+  unsettled_.clear();
+}
+
+const Counts& Collector::hits() const {
+  settle();
+  return hits_;
+}
+
+const Counts& Collector::outside_model() const {
+  settle();
+  return outside_;
 }
 
 void Collector::add_fault(std::uint16_t rule_number) {
@@ -24,14 +41,16 @@ void Collector::add_fault(std::uint16_t rule_number) {
 void Collector::add_bin(const BinKey& key, std::uint64_t n) { (is_bin(key) ? hits_ : outside_)[key] += n; }
 
 void Collector::merge(const Collector& other) {
-  for (const auto& [key, n] : other.hits_) hits_[key] += n;
-  for (const auto& [key, n] : other.outside_) outside_[key] += n;
+  settle();
+  for (const auto& [key, n] : other.hits()) hits_[key] += n;
+  for (const auto& [key, n] : other.outside_model()) outside_[key] += n;
   runs_ += other.runs_;
 }
 
 std::uint64_t Collector::count(const BinKey& key) const {
-  const auto it = hits_.find(key);
-  return it == hits_.end() ? 0 : it->second;
+  const Counts& h = hits();
+  const auto it = h.find(key);
+  return it == h.end() ? 0 : it->second;
 }
 
 // ---- the file -------------------------------------------------------------------------------------------------

@@ -223,16 +223,46 @@ bool is_bin(const BinKey& key) {
   return bins.count(key) != 0;
 }
 
-std::vector<BinKey> sample(const pe::MicroOp& op, Generation g, const isa::ArrayGeometry& geometry) {
+SampleKey sample_key(const pe::MicroOp& op) {
+  SampleKey s;
+  s.opcode_byte = op.opcode_byte;
+  s.last = op.completes_instruction;
+  s.kind = op.kind;
+  s.seed = op.seed;
+  s.conv_lut = op.conv_lut;
+  s.sparse = op.sparse;
+  s.mx = op.mx;
+  s.mx_mode = op.mx_mode;
+  s.in_dtype = op.in_dtype;
+  s.fp32_mode = op.fp32_mode;
+  s.psum_tracked = op.psum.tracked;
+  s.psum_flags = op.psum.flags;
+  s.psum_accumulate = op.psum.accumulate;
+  s.zero_banks = op.psum.zero_banks;
+  s.k = op.k;
+  s.m = op.m;
+  s.row0 = op.tile.row0;
+  s.rows = op.tile.rows;
+  s.col0 = op.tile.col0;
+  s.cols = op.tile.cols;
+  s.transpose = op.transpose;
+  s.background_transpose = op.background_transpose;
+  s.reverse_columns = op.reverse_columns;
+  s.double_row = op.double_row;
+  return s;
+}
+
+std::vector<BinKey> sample(const SampleKey& op, Generation g, const isa::ArrayGeometry& geometry) {
   std::vector<BinKey> out;
   const std::string gen(isa::name(g));
   const auto hit = [&](const char* group, std::string bin) { out.push_back({group, gen, std::move(bin)}); };
   const std::optional<Opcode> opcode = isa::opcode_from_byte(op.opcode_byte, g);
-  if (op.completes_instruction && opcode) hit("opcode", opcode_name(*opcode));
+  if (op.last && opcode) hit("opcode", opcode_name(*opcode));
 
   const bool weight_load = op.kind == pe::MicroOpKind::WeightLoad, matmul = op.kind == pe::MicroOpKind::Matmul;
   const bool seed = op.seed != pe::SeedMove::None;
   const bool plain = (weight_load || matmul) && !seed && !op.conv_lut;  // an operand-carrying load or matmul
+  const isa::TileRect tile{op.row0, op.rows, op.col0, op.cols};
 
   if (plain && opcode && is_dense_or_mx(*opcode) && op.sparse == pe::SparseRole::None) {
     const bool dense_mx = op.mx && (*opcode == Opcode::LDWEIGHTS || *opcode == Opcode::MATMUL);
@@ -240,14 +270,14 @@ std::vector<BinKey> sample(const pe::MicroOp& op, Generation g, const isa::Array
     if (op.in_dtype == isa::Dtype::FP32) hit("fp32_mode", opcode_name(*opcode) + "/" + std::string(isa::name(op.fp32_mode)));
   }
   if (matmul && !seed) {
-    if (op.psum.tracked) hit("psum", "group/" + isa::psum_flags_name(op.psum.flags));
-    hit("psum", op.psum.accumulate ? "write/accumulate" : "write/overwrite");
-    if (op.psum.zero_banks != 0) hit("psum", zero_bin(op.psum.zero_banks));
+    if (op.psum_tracked) hit("psum", "group/" + isa::psum_flags_name(op.psum_flags));
+    hit("psum", op.psum_accumulate ? "write/accumulate" : "write/overwrite");
+    if (op.zero_banks != 0) hit("psum", zero_bin(op.zero_banks));
   }
   if (plain) {
     const char* kind = weight_load ? "weight_load" : "matmul";
-    hit("tile_shape", std::string(kind) + "/" + shape_of(op.k, op.m, op.tile));
-    hit("tile_grid", grid_of(op.tile, geometry));
+    hit("tile_shape", std::string(kind) + "/" + shape_of(op.k, op.m, tile));
+    hit("tile_grid", grid_of(tile, geometry));
   }
   if (weight_load && op.transpose && !seed)
     hit("feature", op.background_transpose ? "transpose/weight_load_background" : "transpose/weight_load");

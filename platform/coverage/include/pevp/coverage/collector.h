@@ -40,14 +40,18 @@ class Collector {
   std::uint64_t runs() const { return runs_; }
   void set_runs(std::uint64_t n) { runs_ = n; }
 
-  const Counts& hits() const { return hits_; }
-  const Counts& outside_model() const { return outside_; }
+  const Counts& hits() const;
+  const Counts& outside_model() const;
   std::uint64_t count(const BinKey& key) const;
 
  private:
+  // Folds the micro-ops counted by their projection into the bins (each distinct projection sampled once).
+  void settle() const;
   isa::ArrayGeometry geometry_{};
   bool has_geometry_ = false;
-  Counts hits_, outside_;
+  // The micro-ops added since the last settle(), by generation and projection: a run repeats a few distinct ones.
+  mutable std::map<std::pair<isa::Generation, SampleKey>, std::uint64_t> unsettled_;
+  mutable Counts hits_, outside_;
   std::uint64_t runs_ = 1;
 };
 

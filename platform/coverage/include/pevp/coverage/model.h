@@ -57,9 +57,43 @@ const std::vector<BinKey>& all_bins();
 // Whether `key` is a bin of the model.
 bool is_bin(const BinKey& key);
 
+// What sample() reads of a micro-op, and nothing else: its typed projection. A run repeats a few distinct micro-ops,
+// so a Collector counts each distinct projection and maps it to its bins once (sampling a micro-op is then one
+// ordered-map update).
+struct SampleKey {
+  std::uint8_t opcode_byte = 0;
+  bool last = true;  // MicroOp::completes_instruction
+  pe::MicroOpKind kind = pe::MicroOpKind::Matmul;
+  pe::SeedMove seed = pe::SeedMove::None;
+  bool conv_lut = false;
+  pe::SparseRole sparse = pe::SparseRole::None;
+  bool mx = false;
+  std::int64_t mx_mode = 0;
+  isa::Dtype in_dtype = isa::Dtype::BFLOAT16;
+  isa::Fp32Mode fp32_mode = isa::Fp32Mode::None;
+  bool psum_tracked = false;
+  std::uint8_t psum_flags = 0;
+  bool psum_accumulate = false;
+  unsigned zero_banks = 0;
+  unsigned k = 0, m = 0;
+  unsigned row0 = 0, rows = 0, col0 = 0, cols = 0;  // the tile
+  bool transpose = false, background_transpose = false, reverse_columns = false, double_row = false;
+
+  auto tie() const {
+    return std::tie(opcode_byte, last, kind, seed, conv_lut, sparse, mx, mx_mode, in_dtype, fp32_mode, psum_tracked,
+                    psum_flags, psum_accumulate, zero_banks, k, m, row0, rows, col0, cols, transpose,
+                    background_transpose, reverse_columns, double_row);
+  }
+  bool operator<(const SampleKey& o) const { return tie() < o.tie(); }
+};
+SampleKey sample_key(const pe::MicroOp& op);
+
 // The bins one micro-op of generation `g` hits. `geometry` is the array it ran on (tile grid positions are judged
 // against it). The instruction's opcode counts once, with its last micro-op (MicroOp::completes_instruction).
-std::vector<BinKey> sample(const pe::MicroOp& op, isa::Generation g, const isa::ArrayGeometry& geometry);
+std::vector<BinKey> sample(const SampleKey& op, isa::Generation g, const isa::ArrayGeometry& geometry);
+inline std::vector<BinKey> sample(const pe::MicroOp& op, isa::Generation g, const isa::ArrayGeometry& geometry) {
+  return sample(sample_key(op), g, geometry);
+}
 // The bin of a fault with this rule number (the SEQ's error record), or nothing for a number the rule table lacks.
 std::vector<BinKey> sample_fault(std::uint16_t rule_number);
 
