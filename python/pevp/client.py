@@ -31,7 +31,7 @@ ARM, SUBMIT, WAIT_IDLE, WAIT_IRQ, CLEAR_DONE, ERROR_RECORD, CLEAR_ERROR = 0x30, 
 ASSEMBLE, STATS = 0x40, 0x50
 SAVE_CHECKPOINT, RESTORE_CHECKPOINT = 0x60, 0x61
 RESET = 0x62
-MICRO_OP_LOG, MICRO_OP_LOG_TAKE, DIAGNOSTICS = 0x70, 0x71, 0x72
+MICRO_OP_LOG, MICRO_OP_LOG_TAKE, DIAGNOSTICS, EXPECT = 0x70, 0x71, 0x72, 0x73
 REPLY_OK, REPLY_ERROR = 0x80, 0x81
 
 STATUS_NAMES = {
@@ -75,6 +75,12 @@ _FACE_OFFSETS = (0x0000, 0x1000, 0x2000, 0x3000)  # top, cluster, protect, vp_se
 Completion = collections.namedtuple("Completion", "done error timed_out retired")
 # `field` is the instruction field's name ("" for the instruction as a whole), `message` the VP's full sentence
 # ("instruction 3 (MATMUL): in_dtype = 12: ... [mm.in_dtype]"); both "" from a VP that predates them.
+# The scoreboard's expectation of one instruction (Vp.expect, docs/cosim-reference.md "Scoreboard"): its index, its
+# micro-ops, its engine cycles, the PSUM window it writes and that window's contents as a numpy array of
+# partitions x elements (float32, or uint16 bf16 bits for a BFLOAT16 output).
+Expectation = collections.namedtuple(
+    "Expectation", "instruction micro_ops issue_cycle start_cycle complete_cycle response_cycle first_partition "
+                   "partitions offset bytes element_bytes data")
 ErrorRecord = collections.namedtuple(
     "ErrorRecord", "index opcode field_offset rule_number value rule description field message")
 
@@ -483,6 +489,25 @@ class Vp:
         step = MAX_TRANSFER_BYTES - MAX_TRANSFER_BYTES % INSTRUCTION_BYTES
         for start in range(0, max(len(records), 1), step):
             self._call(SUBMIT, records[start:start + step])
+
+    def expect(self, record):
+        """Executes one 64-byte instruction on the armed, idle VP and returns its Expectation: what it wrote to PSUM
+        and its issue, start, complete (the completion) and response cycles. An invalid instruction raises PevpError
+        (argument) naming the rule; one the VP refused at execution PevpError (state), the SEQ stopped on its
+        record."""
+        record = _bytes(record, "record")
+        if len(record) != INSTRUCTION_BYTES:
+            raise PevpError(1, "record: %d bytes, not one 64-byte instruction" % len(record))
+        reply = _Payload(self._call(EXPECT, record), "expect reply")
+        instruction, micro_ops, issue, start, complete, response = reply.unpack("QIQQQQ", "cycles")
+        first, partitions, offset, nbytes, element = reply.unpack("IIIIB", "window")
+        raw = reply.take(partitions * nbytes, "window data")
+        reply.end()
+        dtype = np.dtype("<f4") if element == 4 else np.dtype("<u2")
+        data = np.frombuffer(raw, dtype=dtype).reshape(partitions, nbytes // element) if partitions else \
+            np.zeros((0, 0), dtype=dtype)
+        return Expectation(instruction, micro_ops, issue, start, complete, response, first, partitions, offset, nbytes,
+                           element, data)
 
     def wait_idle(self, timeout_ns=1_000_000_000):
         """Waits for done or an error, at most `timeout_ns` of simulated time; a timeout raises PevpError (timeout)."""

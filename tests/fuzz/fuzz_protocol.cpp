@@ -117,6 +117,17 @@ void check_reply(Op op, const std::vector<std::uint8_t>& request, const std::vec
       r.flag("valid"), r.u32("index"), r.u8("opcode"), r.u8("field"), r.u16("rule"), r.u64("value");
       r.str("rule"), r.str("description"), r.str("field"), r.str("message");
       break;
+    case Op::Expect: {
+      r.u64("instruction"), r.u32("micro-ops"), r.u64("issue"), r.u64("start"), r.u64("complete"), r.u64("response");
+      r.u32("first partition");
+      const std::uint64_t partitions = r.u32("partitions");
+      r.u32("offset");
+      const std::uint64_t bytes = r.u32("bytes");
+      const std::uint8_t element = r.u8("element bytes");
+      if (element != 2 && element != 4) throw remote::ProtocolError("expect reply: element bytes neither 2 nor 4");
+      if (r.rest().size() != partitions * bytes) throw remote::ProtocolError("expect reply: not the window's bytes");
+      break;
+    }
     case Op::Assemble:
       if (r.rest().size() % isa::kInstructionBytes != 0) throw remote::ProtocolError("assemble reply: not records");
       break;

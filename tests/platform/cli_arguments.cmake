@@ -17,7 +17,7 @@ endfunction()
 set(small --m 32 --k 32 --n 32 --no-check)
 
 # Argument parsing errors are status 2, not CLI11's own codes.
-expect_refused("pe-vp: give a command \\(gemm, sweep, run, serve, qemu-device, asm, disasm, calibrate, demo, regs, cosim-check\\), or --dump-config" ${PEVP})
+expect_refused("pe-vp: give a command \\(gemm, sweep, run, serve, qemu-device, asm, disasm, calibrate, demo, regs, cosim-check, coverage\\), or --dump-config" ${PEVP})
 # A source that cannot be read says why (it read "no --gen and no .gen directive").
 expect_refused("pe-vp asm: x.pes: cannot open: No such file or directory" ${PEVP} asm x.pes -o x.bin)
 file(WRITE ${WORK}/nogen.pes "# no directive\n")

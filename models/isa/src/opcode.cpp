@@ -74,6 +74,20 @@ bool exists_in(Opcode op, Generation g) {
   return false;
 }
 
+bool usable_in(Opcode op, Generation g) {
+  if (!exists_in(op, g)) return false;
+  switch (op) {
+    case Opcode::PE_MANAGE_SEED:
+    case Opcode::LDWEIGHTS_MX:
+    case Opcode::MATMUL_MX: return is_v4(g);
+    default: return true;
+  }
+}
+
+bool mx_in_dense_ops(Generation g) { return is_maverick(g); }
+
+bool has_mx(Generation g) { return usable_in(Opcode::LDWEIGHTS_MX, g) || mx_in_dense_ops(g); }
+
 std::optional<Opcode> opcode_from_byte(std::uint8_t byte, Generation g) {
   for (Opcode op : kAllOpcodes)
     if (static_cast<std::uint8_t>(op) == byte && exists_in(op, g)) return op;

@@ -21,10 +21,8 @@
 namespace pevp::isa {
 namespace {
 
-constexpr Dtype kMmInputs[] = {Dtype::FP8_EXP2, Dtype::FP8_EXP3, Dtype::FP8_EXP4, Dtype::FP8_EXP5,
-                               Dtype::BFLOAT16, Dtype::FP16,     Dtype::FP32};
-constexpr Dtype kMxInputs[] = {Dtype::FP8_EXP2, Dtype::FP8_EXP3, Dtype::FP8_EXP4,
-                               Dtype::FP8_EXP5, Dtype::FP4_EXP2, Dtype::INT4};
+constexpr const auto& kMmInputs = kMatmulInputDtypes;
+constexpr const auto& kMxInputs = kMxInputDtypes;
 constexpr Dtype kIdentityDtypes[] = {Dtype::BFLOAT16, Dtype::FP16,     Dtype::FP32R,   Dtype::FP8_EXP2,
                                      Dtype::FP8_EXP3, Dtype::FP8_EXP4, Dtype::FP8_EXP5};
 
@@ -174,7 +172,7 @@ void check_pattern(Rules& r, const Pattern& pat, bool want_psum, unsigned partit
     r.fail(start, Rule::kMempatternMarker, "start_addr sets both the MXTENSOR_V2 (0x1) and INDIRECT (bit 31) markers");
     return;
   }
-  if (p.member == PatternMember::MxTensorV2 && !is_maverick(r.gen))
+  if (p.member == PatternMember::MxTensorV2 && !mx_in_dense_ops(r.gen))
     r.fail(start, Rule::kMempatternMxV5Only,
            "the MXTENSOR_V2 member (start_addr bit 0) exists only on MAVERICK; v4 uses LDWEIGHTS_MX / MATMUL_MX");
   const bool inside = want_psum ? geo.in_psum(p.start) : geo.in_sbuf(p.start);
@@ -482,7 +480,7 @@ void check_sparse(Rules& r, const MatmulSparse& i) {
 }
 
 void check_pe_seed(Rules& r, const PeManageSeed& i) {
-  PEVP_REQUIRE(r, is_v4(r.gen), "header.opcode", Rule::kPeSeedV4Only,
+  PEVP_REQUIRE(r, usable_in(Opcode::PE_MANAGE_SEED, r.gen), "header.opcode", Rule::kPeSeedV4Only,
                "PE_MANAGE_SEED is valid only on NeuronCore-v4 (MARIANA, MARIANA_PLUS)");
   PEVP_REQUIRE(r, i.mode == 1 || i.mode == 2, "mode", Rule::kPeSeedMode, "mode must be LOAD_SEED (1) or SAVE_SEED (2)");
   r.equal(i.active_rows, kSeedRows, "num_active_rows", Rule::kPeSeedNumActiveRows,
@@ -525,7 +523,7 @@ void check_pe_seed(Rules& r, const PeManageSeed& i) {
 // LdweightsMX and MatmulMX: the v4 MX path, an MXMEM_PATTERN1D source.
 template <class I>
 void check_mx_op(Rules& r, const I& i) {
-  PEVP_REQUIRE(r, is_v4(r.gen), "header.opcode", Rule::kMxSeparateOpsV4,
+  PEVP_REQUIRE(r, usable_in(Opcode::LDWEIGHTS_MX, r.gen), "header.opcode", Rule::kMxSeparateOpsV4,
                "LDWEIGHTS_MX / MATMUL_MX are the v4 MX path; MAVERICK folds MX into LDWEIGHTS / MATMUL (MXTENSOR_V2)");
   check_in_dtype(r, OperandPart{i.in_dtype, 0, false}, true);
   const Pattern src{i.src, "src_mem_pattern"};

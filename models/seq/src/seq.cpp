@@ -317,6 +317,7 @@ void Seq::fault(std::uint64_t index, const isa::Decoded& d, std::string rule, st
               (e.field.empty() || message.rfind(e.field + " = ", 0) == 0 ? ""
                                                                           : e.field + " = " + std::to_string(value) + ": ") +
               message + " [" + e.rule + "]";
+  if (fault_observer) fault_observer(e, d);
   if (error_) {  // keep the first record; this one waits its turn
     deferred_faults_.push_back(std::move(e));
     return;

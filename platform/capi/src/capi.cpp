@@ -143,6 +143,7 @@ struct pevp_vp {
   std::string error;
   std::string micro_op_lines;  // taken from the VP, not yet handed to the caller
   std::string diagnostics;     // the VP's warnings taken, not yet handed to the caller
+  std::vector<std::uint8_t> expected_window;  // the last pevp_expect's PSUM window (pevp_expect_data)
 };
 
 namespace {
@@ -613,6 +614,57 @@ pevp_status pevp_reset(pevp_vp* vp) {
 }
 
 // --------------------------------------------------------------------------------------------------------------------
+
+pevp_status pevp_expect(pevp_vp* vp, const void* instr64, void* data, size_t capacity, pevp_expectation* out) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  if (pevp_status s = need(vp, instr64, "instr64"); s != PEVP_OK) return s;
+  if (pevp_status s = need(vp, out, "out"); s != PEVP_OK) return s;
+  if (data == nullptr && capacity != 0) return fail(vp, PEVP_ERR_ARGUMENT, "data is NULL with a capacity of " +
+                                                                               std::to_string(capacity) + " bytes");
+  const auto* bytes = static_cast<const std::uint8_t*>(instr64);
+  vp->expected_window.clear();
+  std::vector<std::uint8_t> reply;
+  if (pevp_status s = call(vp, Op::Expect, std::vector<std::uint8_t>(bytes, bytes + isa::kInstructionBytes), &reply);
+      s != PEVP_OK)
+    return explain_unknown_op(vp, s, "the expect request");
+  pevp_expectation e{};
+  std::vector<std::uint8_t> window;
+  const pevp_status s = decode(vp, Op::Expect, reply, [&](Reader& r) {
+    e.instruction = r.u64("instruction");
+    e.micro_ops = r.u32("micro_ops");
+    e.issue_cycle = r.u64("issue");
+    e.start_cycle = r.u64("start");
+    e.complete_cycle = r.u64("complete");
+    e.response_cycle = r.u64("response");
+    e.first_partition = r.u32("first_partition");
+    e.partitions = r.u32("partitions");
+    e.offset = r.u32("offset");
+    e.bytes = r.u32("bytes");
+    e.element_bytes = r.u8("element_bytes");
+    window = r.rest();
+    if (window.size() != std::uint64_t{e.partitions} * e.bytes)
+      throw remote::ProtocolError("expect reply: " + std::to_string(window.size()) + " bytes of window data, not " +
+                                  std::to_string(e.partitions) + " x " + std::to_string(e.bytes));
+  });
+  if (s != PEVP_OK) return s;
+  e.data_bytes = window.size();
+  *out = e;
+  vp->expected_window = std::move(window);
+  return pevp_expect_data(vp, data, capacity);
+}
+
+pevp_status pevp_expect_data(pevp_vp* vp, void* data, size_t capacity) {
+  if (vp == nullptr) return PEVP_ERR_ARGUMENT;
+  const std::vector<std::uint8_t>& w = vp->expected_window;
+  vp->error.clear();
+  if (w.empty()) return PEVP_OK;
+  if (data == nullptr || capacity < w.size())
+    return fail(vp, PEVP_ERR_ARGUMENT, "the PSUM window takes " + std::to_string(w.size()) + " bytes, the buffer has " +
+                                           std::to_string(data == nullptr ? 0 : capacity) +
+                                           " (the instruction ran: pevp_expect_data takes the window)");
+  std::memcpy(data, w.data(), w.size());
+  return PEVP_OK;
+}
 
 pevp_status pevp_stats_json(pevp_vp* vp, char* buffer, size_t size, size_t* length) {
   if (vp == nullptr) return PEVP_ERR_ARGUMENT;

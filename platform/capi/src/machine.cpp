@@ -21,6 +21,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "pevp/arr_seq/arr_seq.h"
+#include "pevp/capi/expectation.h"
 #include "pevp/isa/decode.h"
 #include "pevp/isa/generation.h"
 #include "pevp/isa_text/assembly.h"
@@ -103,6 +105,9 @@ class Host : public sc_core::sc_module {
   const sc_core::sc_signal<bool>& irq_;
   platform::Driver driver_;
 };
+
+// The most simulated time one expect request waits for its instruction: a single instruction takes microseconds.
+constexpr std::uint64_t kExpectTimeoutNs = 10'000'000;  // 10 ms
 
 // The error record's sentence travels as a protocol str; the SEQ's sentences are far shorter than this.
 constexpr std::size_t kMaxFaultMessageBytes = 4096;
@@ -241,9 +246,17 @@ struct Machine::Impl {
   std::optional<platform::CheckpointImage> power_on;
   std::string power_on_error;
 
+  // The micro-ops the expect request's instruction was lowered into, as the sequencer scheduled them; kept only while
+  // one runs (the observer below is made first, so every later log chains it).
+  bool expecting = false;
+  std::vector<ScheduledOp> expected_ops;
+
   explicit Impl(const platform::VpConfig& c)
       : config(c), platform("vp", c), host("capi_host", c.platform.map, platform.seq.irq) {
     host.socket.bind(platform.bus.target);
+    platform.arr_seq.observer = [this](const pe::MicroOp& op, const arrseq::Slot& s) {
+      if (expecting) expected_ops.push_back({op, s});
+    };
     platform.hazards.sink = [this](const platform::HazardReport& r) { keep_diagnostic(r.text); };
   }
 
@@ -405,6 +418,66 @@ struct Machine::Impl {
     Writer w;
     for (const auto& rec : r.records) w.bytes(rec.data(), rec.size());
     return {Status::Ok, "", w.take()};
+  }
+
+  // expect: executes one instruction on the VP and answers what it wrote to PSUM and when (expectation.h).
+  Outcome expect(Reader& in) {
+    if (in.left() != isa::kInstructionBytes)
+      throw remote::ProtocolError("expect: " + std::to_string(in.left()) + " bytes are not one " +
+                                  std::to_string(isa::kInstructionBytes) + "-byte instruction");
+    const std::vector<std::uint8_t> bytes = in.rest();
+    isa::RawInstruction raw{};
+    std::copy(bytes.begin(), bytes.end(), raw.begin());
+    Writer w;
+    Outcome o = run([&](platform::Driver& d) {
+      // Refused before anything runs: the rule and the field, as the SEQ's error record would name them.
+      const isa::Decoded decoded = isa::decode(config.gen(), config.geometry, raw);
+      if (!decoded.valid())
+        throw Refusal(Status::Argument, "expect: the instruction breaks rule " + decoded.violations.front().rule +
+                                            ": " + decoded.violations.front().describe() + " (nothing was executed)");
+      const std::uint32_t status = d.read(platform::resolve_register(d.map(), "vp", "seq_status"));
+      if (status & 1u)
+        throw Refusal(Status::State, "expect: the SEQ is busy with earlier instructions: wait for idle first (the "
+                                     "expectation is of one instruction on an idle engine)");
+      if (status & 8u)
+        throw Refusal(Status::State, "expect: the SEQ is stopped on an error record: read it and clear it first");
+      expected_ops.clear();
+      expecting = true;
+      platform::Completion c;
+      try {
+        d.submit({raw});
+        c = d.wait_idle(wait_timeout(Op::Expect, kExpectTimeoutNs));
+      } catch (...) {
+        expecting = false;
+        throw;
+      }
+      expecting = false;
+      if (c.error) {
+        const std::optional<seq::ErrorRecord>& e = platform.seq.error();
+        throw Refusal(Status::State, "expect: the VP refused the instruction at execution" +
+                                         (e ? " (rule " + e->rule + "): " + e->message : std::string()) +
+                                         "; the SEQ is stopped on its error record (pevp_error_record, "
+                                         "pevp_clear_error)");
+      }
+      if (c.timed_out || !c.done)
+        throw Refusal(Status::Timeout, "expect: the instruction did not complete within " +
+                                           std::to_string(kExpectTimeoutNs) +
+                                           " ns of simulated time (an EVENTS wait on a semaphore nothing sets? is "
+                                           "the VP armed, pevp_arm?)");
+      const PsumWindow win = psum_window(expected_ops, config.geometry);
+      const InstructionCycles cyc = instruction_cycles(expected_ops);
+      w.u64(expected_ops.empty() ? 0 : expected_ops.back().op.instr_index);
+      w.u32(static_cast<std::uint32_t>(expected_ops.size()));
+      w.u64(cyc.issue).u64(cyc.start).u64(cyc.complete).u64(cyc.response);
+      w.u32(win.first_partition).u32(win.partitions).u32(win.offset).u32(win.bytes).u8(win.element_bytes);
+      // Read without bus time: the scoreboard's look leaves the run's timing alone.
+      const std::uint8_t* psum = platform.psum.data();
+      const std::uint32_t pb = config.geometry.psum_partition_bytes();
+      for (std::uint32_t p = 0; p < win.partitions; ++p)
+        w.bytes(psum + std::uint64_t{win.first_partition + p} * pb + win.offset, win.bytes);
+    });
+    if (o.ok()) o.payload = w.take();
+    return o;
   }
 
   Outcome execute(Op op, Reader& in) {
@@ -605,6 +678,8 @@ struct Machine::Impl {
       case Op::Reset:
         in.end();
         return run([&](platform::Driver& d) { reset(d); });
+      case Op::Expect:
+        return expect(in);
       case Op::RestoreCheckpoint: {
         const std::vector<std::uint8_t> bytes = in.rest();
         return run([&](platform::Driver&) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "pevp/coverage/collector.h"
 #include "pevp/files/output_file.h"
 #include "pevp/host/matrix.h"
 #include "pevp/host/npy.h"
@@ -119,7 +120,14 @@ std::string make_out_dir(const std::string& dir) {
 }  // namespace
 
 int run_demo(const std::string& self, const std::string& out_dir, bool quiet, std::ostream& out_stream,
-             std::ostream& err) {
+             std::ostream& err, const std::string& coverage_path) {
+  if (!coverage_path.empty())
+    if (const std::string bad = files::check_output(coverage_path); !bad.empty()) {
+      err << "pe-vp demo: --coverage " << bad << '\n';
+      return 2;
+    }
+  coverage::Collector coverage;
+  coverage.set_runs(0);
   if (!out_dir.empty())
     if (const std::string bad = make_out_dir(out_dir); !bad.empty()) {
       err << "pe-vp demo: " << bad << '\n';
@@ -182,10 +190,11 @@ int run_demo(const std::string& self, const std::string& out_dir, bool quiet, st
       err << "pe-vp demo: " << error << '\n';
       return finish(2);
     }
-    const std::optional<ChildResult> r =
-        run_child({self, "run", "--gen", std::string(isa::name(g)), program, "--load",
-                   identity + "@" + hex_address(kSampleIdentityAddress) + ":bf16", "--threads", "1"},
-                  scratch.string(), error);
+    std::vector<std::string> child = {self, "run", "--gen", std::string(isa::name(g)), program, "--load",
+                                      identity + "@" + hex_address(kSampleIdentityAddress) + ":bf16", "--threads", "1"};
+    const std::string stream_coverage = (scratch / ("coverage_" + std::string(isa::name(g)) + ".json")).string();
+    if (!coverage_path.empty()) child.insert(child.end(), {"--coverage", stream_coverage});
+    const std::optional<ChildResult> r = run_child(child, scratch.string(), error);
     if (!r) {
       err << "pe-vp demo: " << error << '\n';
       return finish(2);
@@ -199,6 +208,19 @@ int run_demo(const std::string& self, const std::string& out_dir, bool quiet, st
       if (!line.empty()) run_out << "    " << line << '\n';
     if (r->status != 0) ++failures;
     out << '\n';
+    if (!coverage_path.empty()) try {
+        coverage.merge(coverage::read_file(stream_coverage));
+      } catch (const std::invalid_argument& e) {
+        err << "pe-vp demo: --coverage: " << e.what() << '\n';
+        return finish(2);
+      }
+  }
+  if (!coverage_path.empty()) {
+    std::string error;
+    if (!coverage::write_file(coverage_path, coverage, &error)) {
+      err << "pe-vp demo: --coverage: " << error << '\n';
+      return finish(2);
+    }
   }
   fails << (failures ? "demo: FAILED, a sample stream breaks a rule or does not run\n"
                      : "demo: every sample instruction is valid, and every stream runs to completion on the platform\n");

@@ -466,7 +466,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
                                                           {"--trace", cmd.outputs.trace_path},
                                                           {"--vcd", cmd.outputs.vcd_path},
                                                           {"--stats-json", cmd.outputs.stats_json_path},
-                                                          {"--micro-op-log", cmd.outputs.micro_op_log_path}});
+                                                          {"--micro-op-log", cmd.outputs.micro_op_log_path},
+                                                          {"--coverage", cmd.outputs.coverage_path}});
         !twice.empty()) {
       err << "pe-vp gemm: " << twice << '\n';
       return 2;
@@ -639,7 +640,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
                             {{"trace", cmd.outputs.trace_path},
                              {"vcd", cmd.outputs.vcd_path},
                              {"stats", cmd.outputs.stats_json_path},
-                             {"micro-op log", cmd.outputs.micro_op_log_path}},
+                             {"micro-op log", cmd.outputs.micro_op_log_path},
+                             {"coverage", cmd.outputs.coverage_path}},
                             run.output_error)
         << '\n';
     return interrupted_status(run.interrupted_by);
@@ -683,7 +685,8 @@ int run_gemm(const GemmCommand& cmd, std::ostream& out, std::ostream& err) {
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"trace", cmd.outputs.trace_path},
                                    {"vcd", cmd.outputs.vcd_path},
                                    {"stats", cmd.outputs.stats_json_path},
-                                   {"micro-op log", cmd.outputs.micro_op_log_path}})
+                                   {"micro-op log", cmd.outputs.micro_op_log_path},
+                                   {"coverage", cmd.outputs.coverage_path}})
     if (!path.empty() && run.output_error.empty()) out << "  wrote:    " << path << " (" << what << ")\n";
   if (!run.output_error.empty()) {
     err << "pe-vp gemm: " << run.output_error << '\n';

@@ -1,5 +1,5 @@
 // pe-vp: the command line of the PE matrix-engine virtual platform: gemm, sweep, run, serve, qemu-device, asm,
-// disasm, calibrate, demo, regs, cosim-check (`pe-vp --help`, README.md, docs/running.md).
+// disasm, calibrate, demo, regs, cosim-check, coverage (`pe-vp --help`, README.md, docs/running.md).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <systemc>
@@ -22,6 +22,7 @@
 #include "pevp/platform/asm_cmd.h"
 #include "pevp/platform/config.h"
 #include "pevp/platform/demo.h"
+#include "pevp/platform/coverage_cmd.h"
 #include "pevp/platform/disasm.h"
 #include "pevp/platform/calibration.h"
 #include "pevp/platform/cosim_check.h"
@@ -110,10 +111,22 @@ int run_command(int argc, char* argv[]) {
   disasm->add_option("file", path, "Binary file of 64-byte records")->check(kPath)->required();
   disasm->add_flag("--json", json, "One JSON object per instruction (JSON Lines)");
 
+  platform::CoverageCommand coverage_cmd;
+  auto* coverage = app.add_subcommand(
+      "coverage", "Print the functional coverage table of coverage files (--coverage of gemm, run, sweep), merged; "
+                  "--merge-to writes the merged file (docs/coverage.md)");
+  coverage->add_option("files", coverage_cmd.files, "Coverage files (JSON)")->check(kPath)->required();
+  coverage->add_option("--merge-to", coverage_cmd.merge_to, "Write the merged coverage file here")->check(kPath);
+  coverage->add_flag("--quiet", coverage_cmd.quiet, "No table (with --merge-to)");
+
   std::string out_dir;
   auto* demo = app.add_subcommand(
       "demo", "Decode, check and run a sample instruction stream for every generation (each in a pe-vp run process)");
   demo->add_option("--out-dir", out_dir, "Also write each stream as sample_<GEN>.bin here")->check(kPath);
+  std::string demo_coverage;
+  demo->add_option("--coverage", demo_coverage,
+                   "Write the streams' functional coverage of the ISA here, merged (docs/coverage.md)")
+      ->check(kPath);
 
   std::string regfile_name{platform::kDefaultRegfile};
   bool regs_json = false;
@@ -210,6 +223,10 @@ int run_command(int argc, char* argv[]) {
                     "Write one JSON line per micro-op here (its instruction, opcode, tile, PSUM banks and its ready, "
                     "issue, start, complete and response cycles; docs/cosim-reference.md)")
         ->check(kPath);
+    sub->add_option("--coverage", o.coverage_path,
+                    "Write the run's functional coverage of the ISA here (opcodes, dtypes, PSUM modes, tiles, "
+                    "features, rules fired; JSON, docs/coverage.md; `pe-vp coverage FILE...` prints the table)")
+        ->check(kPath);
     sub->add_option("--csr-fst", o.csr_fst_prefix,
                     "With csrs.impl = rtl: FST waveforms of the CSR faces' RTL, PREFIX.top.fst, PREFIX.cluster.fst, "
                     "PREFIX.protected.fst (docs/cosim.md)")
@@ -269,6 +286,9 @@ int run_command(int argc, char* argv[]) {
                     "process (pe-vp gemm started afresh); the records are the same (docs/sweeps.md)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fork", "process"}));
+  sweep->add_option("--coverage", sweep_cmd.coverage_path,
+                    "local: every point's functional coverage of the ISA merged into this file (docs/coverage.md)")
+      ->check(kPath);
 
   platform::RunCommand run_cmd;
   std::string run_gen = "MARIANA";
@@ -398,9 +418,11 @@ int run_command(int argc, char* argv[]) {
   // command line must agree with a generation the file or a --set chose.
   if (app.get_subcommands().empty() && !dump_config) {
     std::cerr << "pe-vp: give a command (gemm, sweep, run, serve, qemu-device, asm, disasm, calibrate, demo, regs, "
-                 "cosim-check), or --dump-config; --help lists them\n";
+                 "cosim-check, coverage), or --dump-config; --help lists them\n";
     return 2;
   }
+  // It reads coverage files only: no configuration is made.
+  if (*coverage) return platform::run_coverage(coverage_cmd, std::cout, std::cerr);
   const CLI::App* cmd_app = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
   const CLI::Option* gen_opt = cmd_app->get_option_no_throw("--gen");
   // Every input of the command line, before any is opened: one pipe named twice cannot be read by both.
@@ -620,7 +642,8 @@ int run_command(int argc, char* argv[]) {
     // The runs start this same executable (pe-vp run); /proc/self/exe is it whatever argv[0] says.
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, quiet, std::cout, std::cerr);
+    return platform::run_demo(ec ? std::string(argv[0]) : self.string(), out_dir, quiet, std::cout, std::cerr,
+                              demo_coverage);
   }
   return 2;
 }

@@ -320,7 +320,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
     std::vector<files::NamedOutput> outputs = {{"--trace", cmd.outputs.trace_path},
                                                {"--vcd", cmd.outputs.vcd_path},
                                                {"--stats-json", cmd.outputs.stats_json_path},
-                                               {"--micro-op-log", cmd.outputs.micro_op_log_path}};
+                                               {"--micro-op-log", cmd.outputs.micro_op_log_path},
+                                               {"--coverage", cmd.outputs.coverage_path}};
     for (const DumpSpec& d : cmd.dumps) outputs.push_back({"--dump (" + hex(d.address) + ")", d.file});
     // --restore may name the --checkpoint file: it is read before simulating, and the save replaces it atomically.
     outputs.push_back({"--checkpoint", cmd.checkpoint});
@@ -482,7 +483,8 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
                             {{"trace", cmd.outputs.trace_path},
                              {"vcd", cmd.outputs.vcd_path},
                              {"stats", cmd.outputs.stats_json_path},
-                             {"micro-op log", cmd.outputs.micro_op_log_path}},
+                             {"micro-op log", cmd.outputs.micro_op_log_path},
+                             {"coverage", cmd.outputs.coverage_path}},
                             error)
         << '\n';
     return interrupted_status(i.signal);
@@ -523,6 +525,7 @@ int run_program(const RunCommand& cmd, std::ostream& out, std::ostream& err) {
                                    {"vcd", cmd.outputs.vcd_path},
                                    {"stats", cmd.outputs.stats_json_path},
                                    {"micro-op log", cmd.outputs.micro_op_log_path},
+                                   {"coverage", cmd.outputs.coverage_path},
                                    {"checkpoint", cmd.checkpoint}})
     if (!path.empty()) summary << "  wrote " << path << " (" << what << ")\n";
   for (std::size_t i = 0; i < dumped.size(); ++i) {

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "pevp/coverage/collector.h"
 #include "pevp/files/output_file.h"
 #include "pevp/isa/generation.h"
 #include "pevp/platform/config.h"
@@ -317,6 +318,40 @@ std::string stopped_text(const sweep::LocalOutcome& done, std::size_t points) {
          " in flight ended unrecorded";
 }
 
+// --coverage: the coverage files of the plan's points (one per distinct point: equal points share a simulation)
+// merged into one. A point recorded without one (a sweep resumed after a run without --coverage) is left out and
+// counted. 0, or 2 with the message when a point's file is refused or the merged one cannot be written.
+int merge_coverage(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::ostream& out, std::ostream& err) {
+  coverage::Collector merged;
+  merged.set_runs(0);
+  std::set<std::string> keys;
+  std::size_t with = 0, without = 0;
+  for (const sweep::PlannedPoint& p : plan.points) {
+    if (!keys.insert(p.key).second) continue;
+    const std::string path = sweep::coverage_path(cmd.out_dir, p.key);
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      ++without;
+      continue;
+    }
+    try {
+      merged.merge(coverage::read_file(path));
+      ++with;
+    } catch (const std::invalid_argument& e) {
+      err << "pe-vp sweep: --coverage: " << e.what() << '\n';
+      return 2;
+    }
+  }
+  std::string error;
+  if (!coverage::write_file(cmd.coverage_path, merged, &error)) {
+    err << "pe-vp sweep: --coverage: " << error << '\n';
+    return 2;
+  }
+  out << "  coverage: " << with << " points merged into " << cmd.coverage_path
+      << (without ? " (" + std::to_string(without) + " without a coverage file)" : std::string()) << '\n';
+  return 0;
+}
+
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // What every forked point would otherwise build for itself (D-SWEEP-FORK): the tables pe-vp makes on their first use
@@ -384,6 +419,16 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       err << "pe-vp sweep: --backend " << cmd.backend << ": local or slurm\n";
       return 2;
     }
+    if (!cmd.coverage_path.empty() && cmd.backend != "local") {
+      err << "pe-vp sweep: --coverage " << cmd.coverage_path << ": the local backend's points write it; with "
+          << "--backend slurm give each point's coverage through --collect's records instead (not supported)\n";
+      return 2;
+    }
+    if (!cmd.coverage_path.empty())
+      if (const std::string bad = files::check_output(cmd.coverage_path); !bad.empty()) {
+        err << "pe-vp sweep: --coverage " << bad << '\n';
+        return 2;
+      }
     const sweep::SweepSpec spec = sweep::read_spec(cmd.spec_path);
     const sweep::SweepPlan plan = make_plan(spec);
     if (const std::string problem = out_dir_problem(cmd.out_dir); !problem.empty()) {
@@ -462,8 +507,9 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
       const InterruptWatch watch(true);
       sweep::LocalOutcome done;
       try {
-        done = sweep::run_local(plan, todo, stoppable(local_options(cmd, cmd.jobs ? cmd.jobs : default_jobs())),
-                                [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
+        sweep::LocalOptions o = stoppable(local_options(cmd, cmd.jobs ? cmd.jobs : default_jobs()));
+        o.coverage = !cmd.coverage_path.empty();
+        done = sweep::run_local(plan, todo, o, [&](const sweep::PlannedPoint&, const json&) { progress.advance(1); });
       } catch (const std::bad_alloc&) {
         throw;
       } catch (const std::exception& e) {
@@ -476,6 +522,8 @@ int run_sweep(const SweepCommand& cmd, std::ostream& out, std::ostream& err) {
         return interrupted_status(interrupt_signal());
       }
     }
+    if (!cmd.coverage_path.empty())
+      if (const int status = merge_coverage(cmd, plan, out, err); status != 0) return status;
     return collect(cmd, plan, out, err);
   } catch (const sweep::SpecError& e) {
     err << "pe-vp sweep: " << e.what() << '\n';

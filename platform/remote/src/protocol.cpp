@@ -24,6 +24,7 @@ constexpr OpName kOps[] = {
     {Op::RestoreCheckpoint, "restore_checkpoint"}, {Op::Reset, "reset"},
     {Op::Cycles, "cycles"},       {Op::MicroOpLog, "micro_op_log"},
     {Op::MicroOpLogTake, "micro_op_log_take"}, {Op::Diagnostics, "diagnostics"},
+    {Op::Expect, "expect"},
 };
 
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, unsigned bytes) {

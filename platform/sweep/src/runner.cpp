@@ -174,6 +174,10 @@ std::optional<PointIsolation> parse_point_isolation(const std::string& text) {
   return std::nullopt;
 }
 
+std::string coverage_path(const std::string& out_dir, const std::string& key) {
+  return points_dir(out_dir) + "/" + key + ".coverage.json";
+}
+
 int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
   return wait_for(spawn(argv, out_path, err_path));
 }
@@ -237,6 +241,7 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
         std::vector<std::string> argv = {o.pe_vp, "gemm"};
         argv.insert(argv.end(), p.args.begin(), p.args.end());
         argv.insert(argv.end(), {"--quiet", "--stats-json", r.stats});
+        if (o.coverage) argv.insert(argv.end(), {"--coverage", coverage_path(o.out_dir, p.key)});
         running.emplace(o.isolation == PointIsolation::Fork ? fork_point(argv, r.err, o.run_in_child)
                                                             : spawn(argv, "", r.err),
                         r);

@@ -85,6 +85,11 @@ Recorder::Recorder(Platform& platform, RecorderOptions options) : p_(platform), 
   if (options_.firmware_log) firmware_log_ = std::make_unique<FirmwareLog>(p_, *options_.firmware_log);
   // After the firmware log, so it chains both observers before it.
   if (!options_.micro_op_log_path.empty()) micro_op_log_ = std::make_unique<MicroOpLog>(p_, micro_op_lines_);
+  // Last: it chains every micro-op observer before it.
+  if (!options_.coverage_path.empty()) {
+    coverage_ = std::make_unique<coverage::Collector>(p_.geometry());
+    coverage_probe_ = std::make_unique<CoverageProbe>(p_, *coverage_);
+  }
   if (!options_.csr_fst_prefix.empty() && p_.rtl_csrs) p_.rtl_csrs->trace_from_start(options_.csr_fst_prefix);
 }
 
@@ -131,6 +136,7 @@ void Recorder::hook_observers() {
 Recorder::~Recorder() {
   alive_.reset();  // the DMA observer sees it expired
   p_.hbm.channel_observer = nullptr;
+  coverage_probe_.reset();  // gives the micro-op log's (or an earlier) observer back
   micro_op_log_.reset();  // gives the firmware log's (or the recorder's) micro-op observer back
   firmware_log_.reset();  // gives the recorder's micro-op observer back
   p_.arr_seq.observer = nullptr;
@@ -283,6 +289,7 @@ bool Recorder::finish(std::string* error, const nlohmann::json* stats) {
     const std::string lines = micro_op_lines_.str();
     if (!files::write_file(options_.micro_op_log_path, lines.data(), lines.size(), error)) return false;
   }
+  if (coverage_ && !coverage::write_file(options_.coverage_path, *coverage_, error)) return false;
   return true;
 }
 
@@ -303,7 +310,8 @@ std::string Recorder::check_paths(const RecorderOptions& o) {
       return std::string("--trace-window ") + e.what();
     }
   }
-  std::vector<std::string> paths = {o.trace_path, o.vcd_path, o.stats_json_path, o.micro_op_log_path};
+  std::vector<std::string> paths = {o.trace_path, o.vcd_path, o.stats_json_path, o.micro_op_log_path,
+                                    o.coverage_path};
   if (!o.csr_fst_prefix.empty())
     for (const std::string& f : regfile_rtl::RtlCsrs::trace_paths(o.csr_fst_prefix)) paths.push_back(f);
   // The writer's own checks (a directory, a missing folder, a read-only file, a symlink loop), so what is

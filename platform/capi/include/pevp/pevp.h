@@ -187,6 +187,43 @@ pevp_status pevp_micro_op_log(pevp_vp* vp, int on);
 pevp_status pevp_micro_op_log_read(pevp_vp* vp, char* buffer, size_t size, size_t* length);
 pevp_status pevp_micro_op_log_write(pevp_vp* vp, const char* path);
 
+/* The scoreboard (docs/cosim-reference.md "Scoreboard"): predict, then compare. pevp_expect executes one 64-byte
+ * instruction, as submitted, on the VP -- which must be armed and idle (nothing in flight, no error record) -- waits
+ * until it retires, and reports what it wrote to PSUM and when, for a testbench to check its own array against,
+ * transaction by transaction. The instruction runs on the VP's state (the stationary loaded before, PSUM's
+ * contents, the cycle counter), so a stream checked instruction by instruction gives the same PSUM as submitted
+ * whole; its cycles are those of an instruction issued into an idle engine.
+ *
+ * The window: PSUM partitions [first_partition, first_partition + partitions) and, in each, bytes
+ * [offset, offset + bytes) -- the region its matmuls' destination patterns cover (every matmul micro-op's, as a
+ * bounding box); 0 x 0 for an instruction that writes no PSUM (a weight load, a register write). `data` receives it
+ * partition-major (partition first_partition's bytes first), as PSUM then holds it: fp32 words (element_bytes 4), or
+ * bf16 halves for an out_dtype BFLOAT16 output (element_bytes 2), little-endian.
+ *
+ * The cycles are the tensor engine's (pevp_read_cycles, the micro-op log): issue (its first micro-op entered the
+ * IFIFO), start (it left the IFIFO), complete -- the completion: the latest `complete` of its micro-ops, its last
+ * effect, the last PSUM column committed (a weight load: the weights loaded) -- and response (the SEQ saw the last
+ * response and retired it).
+ *
+ * Errors: PEVP_ERR_ARGUMENT for an instruction that breaks a validity rule (the message names the rule and the
+ * field; nothing was executed) or a `data` buffer smaller than the window -- the instruction ran, *out is filled,
+ * out->data_bytes says the size needed and pevp_expect_data takes the window; PEVP_ERR_STATE for a busy SEQ, one
+ * stopped on an error record, or an instruction the VP refused at execution (the message names the rule; the SEQ
+ * stops on its error record as after pevp_submit); PEVP_ERR_TIMEOUT when it did not retire within 10 ms of
+ * simulated time (an EVENTS wait nothing satisfies, an unarmed VP). */
+typedef struct pevp_expectation {
+  uint64_t instruction;       /* its index in the stream the VP was submitted */
+  uint32_t micro_ops;         /* the micro-ops it was lowered into */
+  uint64_t issue_cycle, start_cycle, complete_cycle, response_cycle;
+  uint32_t first_partition, partitions;  /* the PSUM window's partitions */
+  uint32_t offset, bytes;     /* its bytes in each partition */
+  uint32_t element_bytes;     /* 4: fp32 words; 2: bf16 */
+  size_t data_bytes;          /* partitions x bytes: what `data` needs */
+} pevp_expectation;
+pevp_status pevp_expect(pevp_vp* vp, const void* instr64, void* data, size_t capacity, pevp_expectation* out);
+/* The window of the last pevp_expect on this handle, when its buffer was too small: `capacity` >= its data_bytes. */
+pevp_status pevp_expect_data(pevp_vp* vp, void* data, size_t capacity);
+
 /* The run statistics as JSON (what `pe-vp run --stats-json` writes: cycles, utilisation, TFLOPS, stalls by reason,
  * instructions by opcode; docs/timing.md): *length is the text's length; it is written with its terminating NUL
  * when `size` > *length, else nothing is written and the call is PEVP_ERR_ARGUMENT (ask again with a larger

@@ -35,6 +35,13 @@ enum class Dtype : std::uint8_t {
   SFP8_E8 = 0x13,   // E8M0 MX block scale
 };
 
+// The input dtypes a dense LDWEIGHTS / MATMUL (and their sparse and seed forms) takes, and those of an MX source
+// (rules mm.in_dtype, mx.in_dtype; tf32 is FP32 with fp32_mode Low).
+inline constexpr Dtype kMatmulInputDtypes[] = {Dtype::FP8_EXP2, Dtype::FP8_EXP3, Dtype::FP8_EXP4, Dtype::FP8_EXP5,
+                                               Dtype::BFLOAT16, Dtype::FP16,     Dtype::FP32};
+inline constexpr Dtype kMxInputDtypes[] = {Dtype::FP8_EXP2, Dtype::FP8_EXP3, Dtype::FP8_EXP4,
+                                           Dtype::FP8_EXP5, Dtype::FP4_EXP2, Dtype::INT4};
+
 std::string_view name(Dtype d);  // "BFLOAT16"; "" for an unknown ordinal
 bool is_known_dtype(std::uint8_t ordinal);
 std::optional<Dtype> parse_dtype(std::string_view text);

@@ -53,6 +53,15 @@ StructKind struct_of(Opcode op);
 // MAVERICK keeps all of them in its enum (validity rules then say which are
 // usable there).
 bool exists_in(Opcode op, Generation g);
+// Whether a valid instruction of `op` can exist on `g`: exists_in, less the opcodes MAVERICK keeps in its enum but
+// refuses (the v4 MX path LDWEIGHTS_MX / MATMUL_MX, rule mx.separate_ops_v4; PE_MANAGE_SEED, pe_seed.v4_only). The
+// validity rules ask it, and so does the coverage model (what can be a hole).
+bool usable_in(Opcode op, Generation g);
+// Whether LDWEIGHTS / MATMUL take an MX source through the MXTENSOR_V2 pattern member on `g` (MAVERICK; rule
+// mempattern.mx_v5_only elsewhere).
+bool mx_in_dense_ops(Generation g);
+// Whether `g` has MX sources at all: its own MX opcodes or the MXTENSOR_V2 member.
+bool has_mx(Generation g);
 // Decodes a raw header byte into an opcode of `g`, or nothing.
 std::optional<Opcode> opcode_from_byte(std::uint8_t byte, Generation g);
 

@@ -214,6 +214,10 @@ class Seq : public sc_core::sc_module {
   std::function<void(std::uint64_t index, const isa::RawInstruction& raw)> queued_observer;
   std::function<void(std::uint64_t index)> issued_observer;
   std::function<void(std::uint64_t index)> left_observer;
+  // Every fault the SEQ finds, when it finds it (before it is published or deferred): its record and the
+  // instruction's decode -- a refused instruction's rule, for the functional coverage (pevp/coverage). Unset, a
+  // fault pays one test.
+  std::function<void(const ErrorRecord& record, const isa::Decoded& decoded)> fault_observer;
 
   // Applies every response due by now: retirements, EVENTS updates, done. The
   // platform calls it before a bus access so software sees the state at its time.

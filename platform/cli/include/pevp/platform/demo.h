@@ -13,6 +13,8 @@ namespace pevp::platform {
 // `quiet`: only the verdict line and what fails (a rule a sample breaks, a run's output when it fails).
 // Exit status: 0 when every stream decodes valid and runs to completion, 1 when one does not, 2 when a file or
 // folder cannot be written or a run cannot be started.
-int run_demo(const std::string& self, const std::string& out_dir, bool quiet, std::ostream& out, std::ostream& err);
+// `coverage_path` (optional): every stream's run with --coverage, merged into this file (docs/coverage.md).
+int run_demo(const std::string& self, const std::string& out_dir, bool quiet, std::ostream& out, std::ostream& err,
+             const std::string& coverage_path = "");
 
 }  // namespace pevp::platform

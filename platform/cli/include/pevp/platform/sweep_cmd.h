@@ -30,6 +30,8 @@ struct SweepCommand {
   std::vector<std::string> sbatch_args;
   std::size_t chunk_size = 0;
   bool wait = false;
+  // --coverage FILE (local backend): every point's functional coverage merged into FILE (docs/coverage.md).
+  std::string coverage_path;
   Progress::Style progress = Progress::Style::Off;
   std::string pe_vp;  // the binary the points run (this one)
   // How each point gets its process (--point-isolation): forked from the sweep, running `run_in_child` (pe-vp's own

@@ -23,10 +23,10 @@
 
 namespace pevp::remote {
 
-// Covers the framing and every op's payload layout. New ops are added under the same version (cycles, micro_op_log
-// and micro_op_log_take came after the others): a server that predates one answers it "unknown op" (status 7) and
-// keeps the connection, so a client can tell. Changing a frame or an existing op's layout takes a new version
-// (docs/protocol.md "Versions", D-PROTOCOL-OPS).
+// Covers the framing and every op's payload layout. New ops are added under the same version (cycles,
+// micro_op_log, micro_op_log_take, diagnostics and expect came after the others): a server that predates one answers
+// it "unknown op" (status 7) and keeps the connection, so a client can tell. Changing a frame or an existing op's
+// layout takes a new version (docs/protocol.md "Versions", D-PROTOCOL-OPS).
 constexpr std::uint8_t kProtocolVersion = 1;
 // A burst or a checkpoint moves at most this many bytes in one frame; larger transfers are split by the client.
 constexpr std::uint32_t kMaxTransferBytes = 64u << 20;
@@ -64,6 +64,10 @@ enum class Op : std::uint8_t {
   MicroOpLog = 0x70,    // u8 on: start (1) or stop (0) keeping a JSON line per micro-op (docs/cosim-reference.md)
   MicroOpLogTake = 0x71,  // -> lstr the lines kept since the last take, whole lines, at most kMaxTransferBytes
   Diagnostics = 0x72,   // -> lstr the VP's warnings since the last take (hazards, checks.hazards = warn), one a line
+  Expect = 0x73,        // one 64-byte instruction -> the scoreboard's expectation (docs/cosim-reference.md): u64
+                        //    instruction index, u32 micro-ops, u64 issue, start, complete and response cycles,
+                        //    u32 first PSUM partition, u32 partitions, u32 byte offset, u32 bytes per partition,
+                        //    u8 element bytes, then the window's bytes (partitions x bytes, partition-major)
 };
 // The auth request: str token -> (nothing). TCP's credential, the first frame of a connection to a server that
 // takes one (docs/protocol.md "Authentication"); answered ok without a check where none is taken or once the

@@ -50,7 +50,13 @@ struct LocalOptions {
   // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
   // that had ended successfully is recorded. Empty = never.
   std::function<bool()> stop_requested = {};
+  // Each point also writes its functional coverage (`pe-vp gemm --coverage`, docs/coverage.md) beside its record, to
+  // coverage_path(out_dir, key), kept for a resumed sweep's merge.
+  bool coverage = false;
 };
+
+// Where a point's coverage file goes: beside its record.
+std::string coverage_path(const std::string& out_dir, const std::string& key);
 
 // What run_local did: the points recorded, and whether stop_requested ended it early (with the points it ended).
 struct LocalOutcome {

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pevp/coverage/collector.h"
+#include "pevp/platform/coverage_probe.h"
 #include "pevp/platform/firmware_log.h"
 #include "pevp/platform/micro_op_log.h"
 #include "pevp/platform/platform.h"
@@ -37,6 +39,8 @@ struct RecorderOptions {
   std::string csr_fst_prefix = {};
   // --trace-window START:END: the trace keeps only the events in this window (trace_window.h); "" = all of them.
   std::string trace_window = {};
+  // --coverage: the run's functional coverage as a coverage file (coverage_probe.h, docs/coverage.md); "" = none.
+  std::string coverage_path = {};
 };
 
 class Recorder {
@@ -86,6 +90,8 @@ class Recorder {
   std::unique_ptr<FirmwareLog> firmware_log_;
   std::ostringstream micro_op_lines_;  // written to micro_op_log_path by finish()
   std::unique_ptr<MicroOpLog> micro_op_log_;
+  std::unique_ptr<coverage::Collector> coverage_;
+  std::unique_ptr<CoverageProbe> coverage_probe_;
 };
 
 // The --stats-json document of everything the platform has run so far:
