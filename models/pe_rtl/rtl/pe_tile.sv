@@ -91,31 +91,34 @@ module pe_tile #(
   logic top_last [COLS];
   /* verilator lint_on UNUSEDSIGNAL */
   logic [31:0] ps [ROWS][COLS];
-  logic [31:0] x_next [ROWS][COLS], ps_next [ROWS][COLS];
-  logic ps_valid_next [ROWS][COLS], ps_last_next [ROWS][COLS], top_valid_next [COLS], top_last_next [COLS];
-  always_comb begin
+  // The next state is computed at the clock edge only (blocking assignments to step variables no other block
+  // reads, then one non-blocking assignment of each whole array): computed as always_comb, the PE loop would run
+  // again whenever an input changed between edges.
+  logic [31:0] x_step [ROWS][COLS], ps_step [ROWS][COLS];
+  logic ps_valid_step [ROWS][COLS], ps_last_step [ROWS][COLS], top_valid_step [COLS], top_last_step [COLS];
+  /* verilator lint_off BLKSEQ */
+  always_ff @(posedge clk) begin
     for (int m = 0; m < COLS; m++) begin
-      top_valid_next[m] = !rst && (m == 0 ? in_valid : top_valid[m-1]);
-      top_last_next[m] = m == 0 ? in_last : top_last[m-1];
+      top_valid_step[m] = !rst && (m == 0 ? in_valid : top_valid[m-1]);
+      top_last_step[m] = m == 0 ? in_last : top_last[m-1];
     end
     for (int k = 0; k < ROWS; k++)
       for (int m = 0; m < COLS; m++) begin
         // PE k,m: its moving value comes from the left (or the skew), its partial sum from above (or +0: every
         // sum starts at +0)
-        x_next[k][m] = m == 0 ? row_in[k] : x[k][m-1];
-        ps_next[k][m] = pe_fp32_pkg::pe_mac(k == 0 ? 32'd0 : ps[k-1][m], w[k][m], x_next[k][m], TRUNCATE);
-        ps_valid_next[k][m] = !rst && (k == 0 ? (m == 0 ? in_valid : top_valid[m-1]) : ps_valid[k-1][m]);
-        ps_last_next[k][m] = k == 0 ? (m == 0 ? in_last : top_last[m-1]) : ps_last[k-1][m];
+        x_step[k][m] = m == 0 ? row_in[k] : x[k][m-1];
+        ps_step[k][m] = pe_fp32_pkg::pe_mac(k == 0 ? 32'd0 : ps[k-1][m], w[k][m], x_step[k][m], TRUNCATE);
+        ps_valid_step[k][m] = !rst && (k == 0 ? (m == 0 ? in_valid : top_valid[m-1]) : ps_valid[k-1][m]);
+        ps_last_step[k][m] = k == 0 ? (m == 0 ? in_last : top_last[m-1]) : ps_last[k-1][m];
       end
+    top_valid <= top_valid_step;
+    top_last <= top_last_step;
+    x <= x_step;
+    ps <= ps_step;
+    ps_valid <= ps_valid_step;
+    ps_last <= ps_last_step;
   end
-  always_ff @(posedge clk) begin
-    top_valid <= top_valid_next;
-    top_last <= top_last_next;
-    x <= x_next;
-    ps <= ps_next;
-    ps_valid <= ps_valid_next;
-    ps_last <= ps_last_next;
-  end
+  /* verilator lint_on BLKSEQ */
 
   // ---- output deskew: column m passes COLS-1-m registers (deskew[m][0..COLS-2-m]), so that one output row
   // leaves per cycle ----
