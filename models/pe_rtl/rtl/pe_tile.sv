@@ -47,8 +47,8 @@ module pe_tile #(
   localparam bit TRUNCATE = BROKEN_ROUNDING != 0;
 
   // The PEs are registers updated in loops that call pe_fp32_pkg's functions, not ROWS x COLS module instances:
-  // as Verilator 5.006 generates code per instance (about 175 MB of C++ for 32 x 32 instantiated PEs, against one loop
-  // body here), which would make the build slow and the simulation's code far larger than any cache.
+  // the simulator in use (5.006) generates code per instance -- about 175 MB of C++ for 32 x 32 instantiated PEs,
+  // against one loop body here -- which makes the build slow and the simulation's code larger than any cache.
 
   // ---- load port: each column's element unpacked; the addressed row written, the others cleared on ld_first ----
   logic [31:0] w [ROWS][COLS], w_next [ROWS][COLS];   // PE k,m's stationary
