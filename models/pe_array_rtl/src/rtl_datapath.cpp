@@ -56,7 +56,10 @@ std::string RtlDatapath::refusal(const pe::MicroOp& op) const {
 }
 
 std::uint64_t RtlDatapath::ensure_loaded(const pe::Stationary& s) {
-  if (holds_ && held_tile_ == s.tile && held_dtype_ == s.type.dtype && held_values_ == s.values) return 0;
+  // Compared as bits: a NaN element is not equal to itself.
+  const bool same_values = held_values_.size() == s.values.size() &&
+                           std::memcmp(held_values_.data(), s.values.data(), s.values.size() * sizeof(float)) == 0;
+  if (holds_ && held_tile_ == s.tile && held_dtype_ == s.type.dtype && same_values) return 0;
   raw_.resize(s.k * s.m);
   for (std::size_t i = 0; i < raw_.size(); ++i) raw_[i] = element(s.values[i], s.type.dtype);
   const std::uint64_t cycles = tile_->load_stationary(tile_dtype(s.type.dtype), raw_.data(),
