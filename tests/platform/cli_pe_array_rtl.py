@@ -87,6 +87,33 @@ class PeArrayRtl(unittest.TestCase):
             self.assertIn("instruction 1", text)
             self.assertIn("xpose_mode = 1: the RTL tile has no transpose path", text)
 
+    def test_a_pe_register_write_and_a_mixed_dtype_matmul_fault_at_their_instruction(self):
+        programs = {
+            "regwrite.pes": (".gen MARIANA\n"
+                             "pe_reg_write reg_addr=0x10 imm_value=0x3f800000 src=sbuf[0]+0x40:[1,1] row_grp=0xF "
+                             "col_grp=0xF\n",
+                             "instruction 0 (PE_REG_WRITE): reg_addr = 16: RTL tile 32x32 has no PE registers"),
+            "mixed.pes": (".gen MARIANA\n"
+                          "ldweights src=sbuf[0]:[1,32] in_dtype=bf16 num_active_rows=32 num_active_cols=32 "
+                          "row_grp=0xF col_grp=0xF\n"
+                          "matmul src=sbuf[0]+0x1000:[1,16] in_dtype=fp16 num_active_rows=32 num_active_cols=32 "
+                          "row_grp=0xF col_grp=0xF psum_accumulate_flags=SINGLE dst=psum[0]:[1,16]\n",
+                          "instruction 1 (MATMUL): in_dtype = 7: the tile's stationary was loaded as BFLOAT16"),
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for name, (text, message) in programs.items():
+                with self.subTest(program=name):
+                    path = os.path.join(d, name)
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(text)
+                    r = run(["run", path, *RTL])
+                    out = r.stdout + r.stderr
+                    self.assertNotEqual(r.returncode, 0, out)
+                    self.assertIn(message, out)
+                    self.assertIn("[exec.datapath]", out)
+                    # The C++ executor runs the same program.
+                    self.assertEqual(run(["run", path, *ARRAY_32]).returncode, 0)
+
     def test_configurations_the_tile_cannot_run_are_refused_at_validation(self):
         default_size = run(["gemm", "--m", "8", "--k", "8", "--n", "8", "--set", "pe_array.impl=rtl"])
         self.assertEqual(default_size.returncode, 2)
