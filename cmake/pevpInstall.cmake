@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 # In link order (a library before what it uses), for pevp.pc's static link line.
 set(PEVP_SDK_LIBRARIES
   pevp_tools pevp_capi pevp_capi_numerics pevp_remote pevp_isa_tools pevp_sweep pevp_platform pevp_coverage pevp_trace pevp_host pevp_driver pevp_seq pevp_arr_seq
-  pevp_pe_array pevp_firmware_stub pevp_pe_compute pevp_memory pevp_hbm pevp_dma pevp_dma_format pevp_regfile_rtl pevp_apb pevp_regfile pevp_regfile_tables pevp_isa_text
+  pevp_pe_array pevp_pe_array_rtl pevp_pe_rtl pevp_firmware_stub pevp_pe_compute pevp_memory pevp_hbm pevp_dma pevp_dma_format pevp_regfile_rtl pevp_apb pevp_regfile pevp_regfile_tables pevp_isa_text
   pevp_isa pevp_numerics pevp_buffers pevp_documents pevp_files pevp_energy pevp_params)
 
 set(PEVP_REGS_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/pevp/regs)
@@ -38,7 +38,7 @@ install(EXPORT pevpTargets NAMESPACE pevp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 
 # Headers: every library's include/ tree (pevp/<unit>/...), and the generated register headers.
 foreach(dir support/files support/buffers models/params models/numerics models/isa models/isa_text models/regfile
-            models/apb models/regfile_rtl models/memory models/hbm models/dma models/pe_array models/energy models/arr_seq models/seq models/trace firmware_stub platform/driver
+            models/apb models/regfile_rtl models/memory models/hbm models/dma models/pe_array models/pe_array_rtl models/pe_rtl models/energy models/arr_seq models/seq models/trace firmware_stub platform/driver
             platform/coverage platform/vp platform/host platform/sweep platform/cli platform/remote platform/capi)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

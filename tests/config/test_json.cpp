@@ -182,7 +182,7 @@ TEST(JsonErrors, UnknownTopLevelKey) {
   const std::string m = config_error([] { from_json(json::parse(R"({"clock": 2})")); }, "clock");
   EXPECT_EQ(m,
             "unknown key 'clock' (valid top-level keys: generation, mode, tensor_engine, geometry, address_map, "
-            "arr_seq, seq, sbuf, psum, timing, csrs, hbm, host_memory, dma, energy, checks)");
+            "arr_seq, seq, sbuf, psum, timing, csrs, pe_array, hbm, host_memory, dma, energy, checks)");
 }
 
 TEST(JsonErrors, UnknownKeyInEverySection) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "config_test_util.h"
+#include "pevp/pe_array_rtl/rtl_datapath.h"
 
 namespace pevp::platform {
 namespace {
@@ -330,6 +331,37 @@ TEST(OverrideErrors, InvalidUtf8IsRefusedWithItsOffset) {
   // Well-formed UTF-8 reaches the key's own check.
   EXPECT_NE(test::config_error([&] { apply_override(c, "mode=caf\xc3\xa9"); }, "mode").find("unknown mode"),
             std::string::npos);
+}
+
+// pe_array.impl (docs/configuration.md): cpp or rtl, the RTL only where this build has the PE tile and on an array
+// of the size it was built for (32 x 32), and never in the timing-only mode.
+TEST(Override, PeArrayImplTakesCppOrRtlAndRefusesWhatTheTileCannotRun) {
+  using pevp::platform::PeArrayImpl;
+  VpConfig c = preset(Generation::MARIANA);
+  EXPECT_EQ(c.pe_array_impl, PeArrayImpl::Cpp);
+  EXPECT_EQ(to_json(c)["pe_array"]["impl"], "cpp");
+  const std::string unknown = config_error([&] { apply_override(c, "pe_array.impl=verilog"); }, "pe_array.impl");
+  EXPECT_NE(unknown.find("unknown implementation (cpp, rtl)"), std::string::npos) << unknown;
+  const std::vector<std::string> rtl_32 = {"geometry.pe_rows=32", "geometry.pe_cols=32", "pe_array.impl=rtl"};
+  if (!pevp::pe_array_rtl::available()) {
+    // A build without Verilator has no tile to run: refused at validation, saying why.
+    const std::string why = config_error([&] { apply_overrides(c, rtl_32); }, "pe_array.impl");
+    EXPECT_NE(why.find("this build has no PE tile RTL"), std::string::npos) << why;
+    return;
+  }
+  VpConfig rtl = c;
+  apply_overrides(rtl, rtl_32);
+  EXPECT_EQ(rtl.pe_array_impl, PeArrayImpl::Rtl);
+  EXPECT_EQ(to_json(rtl)["pe_array"]["impl"], "rtl");
+  // The preset's 128 x 128 array is not a size the tile was built for: the message names the sizes that were.
+  const std::string size = config_error([&] { apply_override(c, "pe_array.impl=rtl"); }, "pe_array.impl");
+  EXPECT_NE(size.find("the RTL tile was built for 32x32"), std::string::npos) << size;
+  EXPECT_NE(size.find("not a 128x128 array"), std::string::npos) << size;
+  const std::string timing =
+      config_error([&] { apply_overrides(c, {"geometry.pe_rows=32", "geometry.pe_cols=32", "pe_array.impl=rtl",
+                                             "mode=timing"}); },
+                   "pe_array.impl");
+  EXPECT_NE(timing.find("mode = timing executes no arithmetic"), std::string::npos) << timing;
 }
 
 }  // namespace

@@ -149,6 +149,7 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "hbm": {"bandwidth_gbps": 612.5, "bytes": 19327352832, "channels": 16, "interleave_bytes": 256, "latency_ns": 100},
     "host_memory": {"bandwidth_gbps": 64.0, "bytes": 1073741824, "channels": 1, "interleave_bytes": 256, "latency_ns": 1000},
     "mode": "both",
+    "pe_array": {"impl": "cpp"},
     "psum": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "sbuf": {"access_latency_ns": 10, "beat_bytes": 64, "beat_latency_ns": 1},
     "seq": {"quantum_ns": 1000, "queue_depth": 256},
@@ -231,6 +232,9 @@ TEST(Presets, MarianaDumpIsExactlyTheDocumentedLayout) {
     "latency_ns": 1000
   },
   "mode": "both",
+  "pe_array": {
+    "impl": "cpp"
+  },
   "psum": {
     "access_latency_ns": 10,
     "beat_bytes": 64,

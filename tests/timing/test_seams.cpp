@@ -140,5 +140,113 @@ TEST(Seams, RowGroupActivityIsPublishedThroughTheView) {
   EXPECT_EQ(csrs.published[0].second.weight_load, 0u);
 }
 
+// The asynchronous seam (D-ARRAY-SEAM): an implementation that decides its own times. It accepts `accept_delay`
+// cycles after the offer, holds its port or stream `hold` cycles, completes `latency` cycles after it accepted, and
+// produces a matmul's first result `first` cycles after it accepted. It records the cycles it was offered at.
+struct DecidingArray : pe::ArrayModel {
+  std::uint64_t accept_delay = 0, hold = 10, latency = 30, first = 20;
+  bool answer_early = false;  // answers with an accept before the offer: an invalid answer
+  std::vector<std::uint64_t> offered;
+  pe::ExecResult execute(const pe::MicroOp&, bool) override { return pe::ExecResult::success(); }
+  pe::Accepted offer(const pe::MicroOp& op, bool bypass, std::uint64_t earliest) override {
+    offered.push_back(earliest);
+    pe::ArrayTiming t;
+    t.accept = answer_early ? earliest - 1 : earliest + accept_delay;
+    t.end = t.accept + hold;
+    t.complete = t.accept + latency;
+    t.first_result = op.kind == pe::MicroOpKind::Matmul ? t.accept + first : t.complete;
+    return {execute(op, bypass), t};
+  }
+};
+
+// Stagger wake-ups and the P2F back-pressure off: only the IFIFO, issue order and the dependency check remain.
+void quiet(PlainCsrs& csrs) {
+  csrs.cluster.stagger_idle_limit = {0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF};
+  csrs.cluster.p2fifo_af = 0;
+}
+
+TEST(Seams, TheTimelineTakesTheImplementationsTimesAndStillAppliesTheDependencies) {
+  PlainCsrs csrs;
+  quiet(csrs);
+  DecidingArray array;
+  array.accept_delay = 7;
+  arrseq::ArrSeq seq("seams_arr_seq", csrs, array);
+  const pe::MicroOp lw = lowered(G::MARIANA, lw_base(G::MARIANA));
+  const pe::MicroOp mm = lowered(G::MARIANA, mm_base(G::MARIANA));
+  const auto a = seq.issue(lw, 100);
+  ASSERT_TRUE(a.result.ok) << a.result.describe();
+  // Offered when it was ready (an empty IFIFO, an idle tile), accepted 7 later, complete 30 after that.
+  ASSERT_EQ(array.offered.size(), 1u);
+  EXPECT_EQ(array.offered[0], 100u);
+  EXPECT_EQ(a.start, 107u);
+  EXPECT_EQ(a.complete, 137u);
+  const auto b = seq.issue(mm, 100);
+  ASSERT_TRUE(b.result.ok);
+  // The matmul needs the weights: offered at the load's end (its port time, 107 + 10) plus ls_to_mm_cycles (4),
+  // the dependency rule applied to the implementation's times; not at the cost model's load time.
+  ASSERT_EQ(array.offered.size(), 2u);
+  EXPECT_EQ(array.offered[1], 107u + 10u + seq.timeline().cost_model().params().ls_to_mm_cycles);
+  EXPECT_EQ(b.start, array.offered[1] + 7);
+  EXPECT_EQ(b.complete, b.start + 30);
+  // Its response comes with its first result (matmul_done_last = 0), in order after the load's (137).
+  EXPECT_EQ(b.response, std::max<std::uint64_t>(b.start + 20, 137));
+  // A second matmul on the tile waits for the stream the first held (its end, start + 10), not its completion:
+  // the stream pipelines.
+  const auto c = seq.issue(mm, 100);
+  EXPECT_EQ(array.offered[2], b.start + 10);
+  EXPECT_EQ(c.start, b.start + 10 + 7);
+  // The statistics count the implementation's occupancy.
+  EXPECT_EQ(seq.timeline().stats().busy_cycles[static_cast<unsigned>(pe::MicroOpKind::Matmul)], 20u);
+}
+
+TEST(Seams, WithoutTheDependencyCheckAnImplementationsMicroOpWaitsForTheLastCompletion) {
+  PlainCsrs csrs;
+  quiet(csrs);
+  csrs.queue.disable_dependency_check = true;
+  DecidingArray array;
+  arrseq::ArrSeq seq("seams_arr_seq", csrs, array);
+  const pe::MicroOp lw = lowered(G::MARIANA, lw_base(G::MARIANA));
+  const pe::MicroOp mm = lowered(G::MARIANA, mm_base(G::MARIANA));
+  seq.issue(lw, 0);
+  const auto b = seq.issue(mm, 0);
+  const auto c = seq.issue(mm, 0);
+  // Serialised: each is offered when the one before completed (accept + 30), not when its stream freed.
+  EXPECT_EQ(array.offered[2], b.complete);
+  EXPECT_EQ(c.start, b.complete);
+}
+
+TEST(Seams, AnIfifoOfOneEntryHoldsTheNextPushUntilTheImplementationAccepted) {
+  PlainCsrs csrs;
+  quiet(csrs);
+  csrs.queue.fifo_size_sel = true;  // one IFIFO entry
+  DecidingArray array;
+  array.accept_delay = 50;
+  arrseq::ArrSeq seq("seams_arr_seq", csrs, array);
+  const pe::MicroOp lw = lowered(G::MARIANA, lw_base(G::MARIANA));
+  const auto a = seq.issue(lw, 0);
+  const auto b = seq.issue(lw, 0);
+  // The second load enters the IFIFO only when the first left it -- when the implementation accepted it (50).
+  EXPECT_EQ(a.start, 50u);
+  EXPECT_EQ(b.push, 50u);
+  // Then the load port: free at the first's end (50 + 10); accepted 50 after the offer.
+  EXPECT_EQ(array.offered[1], 60u);
+  EXPECT_EQ(b.start, 110u);
+}
+
+TEST(Seams, AnImplementationsInvalidTimesFailTheMicroOpAndScheduleNothing) {
+  PlainCsrs csrs;
+  quiet(csrs);
+  DecidingArray array;
+  array.answer_early = true;
+  arrseq::ArrSeq seq("seams_arr_seq", csrs, array);
+  const auto r = seq.issue(lowered(G::MARIANA, lw_base(G::MARIANA)), 10);
+  EXPECT_FALSE(r.result.ok);
+  EXPECT_EQ(r.result.rule, "seq.array_timing");
+  EXPECT_NE(r.result.message.find("accepted before it was offered"), std::string::npos) << r.result.message;
+  EXPECT_TRUE(csrs.counted.empty());
+  EXPECT_EQ(seq.stats().faults, 1u);
+  EXPECT_FALSE(seq.timeline().stats().any);
+}
+
 }  // namespace
 }  // namespace pevp::isa::test

@@ -71,24 +71,41 @@ ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, Cycle ready, bool after_idle
 ArrSeq::Issued ArrSeq::issue(const pe::MicroOp& op, const OpShape& shape_in, Cycle ready, bool after_idle) {
   Issued out;
   const TimingCsrs& csrs = csrs_now();
-  if (config_.execute) {
-    // The cluster CSR that stops weight loads early changes what a load fills: the micro-op carries it to the array.
-    if (op.kind == pe::MicroOpKind::WeightLoad && csrs.cluster.enable_wl_last_active_col) {
-      pe::MicroOp stopped = op;
-      stopped.wl_last_active_col = csrs.cluster.wl_last_active_col;
-      out.result = array_.execute(stopped, csrs.queue.bypass_peregwrite_instr);
-    } else {
-      out.result = array_.execute(op, csrs.queue.bypass_peregwrite_instr);
-    }
-    if (!out.result.ok) {
-      ++stats_.faults;
-      out.push = out.start = out.complete = out.response = timeline_.push_time(ready, 1);
-      return out;
-    }
-  }
   OpShape shape = shape_in;
   shape.pe_reg_bypass = csrs.queue.bypass_peregwrite_instr;
-  const Slot& s = timeline_.schedule(shape, ready, csrs, after_idle);
+  // The array executes the micro-op when the timeline offers it (D-ARRAY-SEAM), and may decide its time.
+  Timeline::Execute execute;
+  if (config_.execute)
+    execute = [&](Cycle earliest, std::optional<pe::ArrayTiming>& decided) {
+      pe::Accepted a;
+      // The cluster CSR that stops weight loads early changes what a load fills: the micro-op carries it to the
+      // array.
+      if (op.kind == pe::MicroOpKind::WeightLoad && csrs.cluster.enable_wl_last_active_col) {
+        pe::MicroOp stopped = op;
+        stopped.wl_last_active_col = csrs.cluster.wl_last_active_col;
+        a = array_.offer(stopped, csrs.queue.bypass_peregwrite_instr, earliest);
+      } else {
+        a = array_.offer(op, csrs.queue.bypass_peregwrite_instr, earliest);
+      }
+      out.result = std::move(a.result);
+      if (out.result.ok && a.timing) {
+        if (const char* why = a.timing->problem(earliest); *why != '\0') {
+          out.result = pe::ExecResult::error("seq.array_timing", "the array implementation (" +
+                                                                     array_.implementation() + ") answered " +
+                                                                     pe::name(op.kind) + " with times " + why);
+        } else {
+          decided = a.timing;
+        }
+      }
+      return out.result.ok;
+    };
+  const Slot* scheduled = timeline_.schedule(shape, ready, csrs, after_idle, execute);
+  if (scheduled == nullptr) {
+    ++stats_.faults;
+    out.push = out.start = out.complete = out.response = timeline_.push_time(ready, 1);
+    return out;
+  }
+  const Slot& s = *scheduled;
   out.push = s.push;
   out.start = s.start;
   out.complete = s.complete;

@@ -125,6 +125,29 @@ Timeline::TileState& Timeline::tile_state(const isa::TileRect& tile) {
 }
 
 const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs, bool after_idle) {
+  return *schedule(shape_in, ready, csrs, after_idle, Execute{});
+}
+
+void Timeline::take_decided(Slot& s, const pe::ArrayTiming& t, const TimingCsrs& csrs) const {
+  // The implementation's occupancy is its unthrottled compute; a throttled XBUS stretches it as the cost model's
+  // figures say (the throttle stays the sequencer's, D-ARRAY-SEAM).
+  const OpCost modelled = cost_.cost(s.shape, csrs.throttled);
+  const Cycle stretch = modelled.occupancy - modelled.unthrottled;
+  OpCost& c = s.cost;
+  c.compute = c.unthrottled = t.end - t.accept;
+  c.occupancy = c.unthrottled + stretch;
+  c.data_cycles = std::min(c.data_cycles, static_cast<double>(c.compute));
+  c.fill_drain = t.complete - t.end;
+  c.commit = 0;
+  c.first_commit = t.first_result - t.accept;
+  s.start = t.accept;
+  s.end = t.end + stretch;
+  s.complete = t.complete + stretch;
+  s.done = s.shape.kind == pe::MicroOpKind::Matmul && !csrs.cluster.matmul_done_last ? t.first_result : s.complete;
+}
+
+const Slot* Timeline::schedule(const OpShape& shape_in, Cycle ready, const TimingCsrs& csrs, bool after_idle,
+                               const Execute& execute) {
   Slot& s = slot_;
   s = Slot{};
   s.shape = shape_in;
@@ -137,6 +160,8 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   }
 
   if (zero_time_) {
+    std::optional<pe::ArrayTiming> ignored;  // the functional-only mode takes no time, whatever was decided
+    if (execute && !execute(ready, ignored)) return nullptr;
     s.push = s.start = s.end = s.complete = s.done = ready;
     s.response = std::max(ready, last_response_);
   } else {
@@ -195,15 +220,25 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
     s.stalls[static_cast<unsigned>(Stall::StaggerWake)] = wake;
     start += wake;
 
-    // 5. The phases.
+    // 5. The micro-op executes, offered at `start`; its phases are the implementation's times when it decided
+    //    them (D-ARRAY-SEAM), else the cost model's.
+    std::optional<pe::ArrayTiming> decided;
+    if (execute && !execute(start, decided)) return nullptr;
     s.cost = cost_.cost(s.shape, csrs.throttled);
+    if (decided) {
+      take_decided(s, *decided, csrs);
+    } else {
+      s.start = start;
+      s.end = start + s.cost.occupancy;
+      s.complete = is_mm ? s.end + s.cost.fill_drain + s.cost.commit : s.end;
+      s.done = is_mm && !csrs.cluster.matmul_done_last ? s.start + s.cost.first_commit : s.complete;
+    }
     s.stalls[static_cast<unsigned>(Stall::Throttle)] = s.cost.occupancy - s.cost.unthrottled;
     s.stalls[static_cast<unsigned>(Stall::SbufBandwidth)] = s.cost.unthrottled - s.cost.compute;
-    s.stalls[static_cast<unsigned>(Stall::ShortStream)] = is_mm && !s.shape.transpose ? s.cost.compute - ceil_of(s.cost.data_cycles) : 0;
-    s.start = start;
-    s.end = start + s.cost.occupancy;
-    s.complete = is_mm ? s.end + s.cost.fill_drain + s.cost.commit : s.end;
-    s.done = is_mm && !csrs.cluster.matmul_done_last ? s.start + s.cost.first_commit : s.complete;
+    s.stalls[static_cast<unsigned>(Stall::ShortStream)] =
+        is_mm && !s.shape.transpose && s.cost.compute > ceil_of(s.cost.data_cycles)
+            ? s.cost.compute - ceil_of(s.cost.data_cycles)
+            : 0;
 
     // 6. The response, in order, spaced by the inter-instruction delay.
     const Cycle in_order = std::max(s.done, last_response_);
@@ -262,7 +297,7 @@ const Slot& Timeline::schedule(const OpShape& shape_in, Cycle ready, const Timin
   st.last_complete = std::max(st.last_complete, finish);
   st.busy_span = closed_span_ + (period_end_ - period_start_);
 
-  return s;
+  return &s;
 }
 
 void Timeline::settle_counters(Cycle now) {

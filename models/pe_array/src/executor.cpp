@@ -712,6 +712,8 @@ ExecResult ArrayExecutor::plan_sparse_matmul(const MicroOp& op, const Stationary
 }
 
 ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes) {
+  if (datapath_)
+    if (std::string why = datapath_->refusal(op); !why.empty()) return ExecResult::error("exec.datapath", why);
   if (op.sparse == SparseRole::Tags) return load_tags(op, sbuf, sbuf_bytes);
   if (op.conv_lut && op.kind == MicroOpKind::WeightLoad) return load_conv_lut(op, sbuf, sbuf_bytes);
   OperandType t;
@@ -765,6 +767,7 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
     s.values = std::move(tilev);
   }
   finish_load(op, s);
+  if (datapath_) datapath_timing_ = datapath_->load(s);
   if (op.seed != SeedMove::None)
     staged_identity_ = std::move(s);  // installed by the seed Matmul that moves through it
   else
@@ -780,6 +783,8 @@ ExecResult ArrayExecutor::ldweights(const MicroOp& op, const std::uint8_t* sbuf,
 
 ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, std::size_t sbuf_bytes,
                                  std::uint8_t* psum, std::size_t psum_bytes) {
+  if (datapath_)
+    if (std::string why = datapath_->refusal(op); !why.empty()) return ExecResult::error("exec.datapath", why);
   OperandType t;
   std::optional<MxPacking> mx;
   if (auto r = check_common(op, MicroOpKind::Matmul, t, mx); !r.ok) return r;
@@ -828,6 +833,12 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
   if (st->m != m)
     return ExecResult::error("exec.m_mismatch", "num_active_cols = " + std::to_string(m) +
                                                     ": the tile's stationary has M = " + std::to_string(st->m));
+  // A datapath streams the moving data in its stationary's format (datapath.h): one dtype per matmul.
+  if (datapath_ && st->type.dtype != t.dtype)
+    return ExecResult::error("exec.datapath", "in_dtype = " + std::to_string(op.in_dtype_raw) +
+                                                  ": the tile's stationary was loaded as " +
+                                                  std::string(isa::name(st->type.dtype)) + "; " +
+                                                  datapath_->name() + " multiplies one dtype per matmul");
   const bool st32 = st->type.dtype == isa::Dtype::FP32, mv32 = t.dtype == isa::Dtype::FP32;
   if (st32 != mv32 || (st32 && st->type.fp32_mode != t.fp32_mode))
     return ExecResult::error("exec.fp32_mix", "in_dtype = " + std::to_string(op.in_dtype_raw) + ", fp32_mode = " +
@@ -1001,6 +1012,7 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
     bool direct = !mx && !conv_lut(t.dtype) && !out_bf16 && !op.double_row && sa.plan.contiguous && n > 0 && t.fp32_mode != isa::Fp32Mode::Low_High;
     for (std::size_t h = 0; direct && h < out.halves(); ++h) direct = contiguous_run(da.plan, h * n, n, ob);
     direct = direct && !sparse;  // a sparse matmul selects its rows per cell: the generic path below
+    direct = direct && !datapath_;  // a datapath computes on the decoded tiles of the generic path
     if (direct) {
       // The moving rows are each one contiguous run and so is every half of the fp32 dst rows (every tiled GEMM):
       // the kernel decodes the moving operand straight from SBUF and adds into PSUM in place (after the zero region
@@ -1042,7 +1054,9 @@ ExecResult ArrayExecutor::matmul(const MicroOp& op, const std::uint8_t* sbuf, st
       if (accumulate && !zero)
         for (std::size_t r = 0; r < m; ++r)
           for (std::size_t i = 0; i < n; ++i) out_[r * n + i] = load_out(r, i);
-      if (sparse)  // moving_ is [k][fmaps][n]
+      if (datapath_)  // it refused everything but a dense single pass of its dtypes (refusal above)
+        datapath_timing_ = datapath_->matmul(*st, moving_.data(), n, accumulate, out_.data());
+      else if (sparse)  // moving_ is [k][fmaps][n]
         sparse_matmul(t.fp32_mode, sparse_plan, st->values.data(), moving_.data(), n, out_.data(), accumulate);
       else
         pevp::pe::matmul(Kernel::Fast, t.fp32_mode, st->values.data(), moving_.data(), out_.data(), shape,

@@ -1,5 +1,6 @@
 #include "pevp/pe_array/pe_array.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -35,6 +36,38 @@ ExecResult PeArray::execute(const MicroOp& op, bool bypass_peregwrite) {
     case MicroOpKind::PeRegWrite: return pe_reg_write(op, bypass_peregwrite);
   }
   return ExecResult::error("exec.opcode", "unknown micro-op kind");
+}
+
+void PeArray::set_datapath(Datapath* d, unsigned sbuf_access_cycles) {
+  exec_.set_datapath(d);
+  sbuf_access_cycles_ = sbuf_access_cycles;
+}
+
+std::string PeArray::implementation() const {
+  return exec_.datapath() ? exec_.datapath()->name() : ArrayModel::implementation();
+}
+
+Accepted PeArray::offer(const MicroOp& op, bool bypass_peregwrite, std::uint64_t earliest) {
+  if (!exec_.datapath()) return ArrayModel::offer(op, bypass_peregwrite, earliest);
+  if (op.kind == MicroOpKind::PeRegWrite)
+    return {ExecResult::error("exec.datapath", "reg_addr = " + std::to_string(op.reg_addr) + ": " +
+                                                   exec_.datapath()->name() +
+                                                   " has no PE registers (pe_array.impl = rtl runs no PeRegWrite)"),
+            std::nullopt};
+  Accepted a{execute(op, bypass_peregwrite), std::nullopt};
+  if (!a.result.ok) return a;
+  const DatapathTiming& d = exec_.datapath_timing();
+  ArrayTiming t;
+  t.accept = earliest;
+  if (op.kind == MicroOpKind::WeightLoad) {
+    t.end = t.complete = t.first_result = earliest + d.cycles;
+  } else {
+    t.end = earliest + exec_.last_stats().n;
+    t.complete = std::max(t.end, earliest + sbuf_access_cycles_ + d.cycles);
+    t.first_result = std::min(t.complete, earliest + sbuf_access_cycles_ + d.first_result);
+  }
+  a.timing = t;
+  return a;
 }
 
 ExecResult PeArray::pe_reg_write(const MicroOp& op, bool bypass) {

@@ -31,6 +31,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "cosim_rng.h"
 #include "pevp/apb/apb_bus.h"
 #include "pevp/apb/apb_checker.h"
 #include "pevp/regfile/apb_prot.h"
@@ -64,38 +65,7 @@ constexpr std::uint64_t kRoDriveOneIn = 8, kIncOneIn = 4, kClearOneIn = 5000;
 // clears.
 constexpr std::uint64_t kCampaignPeriod = 200000, kCampaignStart = 100000, kCampaignLength = 70000;
 
-// xoshiro256** seeded through splitmix64: the same stream on every host and standard library (std::
-// distributions are implementation-defined), so a seed reproduces a run anywhere.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) {
-    for (auto& w : s_) {
-      seed += 0x9E3779B97F4A7C15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      w = z ^ (z >> 31);
-    }
-  }
-  std::uint64_t next() {
-    const std::uint64_t r = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return r;
-  }
-  std::uint32_t u32() { return static_cast<std::uint32_t>(next() >> 32); }
-  std::uint64_t below(std::uint64_t n) { return next() % n; }  // n >= 1; the modulo bias is < 2^-40 here
-  bool one_in(std::uint64_t n) { return below(n) == 0; }
-
- private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::array<std::uint64_t, 4> s_{};
-};
+using cosim::Rng;
 
 std::string hex(std::uint64_t v, int digits = 8) {
   char b[24];
@@ -762,6 +732,11 @@ void print_summary(const CosimCheckCommand& cmd, Face face, const CosimCheckResu
 }  // namespace
 
 int run_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::ostream& err, CosimCheckResult* result) {
+  if (cmd.unit == kUnitPeArray) return run_array_cosim_check(cmd, out, err);
+  if (cmd.unit != kUnitRegfile) {
+    err << "pe-vp cosim-check: --unit " << cmd.unit << ": expected " << kUnitRegfile << " or " << kUnitPeArray << '\n';
+    return kCosimUsage;
+  }
   Face face{};
   try {
     face = regfile_rtl::parse_face(cmd.regfile);

@@ -76,6 +76,11 @@ constexpr const char* kRegisterRtlNote =
     "pe-vp: register RTL in use (csrs.impl = rtl): the CSR block's top, cluster and protected faces are the "
     "Verilated register files behind TLM-to-APB bridges; vp_seq is the TLM model";
 
+// The line that says the PE array's arithmetic runs on the Verilated tile (docs/cosim.md "The datapath in the loop").
+constexpr const char* kDatapathRtlNote =
+    "pe-vp: datapath RTL in use (pe_array.impl = rtl): the PE array's weight loads and matmuls run on the Verilated "
+    "PE tile, and its cycles time them";
+
 // Every option naming a file or folder: an empty value is refused with the option's name ("--out: an empty
 // path ..."), status 2. It is what an unset shell variable gives (--out "$OUT"), and a command that took it as
 // "no file" went on, wrote nothing and said nothing.
@@ -314,7 +319,17 @@ int run_command(int argc, char* argv[]) {
   auto* cosim = app.add_subcommand(
       "cosim-check", "Run the TLM register file and its Verilated RTL in lock-step on random APB traffic and compare "
                      "them (docs/cosim-check.md)");
+  cosim->add_option("--unit", cosim_cmd.unit,
+                    "regfile: a register file's TLM model against its RTL; pe_array: the PE array executor's C++ "
+                    "arithmetic against the Verilated PE tile")
+      ->capture_default_str();
   cosim->add_option("--regfile", cosim_cmd.regfile, "top | cluster | protected | vp")->capture_default_str();
+  cosim->add_option("--micro-ops", cosim_cmd.micro_ops, "--unit pe_array: random micro-ops to run")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 32));
+  cosim->add_option("--rtl-variant", cosim_cmd.rtl_variant,
+                    "test only: --unit pe_array against the tile whose fp32 adder truncates (broken-rounding)")
+      ->group("");
   cosim->add_option("--cycles", cosim_cmd.cycles, "PCLK cycles to run")
       ->capture_default_str()
       ->check(integer_in(1, std::uint64_t{1} << 40));
@@ -322,9 +337,10 @@ int run_command(int argc, char* argv[]) {
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   cosim->add_option("--fst", cosim_cmd.fst,
-                    "FST waveform written around the first mismatch (default cosim-check-<regfile>-seed<S>.fst)")
+                    "FST waveform written around the first mismatch (default cosim-check-<regfile or pe_array>-seed<S>.fst)")
         ->check(kPath);
-  cosim->add_option("--window", cosim_cmd.window, "The waveform covers this many cycles before and after it")
+  cosim->add_option("--window", cosim_cmd.window,
+                    "The waveform covers this many cycles (--unit pe_array: micro-ops) before and after it")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
   std::uint64_t cosim_inject = 0;
@@ -545,6 +561,8 @@ int run_command(int argc, char* argv[]) {
   // its faces' behaviour is the RTL's (docs/cosim.md).
   if (!quiet && (*run || *gemm || *serve || *qemu || *calibrate) && config.csrs_impl == platform::CsrsImpl::Rtl)
     std::cerr << kRegisterRtlNote << '\n';
+  if (!quiet && (*run || *gemm || *serve || *qemu || *calibrate) && config.pe_array_impl == platform::PeArrayImpl::Rtl)
+    std::cerr << kDatapathRtlNote << '\n';
   if (*run) {
     run_cmd.gen = config.gen();
     run_cmd.config = config;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "pevp/isa/layout.h"
+#include "pevp/pe_array_rtl/rtl_datapath.h"
 #include "pevp/regfile_rtl/rtl_regfile.h"
 
 namespace pevp::platform {
@@ -59,7 +60,7 @@ constexpr double kMaxTimeNs = 1e6;               // 1 ms per access: beyond that
 constexpr double kMinClockGhz = 0.1;
 constexpr double kMaxClockGhz = 10.0;
 
-enum class Kind { Generation, Mode, Unmapped, CsrsImpl, Rounding, TimingModel, Hazards, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction, Real };
+enum class Kind { Generation, Mode, Unmapped, CsrsImpl, PeArrayImpl, Rounding, TimingModel, Hazards, Count, Address, Size, Geometry, TimeNs, Ghz, Fraction, Real };
 
 // One key of the JSON format. The table below drives to_json, from_json,
 // apply_override and validate, so a key cannot exist in one and not the others.
@@ -269,6 +270,7 @@ const std::vector<Leaf>& leaves() {
     add_module(t, "csrs", regfile::csrs_parameters(), [](auto& c) -> auto& { return c.csrs; });
     t.push_back(named("csrs", "unmapped", Kind::Unmapped));
     t.push_back(named("csrs", "impl", Kind::CsrsImpl));
+    t.push_back(named("pe_array", "impl", Kind::PeArrayImpl));
     add_module(t, "hbm", hbm::dram_parameters(), [](auto& c) -> auto& { return c.hbm; });
     add_module(t, "host_memory", hbm::dram_parameters(), [](auto& c) -> auto& { return c.host_memory; });
     add_module(t, "dma", dma::dma_parameters(), [](auto& c) -> auto& { return c.dma; });
@@ -543,6 +545,14 @@ void apply_leaf(const Leaf& l, const json& v, VpConfig& c) {
       else bad(l.path(), shown, "unknown implementation (tlm, rtl)");
       return;
     }
+    case Kind::PeArrayImpl: {
+      if (!v.is_string()) bad(l.path(), shown, "expected a string, " + got(v));
+      const std::string s = lower(v.get<std::string>());
+      if (s == "cpp") c.pe_array_impl = PeArrayImpl::Cpp;
+      else if (s == "rtl") c.pe_array_impl = PeArrayImpl::Rtl;
+      else bad(l.path(), shown, "unknown implementation (cpp, rtl)");
+      return;
+    }
     case Kind::Count:
     case Kind::Address:
     case Kind::Size: {
@@ -590,6 +600,7 @@ json leaf_to_json(const Leaf& l, const VpConfig& c) {
     case Kind::Unmapped:
       return c.csrs.unmapped == regfile::UnmappedPolicy::Error ? "error" : "read_zero_write_ignore";
     case Kind::CsrsImpl: return c.csrs_impl == CsrsImpl::Rtl ? "rtl" : "tlm";
+    case Kind::PeArrayImpl: return c.pe_array_impl == PeArrayImpl::Rtl ? "rtl" : "cpp";
     case Kind::Hazards: return std::string(name(c.hazards));
     case Kind::Rounding: return c.psum_rounding == pe::Bf16Rounding::Stochastic ? "stochastic" : "rne";
     case Kind::TimingModel: return c.timing_model == TimingModel::ScalesimWs ? "scalesim_ws" : "pevp";
@@ -820,6 +831,7 @@ json override_patch(std::string_view assignment) {
     case Kind::TimingModel:
     case Kind::Hazards:
     case Kind::CsrsImpl:
+    case Kind::PeArrayImpl:
     case Kind::Unmapped: v = std::string(value); break;
     case Kind::Count:
     case Kind::Address:
@@ -946,6 +958,15 @@ void validate(const VpConfig& c) {
           bad("csrs.impl", "\"rtl\"",
               "the register-file RTL answers an unmapped offset with PSLVERR: csrs.unmapped must be \"error\", "
               "not \"read_zero_write_ignore\"");
+        break;
+      case Kind::PeArrayImpl:
+        if (c.pe_array_impl != PeArrayImpl::Rtl) break;
+        if (const std::string why = pe_array_rtl::geometry_refusal(c.geometry); !why.empty())
+          bad("pe_array.impl", "\"rtl\"", why);
+        // The tile computes what the micro-ops read and write: a run that moves no data has nothing for it.
+        if (c.mode == SimMode::Timing)
+          bad("pe_array.impl", "\"rtl\"",
+              "mode = timing executes no arithmetic for the RTL tile to compute (use mode both or functional)");
         break;
       case Kind::Rounding:
         // The seeds stochastic rounding draws from are NeuronCore-v4's (PeManageSeed, spec 000 section 5).

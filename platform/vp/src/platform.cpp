@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "pevp/dma/address_space.h"
+#include "pevp/pe_array_rtl/rtl_datapath.h"
 
 namespace pevp::platform {
 
@@ -44,6 +45,11 @@ regfile::ArrSeqCsrsConfig csrs_config(const VpConfig& c, regfile_rtl::RtlCsrs* r
 std::unique_ptr<regfile_rtl::RtlCsrs> make_rtl_csrs(const VpConfig& c) {
   if (c.csrs_impl != CsrsImpl::Rtl) return nullptr;
   return std::make_unique<regfile_rtl::RtlCsrs>("rtl_csrs");
+}
+
+std::unique_ptr<pe::Datapath> make_array_datapath(const VpConfig& c) {
+  if (c.pe_array_impl != PeArrayImpl::Rtl) return nullptr;
+  return std::make_unique<pe_array_rtl::RtlDatapath>(c.geometry.pe_rows, c.geometry.pe_cols);
 }
 
 // The SEQ's EVENTS semaphores as the DMA engines see them: read and updated at the current simulated time, after the
@@ -86,6 +92,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const H
       psum("psum", config.psum),
       rtl_csrs(make_rtl_csrs(config)),
       csrs("csrs", csrs_config(config, rtl_csrs.get())),
+      array_datapath(make_array_datapath(config)),
       array("array", config.geometry, config.host_threads == 0 ? pe::available_host_threads() : config.host_threads,
             config.psum_rounding),
       arr_seq("arr_seq", csrs, array, arr_seq_config(config)),
@@ -133,6 +140,7 @@ Platform::Platform(sc_core::sc_module_name name, const VpConfig& config, const H
     seq.left_observer = [this](std::uint64_t index) { hazards.left(index); };
     hazards.engine_stopped = [this] { return seq.error().has_value(); };
   }
+  if (array_datapath) array.set_datapath(array_datapath.get(), config.platform.arr_seq.timing.sbuf_access_cycles);
   array.sbuf_port.bind(sbuf.array_socket);
   array.psum_port.bind(psum.array_socket);
   // Software sees the engine as of its own time: the SEQ runs ahead of

@@ -462,6 +462,9 @@ nlohmann::json run_stats(const Platform& p) {
   out["geometry"] = {{"pe_rows", geo.pe_rows},           {"pe_cols", geo.pe_cols},
                      {"partitions", geo.partitions},     {"sbuf_partition_bytes", geo.sbuf_partition_bytes},
                      {"psum_banks", geo.psum_banks},     {"psum_bank_bytes", geo.psum_bank_bytes}};
+  // Which implementation computed the array's arithmetic and timed its micro-ops, when it is not the C++ executor
+  // and cost model (pe_array.impl = rtl): its figures are that implementation's (D-ARRAY-SEAM).
+  if (p.array_datapath) out["array_implementation"] = p.array.implementation();
   out["cycles"] = cycles;
   out["simulated_time_ns"] = seconds * 1e9;
   out["first_issue_cycle"] = st.first_start;
@@ -557,6 +560,9 @@ std::string format_timing_summary(const nlohmann::json& s) {
                 static_cast<unsigned long long>(s["cycles"].get<std::uint64_t>()),
                 s["simulated_time_ns"].get<double>() / 1e3);
   out << line;
+  if (s.contains("array_implementation"))
+    out << "  array: " << s["array_implementation"].get<std::string>()
+        << " (pe_array.impl = rtl): its cycles time the weight loads and matmul streams\n";
   std::snprintf(line, sizeof line, "  array utilisation %.1f%%, %.2f TFLOPS achieved of a peak of %.1f (its dtype and mode)\n",
                 100.0 * s["utilisation"].get<double>(), s["tflops"].get<double>(), s["peak_tflops"].get<double>());
   out << line;

@@ -14,11 +14,14 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pevp/arr_seq/cost_model.h"
+#include "pevp/pe_array/array_model.h"
 #include "pevp/regfile/arr_seq_csrs.h"
 
 namespace pevp::arrseq {
@@ -181,6 +184,17 @@ class Timeline {
   // time and a new busy period starts (TimelineStats::busy_span).
   const Slot& schedule(const OpShape& shape, Cycle ready, const TimingCsrs& csrs, bool after_idle = true);
 
+  // Executes the micro-op offered at its earliest start `earliest` (after every rule above but the phases): false
+  // when it failed, and then nothing is scheduled; `decided` set when the implementation decided its time
+  // (pe::ArrayModel::offer, D-ARRAY-SEAM).
+  using Execute = std::function<bool(Cycle earliest, std::optional<pe::ArrayTiming>& decided)>;
+  // schedule() with the execution at the offer: the phases are the implementation's times when it decided them
+  // (its accept is the start, its end frees the port or stream, its completion and first result are the
+  // micro-op's; a throttled XBUS still stretches them by the cost model's figure), else the cost model's. Null
+  // when `execute` failed. An empty `execute` is schedule() above.
+  const Slot* schedule(const OpShape& shape, Cycle ready, const TimingCsrs& csrs, bool after_idle,
+                       const Execute& execute);
+
   // When the micro-op scheduled next, ready at `ready`, would enter the IFIFO
   // (the SEQ is blocked until then).
   Cycle push_time(Cycle ready, unsigned capacity) const;
@@ -240,6 +254,8 @@ class Timeline {
 
  private:
   Cycle p2f_clear(Cycle t, unsigned threshold) const;
+  // Fills the slot's phases from an implementation's decided times.
+  void take_decided(Slot& s, const pe::ArrayTiming& t, const TimingCsrs& csrs) const;
   TileState& tile_state(const isa::TileRect& tile);
 
   CostModel cost_;

@@ -20,6 +20,7 @@
 #include "pevp/isa/tiles.h"
 #include "pevp/pe_array/compute.h"
 #include "pevp/pe_array/conv_lut.h"
+#include "pevp/pe_array/datapath.h"
 #include "pevp/pe_array/micro_op.h"
 #include "pevp/pe_array/mx.h"
 #include "pevp/pe_array/sparse.h"
@@ -93,6 +94,14 @@ class ArrayExecutor {
                     std::size_t psum_bytes);
 
   const ExecStats& last_stats() const { return stats_; }
+
+  // The datapath that computes the dense loads and matmul passes instead of the C++ kernels (datapath.h), or null
+  // (the default). With one, every micro-op it refuses fails with rule exec.datapath and its reason, nothing
+  // written: a micro-op never falls back to the C++ arithmetic.
+  void set_datapath(Datapath* d) { datapath_ = d; }
+  Datapath* datapath() const { return datapath_; }
+  // The datapath's time for the last successful weight load or matmul.
+  const DatapathTiming& datapath_timing() const { return datapath_timing_; }
   // The stationary loaded for exactly `tile`, or null.
   const Stationary* stationary(const isa::TileRect& tile) const;
   std::size_t stationary_count() const { return stationaries_.size(); }
@@ -171,6 +180,8 @@ class ArrayExecutor {
   std::vector<std::uint32_t> xposed_;
   std::vector<std::uint8_t> mx_words_, mx_scales_;  // an MX source's gathered words and scales
   std::array<std::vector<float>, kConvLutDtypes> conv_luts_;  // ConvLutLoad's tables, per conv_lut_slot
+  Datapath* datapath_ = nullptr;
+  DatapathTiming datapath_timing_;
 };
 
 }  // namespace pevp::pe

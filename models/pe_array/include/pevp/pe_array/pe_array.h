@@ -41,6 +41,17 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
   // a PeRegWrite takes imm_value instead of fetching its value from SBUF. On an
   // error nothing is written.
   ExecResult execute(const MicroOp& op, bool bypass_peregwrite) override;
+  // With a datapath, its times on the sequencer's timeline (D-ARRAY-SEAM): accepted when offered; a weight load
+  // holds the load port for the datapath's load cycles; a Matmul holds the moving stream for its N vectors (one per
+  // cycle) and completes `sbuf_access_cycles` (the SBUF read ahead of the datapath) plus the datapath's stream
+  // cycles after it was accepted, its first result likewise. Without one, the default: the cost model times it.
+  Accepted offer(const MicroOp& op, bool bypass_peregwrite, std::uint64_t earliest) override;
+  std::string implementation() const override;
+
+  // The arithmetic's datapath (executor.h, datapath.h), or null for the C++ kernels; `sbuf_access_cycles`: the
+  // SBUF read latency before a Matmul's first vector reaches it (the cost model's sbuf_access_cycles). The
+  // datapath must outlive the array. A PeRegWrite is refused while one is set: a datapath has no PE registers.
+  void set_datapath(Datapath* d, unsigned sbuf_access_cycles);
 
   // What the last successful WeightLoad / Matmul did (shapes, MACs).
   const ExecStats& last_stats() const { return exec_.last_stats(); }
@@ -84,6 +95,7 @@ class PeArray : public sc_core::sc_module, public ArrayModel {
   ArrayExecutor exec_;
   Span sbuf_, psum_;
   std::map<std::tuple<unsigned, unsigned, std::uint32_t>, std::uint32_t> pe_regs_;
+  unsigned sbuf_access_cycles_ = 0;
 };
 
 }  // namespace pevp::pe

@@ -23,7 +23,14 @@ inline constexpr int kCosimMismatch = 1;  // a mismatch or an APB protocol viola
 inline constexpr int kCosimUsage = 2;     // bad arguments (unknown register file, --cycles 0, a bad --fst path)
 inline constexpr int kCosimNoRtl = 77;    // this build has no Verilated RTL (Verilator was not found)
 
+// What `pe-vp cosim-check --unit` checks: a register file's TLM model against its RTL (the default), or the PE
+// array executor's C++ arithmetic against the Verilated PE tile (cosim_check_array.cpp, docs/cosim.md "The datapath
+// in the loop").
+inline constexpr const char* kUnitRegfile = "regfile";
+inline constexpr const char* kUnitPeArray = "pe_array";
+
 struct CosimCheckCommand {
+  std::string unit{kUnitRegfile};        // regfile | pe_array
   std::string regfile{kDefaultRegfile};  // top | cluster | protected | vp
   std::uint64_t cycles = 100000;  // PCLK cycles (rising edges) to run, >= 1
   std::uint64_t seed = 1;
@@ -33,6 +40,11 @@ struct CosimCheckCommand {
   // next state comparison must fail.
   std::optional<std::uint64_t> inject_cycle;
   std::size_t max_reported = 20;  // mismatch lines printed (all are counted)
+  // --unit pe_array: random micro-ops to run (weight loads and matmuls), and the tile's variant -- "exact", or
+  // "broken-rounding" (test only: its fp32 adder truncates, so the check must report a divergence). `window` then
+  // counts micro-ops: the waveform covers the micro-ops [I - window, I + window] around the first divergent one I.
+  std::uint64_t micro_ops = 10000;
+  std::string rtl_variant = "exact";
   bool quiet = false;  // --quiet: the report only when a comparison fails (then the whole of it)
 };
 
@@ -55,6 +67,25 @@ struct CosimCheckResult {
   std::string fst;                   // the waveform written, or ""
   double seconds = 0;                // wall time of the lock-step run
 };
+
+// What a --unit pe_array run did and found.
+struct ArrayCosimResult {
+  std::uint64_t micro_ops = 0;  // run (the run stops after the first divergent one)
+  std::uint64_t weight_loads = 0, matmuls = 0, accumulating = 0, bf16 = 0, fp16 = 0, refused = 0;
+  std::uint64_t psum_words = 0;       // PSUM words compared (every word of every matmul's output)
+  std::uint64_t timing_compares = 0;  // completion times compared
+  std::uint64_t mismatches = 0;       // PSUM words and completion times that differ
+  std::optional<std::uint64_t> first_divergent;  // the micro-op
+  std::vector<std::string> reports;
+  std::string fst;
+  std::uint64_t rtl_cycles = 0;  // the tile's clock at the end
+  double seconds = 0;
+};
+
+// --unit pe_array (cosim_check_array.cpp): the C++ executor and the executor with the RTL tile as its datapath,
+// micro-op by micro-op on the same random valid sequence; returns an exit status above.
+int run_array_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::ostream& err,
+                          ArrayCosimResult* result = nullptr);
 
 // Runs the check, prints the summary (and any mismatch) on `out`, argument errors on `err`; returns an exit status
 // above. SystemC elaborates once per process: one call per process (the waveform replay forks before elaborating).

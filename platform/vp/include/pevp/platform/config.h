@@ -44,6 +44,11 @@ enum class TimingModel : std::uint8_t { Pevp, ScalesimWs };
 enum class CsrsImpl : std::uint8_t { Tlm, Rtl };
 CsrsImpl default_csrs_impl();
 
+// pe_array.impl: what computes the PE array's arithmetic -- the executor's C++ kernels, or the Verilated PE tile
+// (models/pe_rtl) as its datapath, on an array of a size the tile was built for, running the micro-ops the tile
+// supports and refusing the others (docs/cosim.md "The datapath in the loop", D-ARRAY-SEAM).
+enum class PeArrayImpl : std::uint8_t { Cpp, Rtl };
+
 struct VpConfig {
   // Generation, address map, arr_seq and SEQ parameters. platform.seq.window_bytes
   // always equals platform.map.iq_size (one parameter, the key address_map.iq_size).
@@ -71,6 +76,7 @@ struct VpConfig {
   // face offsets inside the block are fixed (AddressMap::top() ...).
   regfile::ArrSeqCsrsConfig csrs;
   CsrsImpl csrs_impl = default_csrs_impl();
+  PeArrayImpl pe_array_impl = PeArrayImpl::Cpp;
   // The memory system (docs/memory-system.md): the core's device memory (HBM), the host's memory behind its link,
   // and the DMA engines that move data between them, SBUF and PSUM.
   hbm::DramConfig hbm = hbm::hbm_config(isa::Generation::MARIANA);

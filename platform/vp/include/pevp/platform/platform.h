@@ -74,6 +74,9 @@ class Platform : public sc_core::sc_module {
   // TLM -> APB4 bridges (csrs routes their windows there); nullptr with the TLM register model.
   std::unique_ptr<regfile_rtl::RtlCsrs> rtl_csrs;
   regfile::ArrSeqCsrs csrs;
+  // pe_array.impl = rtl: the Verilated PE tile as the array's datapath (pevp_pe_array_rtl); nullptr with the C++
+  // kernels.
+  std::unique_ptr<pe::Datapath> array_datapath;
   pe::PeArray array;
   arrseq::ArrSeq arr_seq;
   seq::Seq seq;
