@@ -11,6 +11,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "pevp/coverage/collector.h"
 #include "pevp/pe_array_rtl/rtl_datapath.h"
 #include "pevp/platform/cosim_check.h"
 
@@ -115,6 +116,43 @@ TEST(ArrayCosim, BadArgumentsAreRefusedWithTheOption) {
   std::ostringstream out, err;
   EXPECT_EQ(pevp::platform::run_cosim_check(unit, out, err), pevp::platform::kCosimUsage);
   EXPECT_NE(err.str().find("--unit pe-array: expected regfile or pe_array"), std::string::npos) << err.str();
+}
+
+// --coverage: each micro-op both sides ran is one instruction of its own (a Ldweights or a Matmul on MARIANA), so
+// the file's opcode bins equal the run's own counts, its dtype bins split them by dtype, and its PSUM bins by mode.
+TEST(ArrayCosim, CoverageCountsEveryMicroOpTheCheckRan) {
+  if (!pevp::pe_array_rtl::available()) GTEST_SKIP() << "no PE tile RTL in this build";
+  CosimCheckCommand cmd = array_cmd(400, 7);
+  const fs::path file = scratch_fst("array.coverage.json");
+  cmd.coverage_path = file.string();
+  const Outcome x = run(cmd);
+  ASSERT_EQ(x.status, pevp::platform::kCosimPass) << x.out << x.err;
+  const pevp::coverage::Collector c = pevp::coverage::read_file(file.string());
+  EXPECT_EQ(c.count({"opcode", "MARIANA", "LDWEIGHTS"}), x.r.weight_loads);
+  EXPECT_EQ(c.count({"opcode", "MARIANA", "MATMUL"}), x.r.matmuls);
+  EXPECT_EQ(c.count({"dtype", "MARIANA", "MATMUL/BFLOAT16"}) + c.count({"dtype", "MARIANA", "MATMUL/FP16"}),
+            x.r.matmuls);
+  EXPECT_EQ(c.count({"dtype", "MARIANA", "LDWEIGHTS/BFLOAT16"}) + c.count({"dtype", "MARIANA", "LDWEIGHTS/FP16"}),
+            x.r.weight_loads);
+  EXPECT_GT(c.count({"dtype", "MARIANA", "MATMUL/FP16"}), 0u);
+  EXPECT_EQ(c.count({"psum", "MARIANA", "write/accumulate"}), x.r.accumulating);
+  EXPECT_TRUE(c.outside_model().empty());
+  std::error_code ec;
+  fs::remove_all(file.parent_path(), ec);
+}
+
+TEST(ArrayCosim, CoverageIsRefusedByTheRegisterFileCheckAndOnABadPath) {
+  CosimCheckCommand regs;
+  regs.coverage_path = scratch_fst("regs.coverage.json").string();
+  std::ostringstream out, err;
+  EXPECT_EQ(pevp::platform::run_cosim_check(regs, out, err), pevp::platform::kCosimUsage);
+  EXPECT_NE(err.str().find("the register-file check runs no instruction"), std::string::npos) << err.str();
+  if (!pevp::pe_array_rtl::available()) return;
+  CosimCheckCommand bad = array_cmd(10, 1);
+  bad.coverage_path = "/nonexistent-dir/c.json";
+  const Outcome x = run(bad);
+  EXPECT_EQ(x.status, pevp::platform::kCosimUsage);
+  EXPECT_NE(x.err.find("--coverage /nonexistent-dir/c.json"), std::string::npos) << x.err;
 }
 
 TEST(ArrayCosim, WithoutTheTileRtlTheCommandSaysSoWithStatus77) {

@@ -737,6 +737,12 @@ int run_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::ostrea
     err << "pe-vp cosim-check: --unit " << cmd.unit << ": expected " << kUnitRegfile << " or " << kUnitPeArray << '\n';
     return kCosimUsage;
   }
+  if (!cmd.coverage_path.empty()) {
+    err << "pe-vp cosim-check: --coverage " << cmd.coverage_path << ": the register-file check runs no instruction, so "
+        << "it has no ISA coverage to record; use it with --unit " << kUnitPeArray << '\n';
+    return kCosimUsage;
+  }
+
   Face face{};
   try {
     face = regfile_rtl::parse_face(cmd.regfile);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,9 @@
 
 #include "cosim_rng.h"
 #include "pevp/arr_seq/cost_model.h"
+#include "pevp/coverage/collector.h"
+#include "pevp/files/output_file.h"
+#include "pevp/isa/opcode.h"
 #include "pevp/numerics/convert.h"
 #include "pevp/pe_array/executor.h"
 #include "pevp/pe_array_rtl/rtl_datapath.h"
@@ -117,7 +121,9 @@ class ArrayBench {
   pe_array_rtl::RtlDatapath& datapath() { return datapath_; }
 
   // Runs micro-op `index` on both sides and compares; appends to r. False when it diverged.
-  bool step(std::uint64_t index, const CosimCheckCommand& cmd, ArrayCosimResult& r) {
+  // `coverage`: where each micro-op both sides ran is counted (null = nowhere).
+  bool step(std::uint64_t index, const CosimCheckCommand& cmd, ArrayCosimResult& r,
+            coverage::Collector* coverage = nullptr) {
     const pe::MicroOp op = next_op(index);
     const pe::ExecResult a = op.kind == pe::MicroOpKind::WeightLoad ? cpp_.ldweights(op, sbuf_.data(), sbuf_.size())
                                                                     : cpp_.matmul(op, sbuf_.data(), sbuf_.size(),
@@ -136,6 +142,7 @@ class ArrayBench {
       return false;
     }
     (op.kind == pe::MicroOpKind::WeightLoad ? r.weight_loads : r.matmuls)++;
+    if (coverage) coverage->add(op, op.gen);
     (op.in_dtype == isa::Dtype::FP16 ? r.fp16 : r.bf16)++;
     if (op.kind == pe::MicroOpKind::Matmul && op.psum.accumulate) ++r.accumulating;
     const std::uint64_t before = r.mismatches;
@@ -199,17 +206,20 @@ class ArrayBench {
   pe::MicroOp next_op(std::uint64_t index) {
     pe::MicroOp op;
     op.instr_index = index;
+    op.gen = isa::Generation::MARIANA;  // the preset the check runs on (run_array_cosim_check)
     if (index == 0 || rng_.one_in(kLoadOneIn)) {
       k_ = 1 + static_cast<unsigned>(rng_.below(geo_.pe_rows));
       m_ = 1 + static_cast<unsigned>(rng_.below(geo_.pe_cols));
       dtype_ = rng_.below(2) == 0 ? isa::Dtype::BFLOAT16 : isa::Dtype::FP16;
       k0_ = static_cast<unsigned>(rng_.below(geo_.partitions - k_ + 1));
       op.kind = pe::MicroOpKind::WeightLoad;
+      op.opcode_byte = static_cast<std::uint8_t>(isa::Opcode::LDWEIGHTS);  // for messages and coverage
       op.src = row_pattern(static_cast<std::uint32_t>(k0_ * geo_.sbuf_partition_bytes), m_);
       fill_sbuf(k0_, k_, 0, m_);
     } else {
       const unsigned n = 1 + static_cast<unsigned>(rng_.below(kMaxN));
       op.kind = pe::MicroOpKind::Matmul;
+      op.opcode_byte = static_cast<std::uint8_t>(isa::Opcode::MATMUL);
       op.src = row_pattern(static_cast<std::uint32_t>(k0_ * geo_.sbuf_partition_bytes + kMovingOffset), n);
       fill_sbuf(k0_, k_, kMovingOffset, n);
       const std::size_t pb = geo_.psum_partition_bytes();
@@ -298,15 +308,30 @@ int run_array_cosim_check(const CosimCheckCommand& cmd, std::ostream& out, std::
     return pe_array_rtl::available() ? kCosimUsage : kCosimNoRtl;
   }
 
+  if (!cmd.coverage_path.empty())
+    if (const std::string bad = files::check_output(cmd.coverage_path); !bad.empty()) {
+      err << "pe-vp cosim-check: --coverage " << bad << '\n';
+      return kCosimUsage;
+    }
+
   ArrayCosimResult r;
+  std::optional<coverage::Collector> coverage;
+  if (!cmd.coverage_path.empty()) coverage.emplace(config.geometry);
   const auto t0 = std::chrono::steady_clock::now();
   {
     ArrayBench bench(config.geometry, cmd, variant);
     for (std::uint64_t i = 0; i < cmd.micro_ops; ++i)
-      if (!bench.step(i, cmd, r)) break;
+      if (!bench.step(i, cmd, r, coverage ? &*coverage : nullptr)) break;
     r.rtl_cycles = bench.datapath().cycle();
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (coverage) {
+    std::string why;
+    if (!coverage::write_file(cmd.coverage_path, *coverage, &why)) {
+      err << "pe-vp cosim-check: --coverage " << why << '\n';
+      return kCosimUsage;
+    }
+  }
 
   if (!cmd.quiet || r.mismatches > 0) {
     out << "pe-vp cosim-check: pe_array (C++ executor against the RTL tile " << config.geometry.pe_rows << "x"

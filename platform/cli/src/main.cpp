@@ -343,6 +343,10 @@ int run_command(int argc, char* argv[]) {
                     "The waveform covers this many cycles (--unit pe_array: micro-ops) before and after it")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
+  cosim->add_option("--coverage", cosim_cmd.coverage_path,
+                    "--unit pe_array: write the functional coverage of the ISA its micro-ops exercised here (JSON, "
+                    "docs/coverage.md)")
+      ->check(kPath);
   std::uint64_t cosim_inject = 0;
   cosim->add_option("--inject-mismatch", cosim_inject, "test only: flip one stored TLM bit at this cycle")
       ->check(integer_in(1, std::uint64_t{1} << 40))

@@ -45,6 +45,9 @@ struct CosimCheckCommand {
   // counts micro-ops: the waveform covers the micro-ops [I - window, I + window] around the first divergent one I.
   std::uint64_t micro_ops = 10000;
   std::string rtl_variant = "exact";
+  // --unit pe_array: the functional coverage of the ISA the micro-ops run exercised, written here (docs/coverage.md);
+  // "" = none. The register-file check runs no instruction, so it refuses the option.
+  std::string coverage_path;
   bool quiet = false;  // --quiet: the report only when a comparison fails (then the whole of it)
 };
 
