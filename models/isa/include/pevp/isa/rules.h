@@ -108,10 +108,12 @@ namespace pevp::isa {
   X(kExecSparseTag, 0x11B, "exec.sparse_tag") \
   X(kExecSparseNoTags, 0x11C, "exec.sparse_no_tags") \
   X(kExecSparseMix, 0x11D, "exec.sparse_mix") \
+  X(kExecDatapath, 0x11E, "exec.datapath") \
   X(kSeqNotModelled, 0x200, "seq.not_modelled") \
   X(kSeqSemaphoreUnderflow, 0x201, "seq.semaphore_underflow") \
   X(kSeqSemaphoreOverflow, 0x202, "seq.semaphore_overflow") \
-  X(kSeqPeregwriteSrc, 0x203, "seq.peregwrite_src")
+  X(kSeqPeregwriteSrc, 0x203, "seq.peregwrite_src") \
+  X(kSeqArrayTiming, 0x204, "seq.array_timing")
 
 enum class Rule : std::uint16_t {
 #define PEVP_RULE_ENUM(name, number, id) name = number,
