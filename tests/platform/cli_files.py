@@ -41,6 +41,22 @@ def npy_bytes(header_dict, data=b""):
     return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data
 
 
+# Runs argv[2:] as a child of a fresh, small interpreter and writes that child's peak RSS (KiB) to fd argv[1]. A child
+# started straight from this test process would not do: Python starts it with vfork, so the peak it reports counts
+# this process's own high-water mark (a test's buffers) before the exec.
+PEAK_RSS_WRAPPER = """
+import os, sys
+fd = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, str(usage.ru_maxrss).encode())
+sys.exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+"""
+
+
 def sanitized():
     """AddressSanitizer reserves terabytes of address space: an address-space limit cannot apply to it."""
     with open(PEVP, "rb") as f:
@@ -313,12 +329,18 @@ class Files(unittest.TestCase):
             writer = threading.Thread(target=feed, daemon=True)
             writer.start()
             with open(self.path("out"), "w+b") as out_file, open(self.path("err"), "w+b") as err_file:
-                p = subprocess.Popen([PEVP, "gemm", "--a", a, "--b", b, "--mode", "timing"], cwd=self.dir, env=ENV,
-                                     stdout=out_file, stderr=err_file)
-                watchdog = threading.Timer(120, p.kill)
+                peak_read, peak_write = os.pipe()
+                p = subprocess.Popen(["/usr/bin/python3", "-c", PEAK_RSS_WRAPPER, str(peak_write), PEVP, "gemm",
+                                      "--a", a, "--b", b, "--mode", "timing"], cwd=self.dir, env=ENV,
+                                     stdout=out_file, stderr=err_file, pass_fds=(peak_write,),
+                                     start_new_session=True)
+                os.close(peak_write)
+                watchdog = threading.Timer(120, lambda: os.killpg(p.pid, 9))
                 watchdog.start()
-                _, status, usage = os.wait4(p.pid, 0)  # this child's own peak, not the largest of all so far
+                _, status, _ = os.wait4(p.pid, 0)
                 watchdog.cancel()
+                peak_kib = int(os.read(peak_read, 64) or b"0")
+                os.close(peak_read)
                 out, err = read(self.path("out")), read(self.path("err"))
             writer.join(10)
             self.assertTrue(os.WIFEXITED(status), (name, "killed: it hung", err))
@@ -327,7 +349,7 @@ class Files(unittest.TestCase):
                 self.assertIn(b"C[16384x8] = A[16384x4096] @ B[4096x8]", out)
                 self.assertFalse(writer.is_alive(), "B's writer still waits")
                 if not sanitized():  # AddressSanitizer's shadow memory and quarantine have their own peak
-                    self.assertLess(usage.ru_maxrss, 128 * 1024, "the timing run held A's 256 MiB")
+                    self.assertLess(peak_kib, 128 * 1024, "the timing run held A's 256 MiB")
             else:
                 self.assertEqual(os.WEXITSTATUS(status), 2, (name, err))
                 self.assertIn(expected, err, name)
