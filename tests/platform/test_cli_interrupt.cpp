@@ -475,7 +475,9 @@ void interrupt_and_resume_a_sweep(const std::string& name, bool terminal) {
   const auto kept = records();
   EXPECT_EQ(std::to_string(kept.size()), m[1].str());
   EXPECT_LT(kept.size(), 6u);
-  EXPECT_EQ(m[2].str(), "1");  // one job: one point was in flight
+  // One job: at most one point was in flight. It is usually the one seen running above, but on a loaded machine it
+  // can end between that look and the signal, before the next one starts.
+  EXPECT_LE(std::stoi(m[2].str()), 1);
   // Nothing of the ended point is left beside the records.
   for (const auto& e : fs::directory_iterator(out_dir + "/points"))
     EXPECT_EQ(e.path().extension(), ".json") << e.path();
