@@ -635,7 +635,7 @@ struct Machine::Impl {
         return run_with([&](platform::Driver& d, Writer& w) {
           const std::optional<platform::ErrorInfo> e = d.error_record();
           if (!e) {
-            w.u8(0).u32(0).u8(0).u8(0xFF).u16(0).u64(0).str("").str("");
+            w.u8(0).u32(0).u8(0).u8(0xFF).u16(0).u64(0).str("").str("").str("").str("");  // every field, empty
             return;
           }
           w.u8(1).u32(e->index).u8(e->opcode).u8(e->field_offset).u16(e->rule_number);
