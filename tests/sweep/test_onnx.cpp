@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shell_run.h"
+
 #include "pevp/sweep/spec.h"
 #include "pevp/sweep/workload.h"
 #include "pevp/sweep/workload_onnx.h"
@@ -34,36 +36,16 @@ using pevp::sweep::OnnxGemm;
 using pevp::sweep::OnnxGemms;
 using pevp::sweep::WorkloadError;
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::string write(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
   return path;
 }
 
-// A folder of this test process's own (ctest runs tests in parallel processes).
-std::string scratch(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/pevp_onnx_" + std::to_string(::getpid()) + "_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using pevp::sweep_test::Result;
+using pevp::sweep_test::sh;
+using pevp::sweep_test::slurp;
 
-Result sh(const std::string& cmd, const std::string& dir) {
-  const std::string o = dir + "/cmd.out", e = dir + "/cmd.err";
-  const int rc = std::system((cmd + " > " + o + " 2> " + e).c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
-}
+std::string scratch(const std::string& name) { return pevp::sweep_test::scratch_dir("pevp_onnx_", name); }
 
 const std::string kScript = PEVP_SOURCE_DIR "/scripts/onnx_gemms.py";
 

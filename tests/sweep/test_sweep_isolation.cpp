@@ -23,36 +23,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shell_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct Result {
-  int status;
-  std::string out, err;
-};
+using pevp::sweep_test::Result;
+using pevp::sweep_test::sh;
+using pevp::sweep_test::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// A folder of this test process's own (ctest runs tests in parallel processes).
-std::string scratch(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/pevp_sweep_isolation_" + std::to_string(::getpid()) + "_" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-Result sh(const std::string& cmd, const std::string& dir) {
-  const std::string o = dir + "/cmd.out", e = dir + "/cmd.err";
-  const int rc = std::system((cmd + " > " + o + " 2> " + e).c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
-}
+std::string scratch(const std::string& name) { return pevp::sweep_test::scratch_dir("pevp_sweep_isolation_", name); }
 
 Result pe_vp(const std::string& args, const std::string& dir, const std::string& env = "") {
   return sh(env + std::string(PEVP_CLI) + " " + args, dir);
