@@ -1,10 +1,11 @@
 #!/bin/sh
-# How many points per second `pe-vp sweep` simulates, each point in a child forked from the sweep
-# (--point-isolation fork, the default) against each in a `pe-vp gemm` process started afresh (--point-isolation
-# process), measured in one run so that the ratio is taken on the same machine state: the repetitions alternate
-# between the two, and each side reports the median. A point per second is one distinct simulation (points that
-# simulate the same thing share a key and run once) over the whole command's wall time -- planning, the points,
-# the merge into results.csv. docs/performance.md has the figures.
+# How many points per second `pe-vp sweep` simulates with each way of giving points their process, measured in one
+# run so that the ratios are taken on the same machine state: persistent workers, each point in a fresh SystemC
+# context (--point-isolation worker, the default), a child forked from the sweep per point (fork), and a `pe-vp gemm`
+# process started afresh per point (process, the reference). The repetitions alternate between the three, and each
+# reports the median. A point per second is one distinct simulation (points that simulate the same thing share a key
+# and run once) over the whole command's wall time -- planning, the points, the merge into results.csv.
+# docs/performance.md has the figures.
 #
 #   scripts/bench-sweep.sh [REPETITIONS]        # default 5
 #
@@ -55,7 +56,7 @@ median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) /
 distinct=
 i=1
 while [ "$i" -le "$reps" ]; do
-  for isolation in process fork; do
+  for isolation in process fork worker; do
     distinct=$(run_once "$isolation")
     printf '  repetition %d, %-7s: %s points/s (%s s)\n' "$i" "$isolation" \
       "$(tail -n 1 "$work/$isolation.rates" | cut -d' ' -f1)" "$(tail -n 1 "$work/$isolation.rates" | cut -d' ' -f2)"
@@ -65,7 +66,9 @@ done
 
 process=$(median "$work/process.rates")
 fork=$(median "$work/fork.rates")
+worker=$(median "$work/worker.rates")
 echo "pe-vp sweep $(basename "$spec"): $distinct distinct points, --jobs $jobs, median of $reps repetition(s)"
 echo "  --point-isolation process: $process points/s"
 echo "  --point-isolation fork:    $fork points/s"
-awk -v f="$fork" -v p="$process" 'BEGIN { printf "  fork / process:            %.2fx\n", f / p }'
+echo "  --point-isolation worker:  $worker points/s"
+awk -v f="$fork" -v w="$worker" -v p="$process" 'BEGIN { printf "  fork / process:            %.2fx\n  worker / process:          %.2fx\n", f / p, w / p }'

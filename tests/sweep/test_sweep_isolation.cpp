@@ -1,7 +1,8 @@
-// How `pe-vp sweep` gives each point its process (--point-isolation, D-SWEEP-FORK), through the binary: the points
-// forked from the sweep record byte for byte what `pe-vp gemm` processes started afresh record (but for the wall
-// time), a point that crashes is one failed row with its cause while the others succeed, and the sweep leaves no
-// process behind -- no zombie while it runs, no orphan when it ends or is interrupted.
+// How `pe-vp sweep` gives points their process (--point-isolation, D-SWEEP-WORKER, D-SWEEP-FORK), through the binary:
+// the points run in workers or forked from the sweep record byte for byte what `pe-vp gemm` processes started afresh
+// record (but for the wall time), a point that crashes is one failed row with its cause while the others succeed, a
+// worker hands over after its share of points, and the sweep leaves no process behind -- no zombie while it runs, no
+// orphan when it ends or is interrupted.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -112,46 +114,53 @@ check = true
 dtype = ["bf16", "fp32"]
 )";
 
-// The same spec run with forked points and with `pe-vp gemm` processes gives the same records (the cycles, the
-// stalls, the failures' messages), the same results.csv and the same summary.json: the forked child runs the very
-// command line the process would, on a platform it elaborates itself.
-TEST(SweepIsolation, ForkedPointsRecordWhatFreshProcessesRecord) {
+// The same spec run in workers, with forked points and with `pe-vp gemm` processes gives the same records (the
+// cycles, the stalls, the failures' messages), the same results.csv and the same summary.json: the worker and the
+// forked child run the very command line the process would, on a platform they elaborate themselves (a worker in a
+// fresh SystemC context for each point after its first).
+TEST(SweepIsolation, WorkersAndForkedPointsRecordWhatFreshProcessesRecord) {
   const std::string dir = scratch("same");
   for (const char* spec_text : {kMixedSpec, kCheckedSpec}) {
     const std::string spec = write(dir + "/s.toml", spec_text);
-    fs::remove_all(dir + "/fork");
     fs::remove_all(dir + "/process");
-    const Result forked = pe_vp("sweep " + spec + " --out " + dir + "/fork -j 2 --no-plots --quiet", dir);
     const Result fresh =
         pe_vp("sweep " + spec + " --out " + dir + "/process -j 2 --point-isolation process --no-plots --quiet", dir);
-    EXPECT_EQ(forked.status, fresh.status) << forked.err << fresh.err;
-    // The summary lines are the same but for the folder they name.
-    std::string fresh_out = fresh.out;
-    for (std::size_t at; (at = fresh_out.find(dir + "/process")) != std::string::npos;)
-      fresh_out.replace(at, dir.size() + 8, dir + "/fork");
-    EXPECT_EQ(forked.out, fresh_out);
-    const auto a = records_without_wall(dir + "/fork"), b = records_without_wall(dir + "/process");
-    EXPECT_FALSE(a.empty());
-    EXPECT_EQ(a, b);
-    EXPECT_EQ(csv_without_wall(dir + "/fork/results.csv"), csv_without_wall(dir + "/process/results.csv"));
-    EXPECT_EQ(slurp(dir + "/fork/summary.json"), slurp(dir + "/process/summary.json"));
+    const auto b = records_without_wall(dir + "/process");
+    for (const std::string isolation : {"worker", "fork"}) {
+      fs::remove_all(dir + "/" + isolation);
+      const Result forked = pe_vp("sweep " + spec + " --out " + dir + "/" + isolation + " -j 2 --point-isolation " +
+                                      isolation + " --no-plots --quiet",
+                                  dir);
+      EXPECT_EQ(forked.status, fresh.status) << isolation << ": " << forked.err << fresh.err;
+      // The summary lines are the same but for the folder they name.
+      std::string fresh_out = fresh.out;
+      for (std::size_t at; (at = fresh_out.find(dir + "/process")) != std::string::npos;)
+        fresh_out.replace(at, dir.size() + 8, dir + "/" + isolation);
+      EXPECT_EQ(forked.out, fresh_out) << isolation;
+      const auto a = records_without_wall(dir + "/" + isolation);
+      EXPECT_FALSE(a.empty());
+      EXPECT_EQ(a, b) << isolation;
+      EXPECT_EQ(csv_without_wall(dir + "/" + isolation + "/results.csv"), csv_without_wall(dir + "/process/results.csv"))
+          << isolation;
+      EXPECT_EQ(slurp(dir + "/" + isolation + "/summary.json"), slurp(dir + "/process/summary.json")) << isolation;
+    }
     std::size_t ok = 0, failed = 0;
-    for (const auto& [file, r] : a) (r.at("status") == "ok" ? ok : failed) += 1;
+    for (const auto& [file, r] : b) (r.at("status") == "ok" ? ok : failed) += 1;
     if (spec_text == kMixedSpec) {
       // 2 GEMMs + 21 distinct ResNet-50 shapes, each on 2 arrays (with their delays) x 2 tile sizes; the failures are
       // the planner's refusals of tile_n 5000.
       EXPECT_EQ(ok + failed, 23u * 2 * 2);
       EXPECT_GE(ok, 23u * 2) << "every tile_n 128 point runs";
       EXPECT_GT(failed, 0u);
-      for (const auto& [file, r] : a) {
+      for (const auto& [file, r] : b) {
         if (r.at("status") == "ok") continue;
         EXPECT_NE(r.at("error").get<std::string>().find("tile_n = 5000"), std::string::npos) << r;
       }
-      EXPECT_EQ(forked.status, 1);
+      EXPECT_EQ(fresh.status, 1);
     } else {
       // The checked points compared the simulated C with the host references bit for bit and succeeded.
       EXPECT_EQ(ok, 2u);
-      EXPECT_EQ(forked.status, 0) << forked.err;
+      EXPECT_EQ(fresh.status, 0) << fresh.err;
     }
   }
 }
@@ -168,9 +177,11 @@ name = "three"
 gemms = [ { name = "a", m = 256, k = 256, n = 256 }, { name = "boom", m = 384, k = 128, n = 256 },
           { name = "c", m = 128, k = 512, n = 512 } ]
 )");
-  for (const std::string isolation : {"fork", "process"}) {
-    const Result r = pe_vp("sweep " + spec + " --out " + dir + "/" + isolation + " -j 2 --point-isolation " +
-                               isolation + " --no-plots --quiet",
+  // worker-1: one worker, which the crash ends before the last point: a new one runs it.
+  for (const std::string isolation : {"worker", "worker-1", "fork", "process"}) {
+    const std::string jobs = isolation == "worker-1" ? "1" : "2";
+    const Result r = pe_vp("sweep " + spec + " --out " + dir + "/" + isolation + " -j " + jobs +
+                               " --point-isolation " + isolation.substr(0, isolation.find('-')) + " --no-plots --quiet",
                            dir, "PEVP_TEST_ABORT_GEMM_M=384 ");
     EXPECT_EQ(r.status, 1) << isolation << ": " << r.out << r.err;
     EXPECT_NE(r.out.find("3 points: 2 ok, 1 failed, 0 missing"), std::string::npos) << isolation << ": " << r.out;
@@ -190,7 +201,7 @@ gemms = [ { name = "a", m = 256, k = 256, n = 256 }, { name = "boom", m = 384, k
                            dir);
     ASSERT_EQ(g.status, 0) << g.err;
     const std::string cycles = nlohmann::json::parse(slurp(stats))["cycles"].dump();
-    for (const std::string isolation : {"fork", "process"}) {
+    for (const std::string isolation : {"worker", "worker-1", "fork", "process"}) {
       const std::string csv = slurp(dir + "/" + isolation + "/results.csv");
       const std::string shape = "," + std::to_string(m) + "," + std::to_string(k) + "," + std::to_string(n) + ",";
       const auto row_begin = csv.find(shape);
@@ -257,9 +268,10 @@ pid_t start_sweep(const std::vector<std::string>& args, const std::string& dir) 
   return pid;
 }
 
-// While a forked sweep of 2 jobs runs, it never has more than 2 children -- a point that ended is reaped before the
-// next starts, so no zombie piles up -- and when it ends, on its own or by SIGTERM half way, no process of its group
-// is left (the points in flight were ended with it, none is orphaned).
+// While a sweep of 2 jobs runs, it never has more than 2 children -- with a child per point (fork), a point that ended
+// is reaped before the next starts, so no zombie piles up; with workers, the two workers serve every point -- and
+// when it ends, on its own or by SIGTERM half way, no process of its group is left (the points in flight were ended
+// with it, none is orphaned).
 TEST(SweepIsolation, TheSweepLeavesNoZombieAndNoOrphan) {
   const std::string dir = scratch("orphans");
   const std::string spec = write(dir + "/s.toml", R"(
@@ -268,48 +280,86 @@ network = "resnet50"
 [grid]
 tile_n = [128, 256, 512]
 )");
-  for (const bool interrupt : {false, true}) {
-    const std::string out = dir + (interrupt ? "/interrupted" : "/whole");
-    const pid_t sweep = start_sweep({spec, "--out", out, "-j", "2", "--no-plots", "--quiet"}, dir);
-    std::size_t most_children = 0, samples = 0, points_seen = 0;
-    std::set<pid_t> seen;
-    const auto deadline = Clock::now() + std::chrono::seconds(240);
-    int status = 0;
-    pid_t ended = 0;
-    while ((ended = ::waitpid(sweep, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
-      const auto children = children_of(sweep);
-      most_children = std::max(most_children, children.size());
-      for (const auto& [child, state] : children) seen.insert(child);
-      ++samples;
-      points_seen = seen.size();
-      if (interrupt && points_seen >= 6) {
-        ::kill(sweep, SIGTERM);
-        break;
+  for (const std::string isolation : {"fork", "worker"})
+    for (const bool interrupt : {false, true}) {
+      const std::string out = dir + "/" + isolation + (interrupt ? "-interrupted" : "-whole");
+      const pid_t sweep =
+          start_sweep({spec, "--out", out, "-j", "2", "--point-isolation", isolation, "--no-plots", "--quiet"}, dir);
+      const auto recorded = [&] {
+        std::size_t n = 0;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(out + "/points", ec)) n += e.path().extension() == ".json";
+        return n;
+      };
+      std::size_t most_children = 0, samples = 0;
+      std::set<pid_t> seen;
+      const auto deadline = Clock::now() + std::chrono::seconds(240);
+      int status = 0;
+      pid_t ended = 0;
+      while ((ended = ::waitpid(sweep, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+        const auto children = children_of(sweep);
+        most_children = std::max(most_children, children.size());
+        for (const auto& [child, state] : children) seen.insert(child);
+        ++samples;
+        if (interrupt && recorded() >= 6) {
+          ::kill(sweep, SIGTERM);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (ended == 0) ended = ::waitpid(sweep, &status, 0);
+      ASSERT_EQ(ended, sweep) << isolation;
+      ASSERT_TRUE(WIFEXITED(status)) << isolation;
+      EXPECT_EQ(WEXITSTATUS(status), interrupt ? 143 : 0) << isolation << ": " << slurp(dir + "/sweep.err");
+      EXPECT_GT(samples, 10u) << isolation;
+      if (isolation == "fork") {
+        if (!interrupt) {
+          EXPECT_GE(seen.size(), 6u) << "the sampling saw the points' processes";
+        }
+      } else {
+        EXPECT_GE(seen.size(), 1u) << "the sampling saw the workers";
+        EXPECT_LE(seen.size(), 2u) << "two workers served every point (fewer than a worker's share each)";
+      }
+      EXPECT_LE(most_children, 2u) << isolation << ", -j 2: at most two points, and no zombie beside them";
+      EXPECT_TRUE(group_members(sweep).empty()) << isolation << ": a point of the sweep outlived it";
+      if (interrupt) {
+        EXPECT_NE(slurp(dir + "/sweep.err").find("pe-vp sweep: interrupted by SIGTERM: "), std::string::npos)
+            << slurp(dir + "/sweep.err");
+        EXPECT_FALSE(fs::exists(out + "/results.csv"));
+        // The points in flight left nothing beside the records.
+        for (const auto& e : fs::directory_iterator(out + "/points"))
+          EXPECT_EQ(e.path().extension(), ".json") << e.path();
+      }
     }
-    if (ended == 0) ended = ::waitpid(sweep, &status, 0);
-    ASSERT_EQ(ended, sweep);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), interrupt ? 143 : 0) << slurp(dir + "/sweep.err");
-    EXPECT_GT(samples, 10u);
-    EXPECT_GE(points_seen, 6u) << "the sampling saw the points' processes";
-    EXPECT_LE(most_children, 2u) << "-j 2: at most two points, and no zombie beside them";
-    EXPECT_TRUE(group_members(sweep).empty()) << "a point of the sweep outlived it";
-    if (interrupt) {
-      EXPECT_NE(slurp(dir + "/sweep.err").find("pe-vp sweep: interrupted by SIGTERM: "), std::string::npos)
-          << slurp(dir + "/sweep.err");
-      EXPECT_FALSE(fs::exists(out + "/results.csv"));
-      // The points in flight left nothing beside the records.
-      for (const auto& e : fs::directory_iterator(out + "/points")) EXPECT_EQ(e.path().extension(), ".json") << e.path();
-    }
-  }
 }
 
-// A forked point runs under the signal dispositions a fresh process would have, not the sweep's watch: SIGTERM to the
-// sweep's point ends it as it ends `pe-vp gemm` (it stops, says so, status 143), and the sweep, resumed, finishes
-// with the records of an uninterrupted run.
-TEST(SweepIsolation, AnInterruptedForkedSweepResumesToTheSameRecords) {
+// A worker serves a bounded number of points (PEVP_TEST_POINTS_PER_WORKER, the test hook of
+// LocalOptions::points_per_worker), then ends and a new one takes the next: eight points, three per worker, one job,
+// record what fresh processes record.
+TEST(SweepIsolation, AWorkerEndsAfterItsShareAndANewOneGoesOn) {
+  const std::string dir = scratch("share");
+  const std::string spec = write(dir + "/s.toml", R"(
+name = "share"
+[[workload]]
+gemms = [ { name = "a", m = 64, k = 64, n = 64 }, { name = "b", m = 96, k = 64, n = 64 },
+          { name = "c", m = 128, k = 64, n = 64 }, { name = "d", m = 160, k = 64, n = 64 },
+          { name = "e", m = 192, k = 64, n = 64 }, { name = "f", m = 224, k = 64, n = 64 },
+          { name = "g", m = 256, k = 64, n = 64 }, { name = "h", m = 288, k = 64, n = 64 } ]
+)");
+  const Result workers = pe_vp("sweep " + spec + " --out " + dir + "/worker -j 1 --no-plots --quiet", dir,
+                               "PEVP_TEST_POINTS_PER_WORKER=3 ");
+  ASSERT_EQ(workers.status, 0) << workers.out << workers.err;
+  EXPECT_NE(workers.out.find("8 points: 8 ok, 0 failed, 0 missing"), std::string::npos) << workers.out;
+  const Result fresh =
+      pe_vp("sweep " + spec + " --out " + dir + "/process -j 1 --point-isolation process --no-plots --quiet", dir);
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  EXPECT_EQ(records_without_wall(dir + "/worker"), records_without_wall(dir + "/process"));
+}
+
+// A forked point, and a worker's point, runs under the signal dispositions a fresh process would have, not the
+// sweep's watch: SIGINT to the sweep's process group (a terminal's Ctrl-C) ends the point as it ends `pe-vp gemm` (it
+// stops, says so), and the sweep, resumed, finishes with the records of an uninterrupted run.
+TEST(SweepIsolation, AnInterruptedSweepResumesToTheSameRecords) {
   const std::string dir = scratch("resume");
   const std::string spec = write(dir + "/s.toml", R"(
 [[workload]]
@@ -319,28 +369,37 @@ tile_n = [256, 512]
 )");
   const Result whole = pe_vp("sweep " + spec + " --out " + dir + "/whole -j 2 --no-plots --quiet", dir);
   ASSERT_EQ(whole.status, 0) << whole.err;
-  const pid_t sweep = start_sweep({spec, "--out", dir + "/part", "-j", "2", "--no-plots", "--quiet"}, dir);
-  const auto recorded = [&] {
-    std::size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir + "/part/points", ec)) n += e.path().extension() == ".json";
-    return n;
-  };
-  const auto deadline = Clock::now() + std::chrono::seconds(120);
-  while (recorded() < 4 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  ::kill(-sweep, SIGINT);  // as a terminal's Ctrl-C: the sweep and its points
-  int status = 0;
-  ASSERT_EQ(::waitpid(sweep, &status, 0), sweep);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the sweep ended before the signal";
-  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(dir + "/sweep.err");
-  const std::size_t kept = recorded();
-  EXPECT_GE(kept, 4u);
-  const Result resumed = pe_vp("sweep " + spec + " --out " + dir + "/part --resume -j 2 --no-plots --quiet", dir);
-  ASSERT_EQ(resumed.status, 0) << resumed.out << resumed.err;
-  EXPECT_NE(resumed.out.find(std::to_string(kept) + " already recorded"), std::string::npos) << resumed.out;
-  EXPECT_EQ(records_without_wall(dir + "/part"), records_without_wall(dir + "/whole"));
-  EXPECT_EQ(csv_without_wall(dir + "/part/results.csv"), csv_without_wall(dir + "/whole/results.csv"));
+  for (const std::string isolation : {"worker", "fork"}) {
+    const std::string part = dir + "/part-" + isolation;
+    const pid_t sweep =
+        start_sweep({spec, "--out", part, "-j", "2", "--point-isolation", isolation, "--no-plots", "--quiet"}, dir);
+    const auto recorded = [&] {
+      std::size_t n = 0;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(part + "/points", ec)) n += e.path().extension() == ".json";
+      return n;
+    };
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (recorded() < 4 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ::kill(-sweep, SIGINT);  // as a terminal's Ctrl-C: the sweep and its points
+    int status = 0;
+    ASSERT_EQ(::waitpid(sweep, &status, 0), sweep);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 0) {
+      std::cout << isolation << ": the sweep ended before the signal\n";
+      continue;
+    }
+    EXPECT_EQ(WEXITSTATUS(status), 130) << isolation << ": " << slurp(dir + "/sweep.err");
+    const std::size_t kept = recorded();
+    EXPECT_GE(kept, 4u) << isolation;
+    const Result resumed = pe_vp("sweep " + spec + " --out " + part + " --resume -j 2 --point-isolation " +
+                                     isolation + " --no-plots --quiet",
+                                 dir);
+    ASSERT_EQ(resumed.status, 0) << isolation << ": " << resumed.out << resumed.err;
+    EXPECT_NE(resumed.out.find(std::to_string(kept) + " already recorded"), std::string::npos) << resumed.out;
+    EXPECT_EQ(records_without_wall(part), records_without_wall(dir + "/whole")) << isolation;
+    EXPECT_EQ(csv_without_wall(part + "/results.csv"), csv_without_wall(dir + "/whole/results.csv")) << isolation;
+  }
 }
 
 TEST(SweepIsolation, AnUnknownIsolationIsRefused) {

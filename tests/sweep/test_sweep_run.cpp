@@ -597,10 +597,11 @@ int exit_status_of(pid_t pid) {
 // checks for a sweep.json until it has written results.csv.
 TEST(SweepRun, ASecondSweepIntoARunningSweepsFolderIsRefused) {
   const std::string dir = scratch("lock");
-  // Eight timing-only points run one at a time: seconds, against the milliseconds the refusals take.
+  // Eight timing-only points run one at a time: seconds (most 4096^3 points take most of a second, even in a worker
+  // that has no process to start), against the milliseconds the refusals take.
   const std::string spec = write(dir + "/s.toml", R"(
 [[workload]]
-gemms = [ { m = 2048, k = 2048, n = 2048 } ]
+gemms = [ { m = 4096, k = 4096, n = 4096 } ]
 [grid]
 tile_n = [128, 256, 384, 512]
 "timing.fp32_factor" = [4, 2]

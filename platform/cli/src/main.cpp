@@ -28,6 +28,7 @@
 #include "pevp/platform/cosim_check.h"
 #include "pevp/platform/gemm.h"
 #include "pevp/platform/interrupt.h"
+#include "pevp/platform/simulation_context.h"
 #include "pevp/platform/sweep_cmd.h"
 #include "pevp/platform/run.h"
 #include "pevp/platform/regs.h"
@@ -285,12 +286,13 @@ int run_command(int argc, char* argv[]) {
   sweep->add_option("--chunk-size", sweep_cmd.chunk_size, "slurm: points per array task (default: about 32 tasks)")
       ->check(integer_in(1, 1000000));
   sweep->add_flag("--wait", sweep_cmd.wait, "slurm: wait for the job array, then collect");
-  std::string point_isolation = "fork";
+  std::string point_isolation = "worker";
   sweep->add_option("--point-isolation", point_isolation,
-                    "How each point gets its process: fork (a child of the sweep, which has started up once) or "
-                    "process (pe-vp gemm started afresh); the records are the same (docs/sweeps.md)")
+                    "How points get their process: worker (persistent children of the sweep, each point in a fresh "
+                    "SystemC context), fork (a child of the sweep per point) or process (pe-vp gemm started afresh "
+                    "per point); the records are the same (docs/sweeps.md)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fork", "process"}));
+      ->check(CLI::IsMember({"worker", "fork", "process"}));
   sweep->add_option("--coverage", sweep_cmd.coverage_path,
                     "local: every point's functional coverage of the ISA merged into this file (docs/coverage.md)")
       ->check(kPath);
@@ -631,6 +633,9 @@ int run_command(int argc, char* argv[]) {
     sweep_cmd.progress = platform::Progress::for_stderr(quiet);
     sweep_cmd.isolation = *sweep::parse_point_isolation(point_isolation);
     sweep_cmd.run_in_child = run_point_in_child;
+    // For the tests of a sweep's workers (tests/sweep): a worker's points before another takes its place.
+    if (const char* n = std::getenv("PEVP_TEST_POINTS_PER_WORKER"))
+      sweep_cmd.points_per_worker = std::strtoul(n, nullptr, 10);
     return platform::run_sweep(sweep_cmd, std::cout, std::cerr);
   }
   if (*calibrate) {
@@ -682,10 +687,15 @@ int run_command_guarded(int argc, char* argv[]) {
   }
 }
 
-// A sweep's point in a child forked from the sweep (platform/sweep/runner.h, D-SWEEP-FORK): its `pe-vp gemm` command
-// line, run as the process started afresh would run it -- its own signal watch, SystemC elaborated here for the first
-// time (the sweep never elaborates), an error escaping the command reported as sc_elab_and_sim reports it, status 1.
+// A sweep's point in a child forked from the sweep or in a worker (platform/sweep/runner.h, D-SWEEP-FORK,
+// D-SWEEP-WORKER): its `pe-vp gemm` command line, run as the process started afresh would run it -- its own signal
+// watch, SystemC elaborated here in a context no other point used (the sweep never elaborates), an error escaping
+// the command reported as sc_elab_and_sim reports it, status 1.
 int run_point_in_child(const std::vector<std::string>& argv) {
+  // A worker's points after its first: each starts from a fresh SystemC context, as in a process of its own.
+  static bool ran_before = false;
+  if (ran_before) platform::fresh_simulation_context();
+  ran_before = true;
   platform::forget_inherited_watch();
   buffers::reserve_oom_headroom();  // the sweep's, if a failure in it used it
   std::vector<std::string> copy = argv;

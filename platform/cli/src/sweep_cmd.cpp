@@ -354,7 +354,7 @@ int merge_coverage(const SweepCommand& cmd, const sweep::SweepPlan& plan, std::o
 
 unsigned default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-// What every forked point would otherwise build for itself (D-SWEEP-FORK): the tables pe-vp makes on their first use
+// What every forked point or worker would otherwise build for itself (D-SWEEP-FORK): the tables pe-vp makes on their first use
 // -- the ISA's struct layouts, encoders, decoders and rules (each generation's sample program, decoded and checked,
 // reaches them all), each generation's preset and the configuration keys -- built here once, before the first fork,
 // so that every child inherits them built.
@@ -375,7 +375,8 @@ sweep::LocalOptions local_options(const SweepCommand& cmd, unsigned jobs) {
   sweep::LocalOptions o{cmd.pe_vp, cmd.out_dir, jobs};
   o.isolation = cmd.isolation;
   o.run_in_child = cmd.run_in_child;
-  if (o.isolation == sweep::PointIsolation::Fork) warm_up_for_forked_points();
+  o.points_per_worker = cmd.points_per_worker;
+  if (o.isolation != sweep::PointIsolation::Process) warm_up_for_forked_points();
   return o;
 }
 

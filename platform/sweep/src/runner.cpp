@@ -2,10 +2,13 @@
 #include "pevp/sweep/runner.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -66,6 +70,23 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out_path, c
   return pid;
 }
 
+// Runs one point's command line in this process (a forked point or a worker): its exit status (0-255), every stream
+// flushed. An exception out of `run` is the point's error on stderr, status 1.
+int run_here(const InChildRunner& run, const std::vector<std::string>& argv) {
+  int status = 1;
+  try {
+    status = run(argv);
+  } catch (const std::exception& e) {
+    std::cerr << "pe-vp gemm: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "pe-vp gemm: an exception that is not a std::exception\n";
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  return status & 0xff;
+}
+
 // Runs `run(argv)` in a forked child with stdin from /dev/null, stdout to /dev/null and stderr to `err_path`, as
 // spawn would start `argv`; the child ends with run's status. Throws with the reason when it cannot be started.
 pid_t fork_point(const std::vector<std::string>& argv, const std::string& err_path, const InChildRunner& run) {
@@ -96,19 +117,9 @@ pid_t fork_point(const std::vector<std::string>& argv, const std::string& err_pa
     ::dup2(err, 2);
     // Nothing else of the sweep's: its lock on the folder (sweep.lock) ends with the sweep, not with its last point.
     ::close_range(3, ~0U, 0);
-    int status = 1;
-    try {
-      status = run(argv);
-    } catch (const std::exception& e) {
-      std::cerr << "pe-vp gemm: " << e.what() << '\n';
-    } catch (...) {
-      std::cerr << "pe-vp gemm: an exception that is not a std::exception\n";
-    }
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
+    const int status = run_here(run, argv);
     // _exit: the sweep's own atexit handlers and static objects are the parent's to run, not every child's.
-    ::_exit(status & 0xff);
+    ::_exit(status);
   }
   const int fork_errno = errno;
   close_all();
@@ -156,6 +167,126 @@ json finish(const Running& r, int status) {
   return record;
 }
 
+// A point's `pe-vp gemm` command line: argv[0] the binary, its planned arguments, its statistics to `stats` and its
+// coverage beside its record when the sweep collects it.
+std::vector<std::string> point_argv(const LocalOptions& o, const PlannedPoint& p, const std::string& stats) {
+  std::vector<std::string> argv = {o.pe_vp, "gemm"};
+  argv.insert(argv.end(), p.args.begin(), p.args.end());
+  argv.insert(argv.end(), {"--quiet", "--stats-json", stats});
+  if (o.coverage) argv.insert(argv.end(), {"--coverage", coverage_path(o.out_dir, p.key)});
+  return argv;
+}
+
+Running running_point(const LocalOptions& o, const PlannedPoint& p) {
+  return Running{p.point.index, Clock::now(), record_path(o.out_dir, p.key) + ".stats",
+                 record_path(o.out_dir, p.key) + ".err"};
+}
+
+// ---- persistent workers (PointIsolation::Worker, D-SWEEP-WORKER) ----
+
+// A worker's answer for each point it ran: the point (its index in the plan) and its exit status.
+struct WorkerAnswer {
+  std::uint64_t index;
+  std::int64_t status;
+};
+
+// Whole messages over a stream socket; false when the other end has gone (end of file, a reset, a broken pipe:
+// MSG_NOSIGNAL, so a worker that died is an answer here rather than a SIGPIPE that would end the sweep).
+bool send_all(int fd, const void* data, std::size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, at, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool receive_all(int fd, void* data, std::size_t size) {
+  char* at = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, at, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The worker's side: each point the sweep sends is run here as a forked child would run it (stdin and stdout
+// /dev/null, stderr to the point's .err file, which the sweep made), and answered with its exit status. The worker
+// ends when the sweep closes its end. The point itself starts from a fresh SystemC context (run_in_child's part).
+[[noreturn]] void serve_points(int channel, const SweepPlan& plan, const LocalOptions& o) {
+  for (;;) {
+    std::uint64_t index = 0;
+    if (!receive_all(channel, &index, sizeof index) || index >= plan.points.size()) ::_exit(0);
+    const PlannedPoint& p = plan.points[index];
+    const Running r = running_point(o, p);
+    int status = 1;  // a .err file gone since the sweep made it fails the point without a message
+    if (const int err = ::open(r.err.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC); err >= 0) {
+      ::dup2(err, 2);
+      ::close(err);
+      status = run_here(o.run_in_child, point_argv(o, p, r.stats));
+    }
+    const WorkerAnswer answer{index, status};
+    if (!send_all(channel, &answer, sizeof answer)) ::_exit(0);
+  }
+}
+
+// A worker as the sweep sees it.
+struct Worker {
+  pid_t pid = -1;
+  int channel = -1;              // the sweep's end of the socket pair
+  std::optional<Running> point;  // the point in flight
+  std::size_t served = 0;        // points answered
+};
+
+Worker start_worker(const SweepPlan& plan, const LocalOptions& o) {
+  if (!o.run_in_child) throw std::logic_error("a worker needs LocalOptions::run_in_child");
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+    throw std::runtime_error(std::string("cannot start a worker: socketpair: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const int open_errno = errno;
+  const auto close_all = [&] {
+    for (const int fd : {ends[0], ends[1], null_in, null_out})
+      if (fd >= 0) ::close(fd);
+  };
+  if (null_in < 0 || null_out < 0) {
+    close_all();
+    throw std::runtime_error(std::string("cannot start a worker: /dev/null: ") + std::strerror(open_errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(null_in, 0);
+    ::dup2(null_out, 1);
+    ::dup2(null_out, 2);  // until its first point: nothing of a worker lands on the sweep's stderr
+    ::dup2(ends[1], 3);
+    // Nothing else of the sweep's (its lock on the folder ends with the sweep, not with its last worker).
+    ::close_range(4, ~0U, 0);
+    serve_points(3, plan, o);
+  }
+  const int fork_errno = errno;
+  ::close(ends[1]);
+  ::close(null_in);
+  ::close(null_out);
+  if (pid < 0) {
+    ::close(ends[0]);
+    throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(fork_errno));
+  }
+  Worker w;
+  w.pid = pid;
+  w.channel = ends[0];
+  return w;
+}
+
 std::string quoted(const std::string& s) {  // for sh: '...' with ' as '\''
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -166,9 +297,17 @@ std::string slurm_dir(const std::string& out_dir) { return out_dir + "/slurm"; }
 
 }  // namespace
 
-const char* name(PointIsolation isolation) { return isolation == PointIsolation::Fork ? "fork" : "process"; }
+const char* name(PointIsolation isolation) {
+  switch (isolation) {
+    case PointIsolation::Worker: return "worker";
+    case PointIsolation::Fork: return "fork";
+    case PointIsolation::Process: return "process";
+  }
+  return "?";
+}
 
 std::optional<PointIsolation> parse_point_isolation(const std::string& text) {
+  if (text == "worker") return PointIsolation::Worker;
   if (text == "fork") return PointIsolation::Fork;
   if (text == "process") return PointIsolation::Process;
   return std::nullopt;
@@ -182,9 +321,152 @@ int run_process(const std::vector<std::string>& argv, const std::string& out_pat
   return wait_for(spawn(argv, out_path, err_path));
 }
 
+namespace {
+
+// run_local with PointIsolation::Worker: at most `jobs` workers, each sent one point at a time as it answers the
+// last. A worker that ends while it runs a point (a crash, an exit from inside the command) gives that point the
+// status a process of its own would have ended with, and a new worker takes the points after it.
+LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& o,
+                         const std::function<void(const PlannedPoint&, const json&)>& done) {
+  const unsigned jobs = o.jobs == 0 ? 1 : o.jobs;
+  const auto stopping = [&] { return o.stop_requested && o.stop_requested(); };
+  std::vector<Worker> workers;
+  std::size_t next = 0;
+  LocalOutcome outcome;
+  const auto forget = [](const Running& r) {
+    std::remove(r.stats.c_str());
+    std::remove(r.err.c_str());
+  };
+  // The point `w` ran ended with `status`: its record, or, while the run stops, nothing for a point that did not
+  // succeed (a terminal's Ctrl-C reaches the points too; such a point reruns on --resume, it is not a failure).
+  const auto point_ended = [&](Worker& w, int status) {
+    const Running r = *w.point;
+    w.point.reset();
+    if (stopping() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      forget(r);
+      ++outcome.ended_in_flight;
+      return;
+    }
+    const PlannedPoint& p = plan.points[r.index];
+    const json record = finish(r, status);
+    if (const std::string e = write_record(o.out_dir, p.key, record); !e.empty()) throw std::runtime_error(e);
+    ++outcome.recorded;
+    done(p, record);
+  };
+  // Ends `w`'s process: closing its channel ends an idle worker; one that died is only reaped. Its status.
+  const auto end_worker = [&](Worker& w) {
+    ::close(w.channel);
+    const int status = wait_for(w.pid);
+    w.pid = -1;
+    return status;
+  };
+  // `w` answered (or ended): its point's record; a worker that ended gives its point the way it ended.
+  const auto take_answer = [&](Worker& w) {
+    WorkerAnswer answer{};
+    const bool answered = receive_all(w.channel, &answer, sizeof answer);
+    if (answered && w.point && answer.index == w.point->index) {
+      point_ended(w, static_cast<int>(answer.status) << 8);  // as waitpid reports an exit status
+      if (++w.served >= std::max<std::size_t>(1, o.points_per_worker)) end_worker(w);
+      return;
+    }
+    if (answered) ::kill(w.pid, SIGKILL);  // an answer for no point it was sent: the worker cannot be trusted on
+    const int status = end_worker(w);
+    if (w.point) point_ended(w, status);
+  };
+  // Waits until some busy worker answers or ends (polling every millisecond while a stop is watched for, as the
+  // forked points' wait does), then takes every answer there is.
+  const auto wait_for_answers = [&] {
+    std::vector<pollfd> fds;
+    std::vector<Worker*> busy;
+    for (Worker& w : workers)
+      if (w.pid > 0 && w.point) {
+        fds.push_back({w.channel, POLLIN, 0});
+        busy.push_back(&w);
+      }
+    if (fds.empty()) return;
+    const int timeout_ms = o.stop_requested ? 1 : -1;
+    const int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    for (std::size_t i = 0; n > 0 && i < fds.size(); ++i)
+      if (fds[i].revents != 0) take_answer(*busy[i]);
+  };
+  // Sends the next point to an idle worker, starting one where fewer than `jobs` run. False when none can take it.
+  const auto send_next = [&] {
+    Worker* idle = nullptr;
+    for (Worker& w : workers)
+      if (w.pid > 0 && !w.point) idle = &w;
+    if (idle == nullptr) {
+      workers.erase(std::remove_if(workers.begin(), workers.end(), [](const Worker& w) { return w.pid <= 0; }),
+                    workers.end());
+      if (workers.size() >= jobs) return false;
+      workers.push_back(start_worker(plan, o));
+      idle = &workers.back();
+    }
+    const PlannedPoint& p = plan.points.at(todo[next]);
+    Running r = running_point(o, p);
+    // Made here, so that a file that cannot be made is the sweep's error, as for a forked point.
+    const int err = ::open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (err < 0) throw std::runtime_error("cannot start a point: " + r.err + ": " + std::strerror(errno));
+    ::close(err);
+    const std::uint64_t index = p.point.index;
+    if (!send_all(idle->channel, &index, sizeof index)) {
+      // The worker ended before it got the point (it was not running one): the point goes to another worker.
+      forget(r);
+      end_worker(*idle);
+      return true;
+    }
+    idle->point = r;
+    ++next;
+    return true;
+  };
+  const auto end_in_flight = [&] {
+    for (Worker& w : workers)
+      if (w.pid > 0 && w.point) ::kill(w.pid, SIGTERM);
+    for (Worker& w : workers)
+      if (w.pid > 0) {
+        if (w.point) take_answer(w);  // unrecorded, or recorded if it had just succeeded
+        if (w.pid > 0) end_worker(w);
+      }
+  };
+  try {
+    while (true) {
+      if (stopping()) {
+        end_in_flight();
+        outcome.stopped = true;
+        return outcome;
+      }
+      while (next < todo.size() && !stopping() && send_next()) {
+      }
+      const bool any_busy =
+          std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return w.pid > 0 && w.point; });
+      if (!any_busy && next >= todo.size()) break;
+      wait_for_answers();
+    }
+    for (Worker& w : workers)
+      if (w.pid > 0) end_worker(w);
+    outcome.stopped = stopping() && next < todo.size();
+  } catch (...) {
+    // Leave no orphan: the points in flight are ended (their records are not written, so they rerun).
+    for (Worker& w : workers)
+      if (w.pid > 0) {
+        if (w.point) {
+          ::kill(w.pid, SIGTERM);
+          forget(*w.point);
+        }
+        ::close(w.channel);
+        wait_for(w.pid);
+      }
+    throw;
+  }
+  return outcome;
+}
+
+}  // namespace
+
 LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& todo, const LocalOptions& o,
                        const std::function<void(const PlannedPoint&, const json&)>& done) {
   std::filesystem::create_directories(points_dir(o.out_dir));
+  if (o.isolation == PointIsolation::Worker) return run_workers(plan, todo, o, done);
   std::map<pid_t, Running> running;
   std::size_t next = 0;
   LocalOutcome outcome;
@@ -236,12 +518,8 @@ LocalOutcome run_local(const SweepPlan& plan, const std::vector<std::size_t>& to
       }
       while (next < todo.size() && running.size() < jobs && !stopping()) {
         const PlannedPoint& p = plan.points.at(todo[next++]);
-        Running r{p.point.index, Clock::now(), record_path(o.out_dir, p.key) + ".stats",
-                  record_path(o.out_dir, p.key) + ".err"};
-        std::vector<std::string> argv = {o.pe_vp, "gemm"};
-        argv.insert(argv.end(), p.args.begin(), p.args.end());
-        argv.insert(argv.end(), {"--quiet", "--stats-json", r.stats});
-        if (o.coverage) argv.insert(argv.end(), {"--coverage", coverage_path(o.out_dir, p.key)});
+        const Running r = running_point(o, p);
+        const std::vector<std::string> argv = point_argv(o, p, r.stats);
         running.emplace(o.isolation == PointIsolation::Fork ? fork_point(argv, r.err, o.run_in_child)
                                                             : spawn(argv, "", r.err),
                         r);

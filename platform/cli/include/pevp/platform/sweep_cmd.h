@@ -34,10 +34,11 @@ struct SweepCommand {
   std::string coverage_path;
   Progress::Style progress = Progress::Style::Off;
   std::string pe_vp;  // the binary the points run (this one)
-  // How each point gets its process (--point-isolation): forked from the sweep, running `run_in_child` (pe-vp's own
-  // command line, main.cpp), or `pe-vp gemm` started afresh.
-  sweep::PointIsolation isolation = sweep::PointIsolation::Fork;
+  // How points get their process (--point-isolation): persistent workers or a child per point forked from the sweep,
+  // running `run_in_child` (pe-vp's own command line, main.cpp), or `pe-vp gemm` started afresh.
+  sweep::PointIsolation isolation = sweep::PointIsolation::Worker;
   sweep::InChildRunner run_in_child;
+  std::size_t points_per_worker = sweep::LocalOptions{}.points_per_worker;  // --point-isolation worker
 };
 
 // Exit status: 0 every point ok; 1 some point failed or is missing (the others are recorded); 2 a bad spec,

@@ -1,6 +1,6 @@
-// Running a sweep's points: a pool of `pe-vp gemm` simulations on this machine, each in a process of its own (SystemC
-// elaborates once per process) -- a child forked from the sweep, or a `pe-vp gemm` process started afresh -- and the
-// Slurm job array whose tasks run chunks of them. Each point ends in
+// Running a sweep's points: a pool of `pe-vp gemm` simulations on this machine -- in persistent workers forked from
+// the sweep, each point in a fresh SystemC context; or each in a process of its own, a child forked from the sweep or
+// a `pe-vp gemm` process started afresh -- and the Slurm job array whose tasks run chunks of them. Each point ends in
 // its record (results.h), written atomically, so a killed run loses only the points in flight and a rerun with
 // --resume skips what is done.
 #pragma once
@@ -24,6 +24,11 @@ int run_process(const std::vector<std::string>& argv, const std::string& out_pat
 // How a point gets its process (D-SWEEP-FORK). Either way it is a process of its own: a point that crashes or fails
 // is one failed record with its message, and the others run on.
 enum class PointIsolation {
+  // A persistent worker forked from the sweep (D-SWEEP-WORKER): it runs the points it is sent one after another,
+  // each in a fresh SystemC context (LocalOptions::run_in_child starts one), so a point costs its own elaboration and
+  // simulation but no process. A point that crashes ends its worker: that point is one failed record with the way the
+  // worker ended, and a new worker takes the points after it. A worker serves a bounded number of points.
+  Worker,
   // A child forked from the sweep, which has done once what every point would repeat (exec, dynamic linking, static
   // initialisation, reading the plan); the child runs LocalOptions::run_in_child and ends with its status.
   Fork,
@@ -31,11 +36,11 @@ enum class PointIsolation {
   Process,
 };
 
-// "fork" / "process"; parse_point_isolation is its inverse (nullopt for any other text).
+// "worker" / "fork" / "process"; parse_point_isolation is its inverse (nullopt for any other text).
 const char* name(PointIsolation isolation);
 std::optional<PointIsolation> parse_point_isolation(const std::string& text);
 
-// Runs one point in a forked child: `argv` is the command line a Process point would exec (argv[0] the pe-vp binary,
+// Runs one point in a forked child or a worker: `argv` is the command line a Process point would exec (argv[0] the pe-vp binary,
 // argv[1] "gemm", then its arguments); returns the exit status the process would have had. It must not return by an
 // exception (one that does ends the child with status 1 and its message on stderr).
 using InChildRunner = std::function<int(const std::vector<std::string>& argv)>;
@@ -45,7 +50,7 @@ struct LocalOptions {
   std::string out_dir;  // records go to out_dir/points
   unsigned jobs = 1;    // processes at once
   PointIsolation isolation = PointIsolation::Process;
-  InChildRunner run_in_child = {};  // required by PointIsolation::Fork
+  InChildRunner run_in_child = {};  // required by PointIsolation::Worker and ::Fork
   // Asked between points and every millisecond while waiting for one: true stops the run -- no point is
   // started any more, the points in flight are ended (SIGTERM) and not recorded, so they rerun on --resume; a point
   // that had ended successfully is recorded. Empty = never.
@@ -53,6 +58,9 @@ struct LocalOptions {
   // Each point also writes its functional coverage (`pe-vp gemm --coverage`, docs/coverage.md) beside its record, to
   // coverage_path(out_dir, key), kept for a resumed sweep's merge.
   bool coverage = false;
+  // PointIsolation::Worker: a worker serves this many points, then ends and a new one takes its place, so that what
+  // points leave in a worker's heap stays bounded however long the sweep (D-SWEEP-WORKER).
+  std::size_t points_per_worker = 256;
 };
 
 // Where a point's coverage file goes: beside its record.
@@ -78,7 +86,7 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_args;  // passed through as they are
   std::size_t chunk_size = 0;  // points per array task; 0 = about 32 tasks
   bool wait = false;           // sbatch --wait: return when every task has ended
-  PointIsolation isolation = PointIsolation::Fork;  // how the tasks run their points (--point-isolation)
+  PointIsolation isolation = PointIsolation::Worker;  // how the tasks run their points (--point-isolation)
 };
 
 // The chunks of `todo`, in order, of chunk_size points (the last one shorter); chunk_size 0 = as many as make about
