@@ -694,7 +694,18 @@ int run_command_guarded(int argc, char* argv[]) {
 int run_point_in_child(const std::vector<std::string>& argv) {
   // A worker's points after its first: each starts from a fresh SystemC context, as in a process of its own.
   static bool ran_before = false;
-  if (ran_before) platform::fresh_simulation_context();
+  if (ran_before) {
+    platform::fresh_simulation_context();
+    // The standard streams as a process starts with them: a point's error message is formatted the same whichever
+    // points the worker ran before (a `std::fixed` or a failed write left by the last one would change or hide it).
+    for (std::ostream* s : {&std::cout, &std::cerr, &std::clog}) {
+      s->clear();
+      s->flags(std::ios_base::skipws | std::ios_base::dec);
+      s->precision(6);
+      s->width(0);
+      s->fill(' ');
+    }
+  }
   ran_before = true;
   platform::forget_inherited_watch();
   buffers::reserve_oom_headroom();  // the sweep's, if a failure in it used it
