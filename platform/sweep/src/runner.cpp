@@ -337,11 +337,9 @@ LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& 
     std::remove(r.stats.c_str());
     std::remove(r.err.c_str());
   };
-  // The point `w` ran ended with `status`: its record, or, while the run stops, nothing for a point that did not
-  // succeed (a terminal's Ctrl-C reaches the points too; such a point reruns on --resume, it is not a failure).
-  const auto point_ended = [&](Worker& w, int status) {
-    const Running r = *w.point;
-    w.point.reset();
+  // A point ended with `status`: its record, or, while the run stops, nothing for a point that did not succeed (a
+  // terminal's Ctrl-C reaches the points too; such a point reruns on --resume, it is not a failure).
+  const auto point_ended = [&](const Running& r, int status) {
     if (stopping() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       forget(r);
       ++outcome.ended_in_flight;
@@ -360,21 +358,53 @@ LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& 
     w.pid = -1;
     return status;
   };
-  // `w` answered (or ended): its point's record; a worker that ended gives its point the way it ended.
+  // Sends the next point to `w`, which runs none. False when `w` had ended before it got it (it is reaped; the point
+  // stays the next, for another worker). A new worker that ends before its first point is the sweep's error: the
+  // next one would too.
+  const auto send_to = [&](Worker& w) {
+    const PlannedPoint& p = plan.points.at(todo[next]);
+    Running r = running_point(o, p);
+    // Made here, so that a file that cannot be made is the sweep's error, as for a forked point.
+    const int err = ::open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (err < 0) throw std::runtime_error("cannot start a point: " + r.err + ": " + std::strerror(errno));
+    ::close(err);
+    const std::uint64_t index = p.point.index;
+    if (!send_all(w.channel, &index, sizeof index)) {
+      forget(r);
+      const int status = end_worker(w);
+      if (w.served == 0)
+        throw std::runtime_error("a sweep worker ended before its first point (" + exit_text(status) + ")");
+      return false;
+    }
+    w.point = r;
+    ++next;
+    return true;
+  };
+  // `w` answered (or ended). On an answer it is sent its next point first, so that it runs while the sweep writes
+  // the record; a worker that ended gives its point the way it ended.
   const auto take_answer = [&](Worker& w) {
     WorkerAnswer answer{};
     const bool answered = receive_all(w.channel, &answer, sizeof answer);
     if (answered && w.point && answer.index == w.point->index) {
-      point_ended(w, static_cast<int>(answer.status) << 8);  // as waitpid reports an exit status
-      if (++w.served >= std::max<std::size_t>(1, o.points_per_worker)) end_worker(w);
+      const Running r = *w.point;
+      w.point.reset();
+      if (++w.served >= std::max<std::size_t>(1, o.points_per_worker))
+        end_worker(w);
+      else if (next < todo.size() && !stopping())
+        send_to(w);
+      point_ended(r, static_cast<int>(answer.status) << 8);  // as waitpid reports an exit status
       return;
     }
     if (answered) ::kill(w.pid, SIGKILL);  // an answer for no point it was sent: the worker cannot be trusted on
     const int status = end_worker(w);
-    if (w.point) point_ended(w, status);
+    if (w.point) {
+      const Running r = *w.point;
+      w.point.reset();
+      point_ended(r, status);
+    }
   };
-  // Waits until some busy worker answers or ends (polling every millisecond while a stop is watched for, as the
-  // forked points' wait does), then takes every answer there is.
+  // Waits until some busy worker answers or ends, then takes every answer there is. A signal cuts the wait short;
+  // while a stop is watched for, the wait also ends every 20 ms, for a stop noted just before it began.
   const auto wait_for_answers = [&] {
     std::vector<pollfd> fds;
     std::vector<Worker*> busy;
@@ -384,7 +414,7 @@ LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& 
         busy.push_back(&w);
       }
     if (fds.empty()) return;
-    const int timeout_ms = o.stop_requested ? 1 : -1;
+    const int timeout_ms = o.stop_requested ? 20 : -1;
     const int n = ::poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i)
@@ -402,21 +432,7 @@ LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& 
       workers.push_back(start_worker(plan, o));
       idle = &workers.back();
     }
-    const PlannedPoint& p = plan.points.at(todo[next]);
-    Running r = running_point(o, p);
-    // Made here, so that a file that cannot be made is the sweep's error, as for a forked point.
-    const int err = ::open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (err < 0) throw std::runtime_error("cannot start a point: " + r.err + ": " + std::strerror(errno));
-    ::close(err);
-    const std::uint64_t index = p.point.index;
-    if (!send_all(idle->channel, &index, sizeof index)) {
-      // The worker ended before it got the point (it was not running one): the point goes to another worker.
-      forget(r);
-      end_worker(*idle);
-      return true;
-    }
-    idle->point = r;
-    ++next;
+    send_to(*idle);  // a worker that had ended is reaped, and the loop tries again
     return true;
   };
   const auto end_in_flight = [&] {
