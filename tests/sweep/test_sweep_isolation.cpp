@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -60,15 +61,25 @@ std::map<std::string, nlohmann::json> records_without_wall(const std::string& ou
 
 // results.csv without its wall_s column, line by line.
 std::vector<std::string> csv_without_wall(const std::string& path) {
-  std::istringstream in(slurp(path));
+  // RFC 4180: a comma or a line break inside quotes is the cell's (a failed point's message can hold both).
+  std::vector<std::string> records;
+  {
+    std::string record;
+    bool quoted = false;
+    for (const char c : slurp(path)) {
+      if (c == '"') quoted = !quoted;
+      if (c == '\n' && !quoted) records.push_back(record), record.clear();
+      else record += c;
+    }
+    if (!record.empty()) records.push_back(record);
+  }
   std::vector<std::string> lines;
-  std::string line;
   std::size_t wall_column = std::string::npos;
-  while (std::getline(in, line)) {
+  for (const std::string& line : records) {
     std::vector<std::string> cells;
     std::string cell;
     bool quoted = false;
-    for (const char c : line) {  // RFC 4180: a comma inside quotes is the cell's
+    for (const char c : line) {
       if (c == '"') quoted = !quoted;
       if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
       else cell += c;
@@ -188,8 +199,10 @@ gemms = [ { name = "a", m = 256, k = 256, n = 256 }, { name = "boom", m = 384, k
     EXPECT_NE(r.out.find("  failed: killed by signal 6"), std::string::npos) << isolation << ": " << r.out;
     const std::vector<std::string> csv = csv_without_wall(dir + "/" + isolation + "/results.csv");
     ASSERT_EQ(csv.size(), 4u) << isolation;
-    // key, status, error, workload, layer, ... : the crashed layer's row is failed with the signal, no figures.
-    EXPECT_NE(csv[2].find(",failed,killed by signal 6,three,boom,"), std::string::npos) << csv[2];
+    // key, status, error, workload, layer, ... : the crashed layer's row is failed with the signal, no figures. (Under
+    // AddressSanitizer a worker's crashing point may have printed ASan's warning about SystemC's stacks, which follows
+    // the signal in the message.)
+    EXPECT_TRUE(std::regex_search(csv[2], std::regex(R"(,failed,"?killed by signal 6[\s\S]*,three,boom,)"))) << csv[2];
     EXPECT_NE(csv[1].find(",ok,,three,a,"), std::string::npos) << csv[1];
     EXPECT_NE(csv[3].find(",ok,,three,c,"), std::string::npos) << csv[3];
   }
@@ -298,8 +311,11 @@ tile_n = [128, 256, 512]
       pid_t ended = 0;
       while ((ended = ::waitpid(sweep, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
         const auto children = children_of(sweep);
-        most_children = std::max(most_children, children.size());
-        for (const auto& [child, state] : children) seen.insert(child);
+        // Until the merge is written: a sanitizer build's leak check at the sweep's exit clones a task of its own.
+        if (!fs::exists(out + "/results.csv")) {
+          most_children = std::max(most_children, children.size());
+          for (const auto& [child, state] : children) seen.insert(child);
+        }
         ++samples;
         if (interrupt && recorded() >= 6) {
           ::kill(sweep, SIGTERM);

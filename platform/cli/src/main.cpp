@@ -15,6 +15,7 @@
 
 #include "pevp/buffers/oom_headroom.h"
 #include "pevp/capi/server.h"
+#include "pevp/capi/stale_stack_poison.h"
 #include "pevp/isa_text/assembly.h"
 #include "pevp/isa_text/format.h"
 #include "pevp/files/input_file.h"
@@ -696,6 +697,8 @@ int run_point_in_child(const std::vector<std::string>& argv) {
   static bool ran_before = false;
   if (ran_before) {
     platform::fresh_simulation_context();
+    // The last point's exceptions out of SystemC threads leave stale ASan poison on this stack (a no-op without ASan).
+    capi::clear_stale_stack_poison();
     // The standard streams as a process starts with them: a point's error message is formatted the same whichever
     // points the worker ran before (a `std::fixed` or a failed write left by the last one would change or hide it).
     for (std::ostream* s : {&std::cout, &std::cerr, &std::clog}) {

@@ -159,8 +159,10 @@ json finish(const Running& r, int status) {
       record = failed_record("the point's --stats-json could not be read: " + std::string(e.what()), 0, wall);
     }
   } else {
-    record = failed_record(err.empty() ? exit_text(status) : err, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                           wall);
+    // A point killed by a signal says so first, whatever it had printed before (a warning is not the cause).
+    std::string why = err.empty() ? exit_text(status) : err;
+    if (WIFSIGNALED(status) && !err.empty()) why = exit_text(status) + ": " + err;
+    record = failed_record(why, WIFEXITED(status) ? WEXITSTATUS(status) : -1, wall);
   }
   std::remove(r.stats.c_str());
   std::remove(r.err.c_str());
