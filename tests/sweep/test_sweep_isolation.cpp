@@ -48,6 +48,14 @@ std::string write(const std::string& path, const std::string& text) {
   return path;
 }
 
+// How many records a sweep into `out_dir` has written so far.
+std::size_t records_written(const std::string& out_dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out_dir + "/points", ec)) n += e.path().extension() == ".json";
+  return n;
+}
+
 // Every record of a sweep folder, file name -> its JSON without the wall time (the one figure two runs differ in).
 std::map<std::string, nlohmann::json> records_without_wall(const std::string& out_dir) {
   std::map<std::string, nlohmann::json> records;
@@ -298,12 +306,7 @@ tile_n = [128, 256, 512]
       const std::string out = dir + "/" + isolation + (interrupt ? "-interrupted" : "-whole");
       const pid_t sweep =
           start_sweep({spec, "--out", out, "-j", "2", "--point-isolation", isolation, "--no-plots", "--quiet"}, dir);
-      const auto recorded = [&] {
-        std::size_t n = 0;
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(out + "/points", ec)) n += e.path().extension() == ".json";
-        return n;
-      };
+      const auto recorded = [&] { return records_written(out); };
       std::size_t most_children = 0, samples = 0;
       std::set<pid_t> seen;
       const auto deadline = Clock::now() + std::chrono::seconds(240);
@@ -389,12 +392,7 @@ tile_n = [256, 512]
     const std::string part = dir + "/part-" + isolation;
     const pid_t sweep =
         start_sweep({spec, "--out", part, "-j", "2", "--point-isolation", isolation, "--no-plots", "--quiet"}, dir);
-    const auto recorded = [&] {
-      std::size_t n = 0;
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(part + "/points", ec)) n += e.path().extension() == ".json";
-      return n;
-    };
+    const auto recorded = [&] { return records_written(part); };
     const auto deadline = Clock::now() + std::chrono::seconds(120);
     while (recorded() < 4 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     ::kill(-sweep, SIGINT);  // as a terminal's Ctrl-C: the sweep and its points
