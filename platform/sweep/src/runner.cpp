@@ -87,14 +87,18 @@ int run_here(const InChildRunner& run, const std::vector<std::string>& argv) {
   return status & 0xff;
 }
 
+// What the sweep has buffered goes out once, before a fork, not once more from every child.
+void flush_before_fork() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+}
+
 // Runs `run(argv)` in a forked child with stdin from /dev/null, stdout to /dev/null and stderr to `err_path`, as
 // spawn would start `argv`; the child ends with run's status. Throws with the reason when it cannot be started.
 pid_t fork_point(const std::vector<std::string>& argv, const std::string& err_path, const InChildRunner& run) {
   if (!run) throw std::logic_error("a forked point needs LocalOptions::run_in_child");
-  // What the sweep has buffered goes out once, from here, not once more from every child.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  flush_before_fork();
   // Opened here, so that a file that cannot be made is the sweep's error (as posix_spawn's would be), and the child
   // does nothing that can fail before its point runs.
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -251,25 +255,19 @@ Worker start_worker(const SweepPlan& plan, const LocalOptions& o) {
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
     throw std::runtime_error(std::string("cannot start a worker: socketpair: ") + std::strerror(errno));
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  const int open_errno = errno;
-  const auto close_all = [&] {
-    for (const int fd : {ends[0], ends[1], null_in, null_out})
-      if (fd >= 0) ::close(fd);
-  };
-  if (null_in < 0 || null_out < 0) {
-    close_all();
+  flush_before_fork();
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) {
+    const int open_errno = errno;
+    ::close(ends[0]);
+    ::close(ends[1]);
     throw std::runtime_error(std::string("cannot start a worker: /dev/null: ") + std::strerror(open_errno));
   }
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::dup2(null_in, 0);
-    ::dup2(null_out, 1);
-    ::dup2(null_out, 2);  // until its first point: nothing of a worker lands on the sweep's stderr
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(null, 2);  // until its first point: nothing of a worker lands on the sweep's stderr
     ::dup2(ends[1], 3);
     // Nothing else of the sweep's (its lock on the folder ends with the sweep, not with its last worker).
     ::close_range(4, ~0U, 0);
@@ -277,8 +275,7 @@ Worker start_worker(const SweepPlan& plan, const LocalOptions& o) {
   }
   const int fork_errno = errno;
   ::close(ends[1]);
-  ::close(null_in);
-  ::close(null_out);
+  ::close(null);
   if (pid < 0) {
     ::close(ends[0]);
     throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(fork_errno));
@@ -397,7 +394,7 @@ LocalOutcome run_workers(const SweepPlan& plan, const std::vector<std::size_t>& 
       point_ended(r, static_cast<int>(answer.status) << 8);  // as waitpid reports an exit status
       return;
     }
-    if (answered) ::kill(w.pid, SIGKILL);  // an answer for no point it was sent: the worker cannot be trusted on
+    if (answered) ::kill(w.pid, SIGKILL);  // an answer for a point it was not sent: a worker out of step is ended
     const int status = end_worker(w);
     if (w.point) {
       const Running r = *w.point;
